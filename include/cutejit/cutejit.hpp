@@ -1,0 +1,21 @@
+/** \file
+ * The umbrella header: everything a kernel file needs. It includes no MLIR or LLVM, so a
+ * kernel file compiles in about a second.
+ */
+#pragma once
+
+#include "cutejit/dsl/control.hpp"
+#include "cutejit/dsl/intrinsics.hpp"
+#include "cutejit/dsl/math.hpp"
+#include "cutejit/dsl/types.hpp"
+#include "cutejit/dsl/value.hpp"
+#include "cutejit/dsl/var.hpp"
+#include "cutejit/jit/compiled.hpp"
+#include "cutejit/jit/error.hpp"
+#include "cutejit/jit/kernel.hpp"
+#include "cutejit/jit/target.hpp"
+#include "cutejit/runtime/buffer.hpp"
+#include "cutejit/runtime/device.hpp"
+#include "cutejit/runtime/launch.hpp"
+#include "cutejit/tensor/pointer.hpp"
+#include "cutejit/tensor/tensor.hpp"

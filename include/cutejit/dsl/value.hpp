@@ -1,0 +1,158 @@
+/** \file
+ * Traced values. A `Value<T>` is a handle to one SSA value of the kernel being traced; every
+ * operator on it appends IR and records the user's source line. Mixing element types without
+ * `cast<T>` does not compile: the operators take two operands of the same `T`, and a C++
+ * number converts only to the `T` of the value it meets.
+ */
+#pragma once
+
+#include <concepts>
+#include <source_location>
+
+#include "cutejit/dsl/trace_api.hpp"
+#include "cutejit/dsl/types.hpp"
+
+namespace cutejit {
+
+template <Element T> class Value;
+template <Element T> class Operand;
+
+namespace detail {
+/// Every traced type that can be read as a Value<T> (values, memory references, variables)
+/// derives from this, which gives it the arithmetic operators as hidden friends.
+template <Element T> struct Arithmetic;
+}  // namespace detail
+
+/// An operand of a traced operation: a traced value, or a C++ number that becomes a constant.
+/// Its constructors capture the user's source location, which is how operators know theirs.
+template <Element T>
+class Operand : public detail::Arithmetic<T> {
+ public:
+  Operand(const Value<T>& v, detail::Where w = detail::Where::current());
+  template <class U>
+    requires(std::is_convertible_v<U, T> && std::is_arithmetic_v<U>)
+  Operand(U c, detail::Where w = detail::Where::current()) : where(w) {
+    if constexpr (is_floating_v<T>)
+      id = detail::constant_float(dtype_v<T>, double(T(c)), w);
+    else
+      id = detail::constant_int(dtype_v<T>, int64_t(T(c)), w);
+  }
+  /// Anything that reads as a Value<T> (a memory reference, a Var) converts through it.
+  template <class R>
+    requires requires(const R& r) { { r.read(detail::Where::current()) } -> std::same_as<Value<T>>; }
+  Operand(const R& r, detail::Where w = detail::Where::current()) : Operand(r.read(w), w) {}
+
+  detail::ValueId id;
+  detail::Where where;
+};
+
+namespace detail {
+
+template <Element T>
+Value<T> make_binary(BinaryOp op, const Operand<T>& a, const Operand<T>& b) {
+  return Value<T>(binary(op, a.id, b.id, a.where));
+}
+template <Element T>
+auto make_compare(CompareOp op, const Operand<T>& a, const Operand<T>& b) {
+  return Value<bool>(compare(op, a.id, b.id, a.where));
+}
+
+template <Element T>
+struct Arithmetic {
+  friend auto operator+(const Operand<T>& a, const Operand<T>& b) { return make_binary(BinaryOp::add, a, b); }
+  friend auto operator-(const Operand<T>& a, const Operand<T>& b) { return make_binary(BinaryOp::sub, a, b); }
+  friend auto operator*(const Operand<T>& a, const Operand<T>& b) { return make_binary(BinaryOp::mul, a, b); }
+  friend auto operator/(const Operand<T>& a, const Operand<T>& b) { return make_binary(BinaryOp::div, a, b); }
+  friend auto operator%(const Operand<T>& a, const Operand<T>& b)
+    requires is_integer_v<T> { return make_binary(BinaryOp::rem, a, b); }
+  friend auto operator&(const Operand<T>& a, const Operand<T>& b)
+    requires is_integer_v<T> { return make_binary(BinaryOp::bit_and, a, b); }
+  friend auto operator|(const Operand<T>& a, const Operand<T>& b)
+    requires is_integer_v<T> { return make_binary(BinaryOp::bit_or, a, b); }
+  friend auto operator^(const Operand<T>& a, const Operand<T>& b)
+    requires is_integer_v<T> { return make_binary(BinaryOp::bit_xor, a, b); }
+  friend auto operator<<(const Operand<T>& a, const Operand<T>& b)
+    requires is_integer_v<T> { return make_binary(BinaryOp::shl, a, b); }
+  friend auto operator>>(const Operand<T>& a, const Operand<T>& b)
+    requires is_integer_v<T> { return make_binary(BinaryOp::shr, a, b); }
+  friend auto operator&&(const Operand<T>& a, const Operand<T>& b)
+    requires std::same_as<T, bool> { return make_binary(BinaryOp::bit_and, a, b); }
+  friend auto operator||(const Operand<T>& a, const Operand<T>& b)
+    requires std::same_as<T, bool> { return make_binary(BinaryOp::bit_or, a, b); }
+
+  friend auto operator-(const Operand<T>& a) { return Value<T>(unary(UnaryOp::neg, a.id, a.where)); }
+  friend auto operator~(const Operand<T>& a)
+    requires is_integer_v<T> { return Value<T>(unary(UnaryOp::bit_not, a.id, a.where)); }
+  friend auto operator!(const Operand<T>& a)
+    requires std::same_as<T, bool> { return Value<bool>(unary(UnaryOp::bit_not, a.id, a.where)); }
+
+  friend auto operator==(const Operand<T>& a, const Operand<T>& b) { return make_compare(CompareOp::eq, a, b); }
+  friend auto operator!=(const Operand<T>& a, const Operand<T>& b) { return make_compare(CompareOp::ne, a, b); }
+  friend auto operator<(const Operand<T>& a, const Operand<T>& b) { return make_compare(CompareOp::lt, a, b); }
+  friend auto operator<=(const Operand<T>& a, const Operand<T>& b) { return make_compare(CompareOp::le, a, b); }
+  friend auto operator>(const Operand<T>& a, const Operand<T>& b) { return make_compare(CompareOp::gt, a, b); }
+  friend auto operator>=(const Operand<T>& a, const Operand<T>& b) { return make_compare(CompareOp::ge, a, b); }
+
+  friend auto min(const Operand<T>& a, const Operand<T>& b) { return make_binary(BinaryOp::min, a, b); }
+  friend auto max(const Operand<T>& a, const Operand<T>& b) { return make_binary(BinaryOp::max, a, b); }
+  friend auto select(const Operand<bool>& c, const Operand<T>& a, const Operand<T>& b) {
+    return Value<T>(detail::select(c.id, a.id, b.id, c.where));
+  }
+};
+
+}  // namespace detail
+
+template <Element T>
+class Value : public detail::Arithmetic<T> {
+ public:
+  using element_type = T;
+  Value() = default;
+  explicit Value(detail::ValueId id) : id_(id) {}
+  /// A C++ number becomes a traced constant.
+  template <class U>
+    requires(std::is_convertible_v<U, T> && std::is_arithmetic_v<U>)
+  Value(U c, detail::Where w = detail::Where::current()) : id_(Operand<T>(c, w).id) {}
+  template <class R>
+    requires requires(const R& r) { { r.read(detail::Where::current()) } -> std::same_as<Value<T>>; }
+  Value(const R& r, detail::Where w = detail::Where::current()) : id_(r.read(w).id()) {}
+
+  detail::ValueId id() const { return id_; }
+  Value read(detail::Where) const { return *this; }
+
+ private:
+  detail::ValueId id_;
+};
+
+template <Element T>
+Operand<T>::Operand(const Value<T>& v, detail::Where w) : id(v.id()), where(w) {}
+
+using Bool = Value<bool>;
+using Int = Value<int32_t>;
+using Int64 = Value<int64_t>;
+using UInt = Value<uint32_t>;
+using F16 = Value<f16>;
+using BF16 = Value<bf16>;
+using F32 = Value<float>;
+using F64 = Value<double>;
+
+/// Converts between element types (int <-> float, widening, narrowing, f32 <-> f16/bf16).
+template <Element To, Element From>
+Value<To> cast(const Value<From>& v, detail::Where w = detail::Where::current()) {
+  return Value<To>(detail::cast(v.id(), dtype_v<To>, w));
+}
+/// Reinterprets the bits of a value as another type of the same width.
+template <Element To, Element From>
+  requires(sizeof(To) == sizeof(From))
+Value<To> bitcast(const Value<From>& v, detail::Where w = detail::Where::current()) {
+  return Value<To>(detail::bitcast(v.id(), dtype_v<To>, w));
+}
+
+/// Tells the compiler that an integer is a multiple of `divisor` (a power of two). This is a
+/// promise: it lets vector loads and stores be proven aligned. A wrong promise is undefined.
+template <Element T>
+  requires is_integer_v<T>
+Value<T> assume_divisible(const Value<T>& v, int64_t divisor, detail::Where w = detail::Where::current()) {
+  return Value<T>(detail::assume_divisible(v.id(), divisor, w));
+}
+
+}  // namespace cutejit

@@ -1,0 +1,32 @@
+/** \file
+ * What compiling one specialization of a kernel produces: the PTX, the cubin, and the time
+ * each stage of the pipeline took. Returned by `Kernel::compile`, which needs no GPU.
+ */
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "cutejit/jit/target.hpp"
+
+namespace cutejit {
+
+struct StageTimes {
+  double trace_ms = 0;     ///< running the user's C++ to build MLIR
+  double verify_ms = 0;    ///< MLIR verifier + cutejit's per-target checks
+  double lower_ms = 0;     ///< MLIR passes and translation to LLVM IR
+  double codegen_ms = 0;   ///< LLVM O3 and the NVPTX back end: LLVM IR -> PTX
+  double assemble_ms = 0;  ///< nvJitLink (or ptxas): PTX -> cubin
+  double total_ms() const { return trace_ms + verify_ms + lower_ms + codegen_ms + assemble_ms; }
+};
+
+struct CompiledKernel {
+  std::string name;        ///< the kernel's symbol in the cubin
+  Target target;
+  std::string ptx;
+  std::vector<char> cubin;
+  std::string assembler;   ///< "nvJitLink" or "ptxas"
+  StageTimes times;
+};
+
+}  // namespace cutejit

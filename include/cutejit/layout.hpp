@@ -1,0 +1,10 @@
+/** \file
+ * Umbrella header for cutejit's host-side CuTe layout algebra.
+ */
+#pragma once
+
+#include <cutejit/jit/error.hpp>
+#include <cutejit/layout/int_tuple.hpp>
+#include <cutejit/layout/layout.hpp>
+#include <cutejit/layout/algebra.hpp>
+#include <cutejit/layout/swizzle.hpp>

@@ -1,0 +1,114 @@
+/** \file
+ * Device memory on the host side. `Buffer<T>` owns an allocation; `DeviceTensor<T>` is a
+ * non-owning view (pointer, shape, strides in elements) and is what a `Tensor<T>` kernel
+ * parameter receives. A raw device pointer enters through `DeviceTensor::from_pointer`, which
+ * checks with the driver that it really is device memory.
+ */
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <span>
+#include <vector>
+
+#include "cutejit/dsl/types.hpp"
+
+namespace cutejit {
+
+namespace detail {
+void free_device_memory(uint64_t ptr, void* context) noexcept;
+void copy_to_device(uint64_t dst, const void* src, size_t bytes, void* context);
+void copy_to_host(void* dst, uint64_t src, size_t bytes, void* context);
+void check_device_pointer(uint64_t ptr);
+void check_view(int rank, size_t elements_in_allocation, std::span<const int64_t> shape, std::span<const int64_t> stride);
+}  // namespace detail
+
+template <class T>
+struct DeviceTensor {
+  uint64_t ptr = 0;
+  int rank = 1;
+  std::array<int64_t, 4> shape{};
+  std::array<int64_t, 4> stride{};
+
+  /// A view of memory the caller owns. Throws unless `ptr` is device memory.
+  static DeviceTensor from_pointer(uint64_t ptr, std::initializer_list<int64_t> shape, std::initializer_list<int64_t> stride) {
+    detail::check_device_pointer(ptr);
+    return make(ptr, shape, stride);
+  }
+  static DeviceTensor make(uint64_t ptr, std::span<const int64_t> shape, std::span<const int64_t> stride) {
+    DeviceTensor t;
+    t.ptr = ptr;
+    t.rank = int(shape.size());
+    detail::check_view(t.rank, size_t(-1), shape, stride);
+    for (int i = 0; i < t.rank; ++i) t.shape[i] = shape[i], t.stride[i] = stride[i];
+    return t;
+  }
+};
+
+template <class T>
+class Buffer {
+ public:
+  Buffer() = default;
+  Buffer(uint64_t ptr, size_t count, void* context) : ptr_(ptr), count_(count), context_(context) {}
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  Buffer(Buffer&& o) noexcept : ptr_(o.ptr_), count_(o.count_), context_(o.context_) { o.ptr_ = 0, o.count_ = 0; }
+  Buffer& operator=(Buffer&& o) noexcept {
+    if (this != &o) {
+      release();
+      ptr_ = o.ptr_, count_ = o.count_, context_ = o.context_;
+      o.ptr_ = 0, o.count_ = 0;
+    }
+    return *this;
+  }
+  ~Buffer() { release(); }
+
+  uint64_t data() const { return ptr_; }
+  size_t size() const { return count_; }
+  size_t bytes() const { return count_ * sizeof(T); }
+
+  void upload(std::span<const T> host) {
+    detail::copy_to_device(ptr_, host.data(), std::min(host.size(), count_) * sizeof(T), context_);
+  }
+  void download(std::span<T> host) const {
+    detail::copy_to_host(host.data(), ptr_, std::min(host.size(), count_) * sizeof(T), context_);
+  }
+  std::vector<T> to_host() const {
+    std::vector<T> h(count_);
+    download(h);
+    return h;
+  }
+
+  /// The whole buffer as a 1-D tensor.
+  operator DeviceTensor<T>() const {
+    std::array<int64_t, 1> shape{int64_t(count_)}, stride{1};
+    return DeviceTensor<T>::make(ptr_, shape, stride);
+  }
+  /// A view with the given shape and strides (in elements), checked to stay inside the buffer.
+  DeviceTensor<T> view(std::initializer_list<int64_t> shape, std::initializer_list<int64_t> stride) const {
+    detail::check_view(int(shape.size()), count_, {shape.begin(), shape.size()}, {stride.begin(), stride.size()});
+    return DeviceTensor<T>::make(ptr_, {shape.begin(), shape.size()}, {stride.begin(), stride.size()});
+  }
+  /// A row-major view.
+  DeviceTensor<T> view(std::initializer_list<int64_t> shape) const {
+    std::vector<int64_t> s(shape), st(shape.size());
+    int64_t step = 1;
+    for (size_t i = shape.size(); i-- > 0;) st[i] = step, step *= s[i];
+    detail::check_view(int(s.size()), count_, s, st);
+    return DeviceTensor<T>::make(ptr_, s, st);
+  }
+
+ private:
+  void release() {
+    if (ptr_) detail::free_device_memory(ptr_, context_);
+    ptr_ = 0;
+  }
+  uint64_t ptr_ = 0;
+  size_t count_ = 0;
+  void* context_ = nullptr;
+};
+
+}  // namespace cutejit

@@ -1,0 +1,62 @@
+/** \file
+ * A GPU: its primary CUDA context, its compilation target, and device memory. Creating a
+ * Device loads the driver (libcuda.so.1) on first use; with no driver or no GPU it throws
+ * cutejit::Error, while tracing and cross-compiling keep working without one.
+ */
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "cutejit/jit/target.hpp"
+#include "cutejit/runtime/buffer.hpp"
+#include "cutejit/runtime/launch.hpp"
+
+namespace cutejit {
+
+class Device {
+ public:
+  /// The GPU with this ordinal; its target is detected (sm_90a on an H100/H200).
+  explicit Device(int ordinal = 0);
+  /// How many GPUs the driver sees (0 with no driver, never throws).
+  static int count();
+
+  int ordinal() const { return ordinal_; }
+  Target target() const { return target_; }
+  const std::string& name() const { return name_; }
+  int multiprocessors() const { return multiprocessors_; }
+  /// The most shared memory one block may use, dynamic and static together (opt-in limit).
+  int max_shared_per_block() const { return max_shared_per_block_; }
+  void* context() const { return context_; }
+
+  template <class T>
+  Buffer<T> alloc(size_t count) const {
+    return Buffer<T>(allocate_bytes(count * sizeof(T)), count, context_);
+  }
+  template <class T>
+  Buffer<T> upload(std::span<const T> host) const {
+    Buffer<T> b = alloc<T>(host.size());
+    b.upload(host);
+    return b;
+  }
+  template <class T>
+  Buffer<T> upload(const std::vector<T>& host) const { return upload(std::span<const T>(host)); }
+
+  /// Waits for all work on this device.
+  void synchronize() const;
+
+ private:
+  uint64_t allocate_bytes(size_t bytes) const;
+
+  int ordinal_ = 0;
+  Target target_;
+  std::string name_;
+  int multiprocessors_ = 0;
+  int max_shared_per_block_ = 0;
+  void* context_ = nullptr;
+};
+
+}  // namespace cutejit

@@ -1,0 +1,181 @@
+#include "assemble/assemble.hpp"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+
+#include <nvJitLink.h>
+
+#include "cutejit/jit/error.hpp"
+
+extern char** environ;
+
+namespace cutejit::detail {
+
+namespace {
+
+std::vector<std::filesystem::path> cuda_roots() {
+  std::vector<std::filesystem::path> roots;
+  for (const char* var : {"CUDA_HOME", "CUDA_PATH"})
+    if (const char* v = std::getenv(var); v && *v) roots.emplace_back(v);
+  roots.emplace_back("/usr/local/cuda");
+  return roots;
+}
+
+/// nvJitLink's C API, resolved once with dlopen.
+struct NvJitLink {
+  using Handle = void*;
+  int (*create)(Handle*, uint32_t, const char**) = nullptr;
+  int (*destroy)(Handle*) = nullptr;
+  int (*add_data)(Handle, int, const void*, size_t, const char*) = nullptr;
+  int (*complete)(Handle) = nullptr;
+  int (*cubin_size)(Handle, size_t*) = nullptr;
+  int (*cubin)(Handle, void*) = nullptr;
+  int (*error_log_size)(Handle, size_t*) = nullptr;
+  int (*error_log)(Handle, char*) = nullptr;
+  int (*version)(unsigned*, unsigned*) = nullptr;
+  bool loaded = false;
+
+  static const NvJitLink& get() {
+    static NvJitLink lib = load();
+    return lib;
+  }
+
+ private:
+  static NvJitLink load() {
+    NvJitLink l;
+    if (const char* forced = std::getenv("CUTEJIT_ASSEMBLER"); forced && std::string(forced) == "ptxas") return l;
+    void* so = nullptr;
+    for (const char* name : {"libnvJitLink.so.13", "libnvJitLink.so.12", "libnvJitLink.so"})
+      if ((so = dlopen(name, RTLD_NOW | RTLD_LOCAL))) break;
+    for (const auto& root : cuda_roots()) {
+      if (so) break;
+      for (const char* name : {"libnvJitLink.so.13", "libnvJitLink.so.12", "libnvJitLink.so"})
+        if ((so = dlopen((root / "lib64" / name).c_str(), RTLD_NOW | RTLD_LOCAL))) break;
+    }
+    if (!so) return l;
+    auto sym = [&](auto& fn, const char* name) { fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(so, name)); };
+    sym(l.create, "nvJitLinkCreate");
+    sym(l.destroy, "nvJitLinkDestroy");
+    sym(l.add_data, "nvJitLinkAddData");
+    sym(l.complete, "nvJitLinkComplete");
+    sym(l.cubin_size, "nvJitLinkGetLinkedCubinSize");
+    sym(l.cubin, "nvJitLinkGetLinkedCubin");
+    sym(l.error_log_size, "nvJitLinkGetErrorLogSize");
+    sym(l.error_log, "nvJitLinkGetErrorLog");
+    sym(l.version, "nvJitLinkVersion");
+    l.loaded = l.create && l.destroy && l.add_data && l.complete && l.cubin_size && l.cubin && l.error_log_size && l.error_log;
+    return l;
+  }
+};
+
+std::vector<char> with_nvjitlink(const NvJitLink& nv, const std::string& ptx, const Target& target, const std::string& kernel) {
+  std::string arch = "-arch=" + target.name();
+  const char* options[] = {arch.c_str()};
+  NvJitLink::Handle h = nullptr;
+  if (nv.create(&h, 1, options) != 0) throw Error("nvJitLink could not start for " + target.name());
+  auto log = [&] {
+    size_t n = 0;
+    nv.error_log_size(h, &n);
+    std::string s(n, '\0');
+    if (n) nv.error_log(h, s.data());
+    return s;
+  };
+  std::vector<char> cubin;
+  // The terminating NUL is part of the input: without it nvJitLink intermittently rejects PTX.
+  int rc = nv.add_data(h, NVJITLINK_INPUT_PTX, ptx.c_str(), ptx.size() + 1, kernel.c_str());
+  if (rc == 0) rc = nv.complete(h);
+  if (rc != 0) {
+    std::string text = log();
+    nv.destroy(&h);
+    throw Error("error: nvJitLink rejected the PTX of kernel '" + kernel + "' for " + target.name() + " (code " +
+                std::to_string(rc) + "):\n" + text);
+  }
+  size_t size = 0;
+  nv.cubin_size(h, &size);
+  cubin.resize(size);
+  nv.cubin(h, cubin.data());
+  nv.destroy(&h);
+  return cubin;
+}
+
+std::filesystem::path find_ptxas() {
+  for (const auto& root : cuda_roots())
+    if (auto p = root / "bin" / "ptxas"; std::filesystem::exists(p)) return p;
+  if (const char* path = std::getenv("PATH")) {
+    std::stringstream ss(path);
+    std::string dir;
+    while (std::getline(ss, dir, ':'))
+      if (auto p = std::filesystem::path(dir) / "ptxas"; !dir.empty() && std::filesystem::exists(p)) return p;
+  }
+  return {};
+}
+
+std::vector<char> with_ptxas(const std::filesystem::path& ptxas, const std::string& ptx, const Target& target,
+                             const std::string& kernel) {
+  char dir_template[] = "/tmp/cutejit-ptxas-XXXXXX";
+  if (!mkdtemp(dir_template)) throw Error("could not create a temporary directory for ptxas");
+  std::filesystem::path dir(dir_template);
+  auto in = dir / "kernel.ptx", out = dir / "kernel.cubin", log = dir / "log.txt";
+  std::ofstream(in) << ptx;
+  std::string arch = "-arch=" + target.name();
+  std::string cmd_out = "-o";
+  std::vector<std::string> args{ptxas.string(), arch, cmd_out, out.string(), in.string()};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 2, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+  pid_t pid = 0;
+  int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  int status = 0;
+  if (rc == 0) waitpid(pid, &status, 0);
+  std::stringstream log_text;
+  log_text << std::ifstream(log).rdbuf();
+  std::vector<char> cubin;
+  bool ok = rc == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  if (ok) {
+    std::ifstream f(out, std::ios::binary);
+    cubin.assign(std::istreambuf_iterator<char>(f), {});
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+  if (!ok || cubin.empty())
+    throw Error("error: ptxas rejected the PTX of kernel '" + kernel + "' for " + target.name() + ":\n" + log_text.str());
+  return cubin;
+}
+
+}  // namespace
+
+Assembled assemble(const std::string& ptx, const Target& target, const std::string& kernel) {
+  const NvJitLink& nv = NvJitLink::get();
+  if (nv.loaded) return {with_nvjitlink(nv, ptx, target, kernel), "nvJitLink"};
+  std::filesystem::path ptxas = find_ptxas();
+  if (!ptxas.empty()) return {with_ptxas(ptxas, ptx, target, kernel), "ptxas"};
+  throw Error(
+      "error: cannot turn PTX into a cubin: neither libnvJitLink.so (CUDA 12 or 13) nor ptxas was found. Looked in the "
+      "library path, $CUDA_HOME/lib64, /usr/local/cuda/lib64, $CUDA_HOME/bin, /usr/local/cuda/bin and $PATH. Install the "
+      "CUDA toolkit or set CUDA_HOME");
+}
+
+std::string assembler_version() {
+  const NvJitLink& nv = NvJitLink::get();
+  unsigned major = 0, minor = 0;
+  if (nv.loaded && nv.version && nv.version(&major, &minor) == 0)
+    return "nvJitLink " + std::to_string(major) + "." + std::to_string(minor);
+  std::filesystem::path ptxas = find_ptxas();
+  return ptxas.empty() ? "none" : "ptxas " + ptxas.string();
+}
+
+}  // namespace cutejit::detail

@@ -1,0 +1,26 @@
+/** \file
+ * PTX -> cubin for one target: nvJitLink (dlopen'ed from the CUDA toolkit) when present,
+ * else the toolkit's `ptxas` as a subprocess. Neither is needed to trace or to emit PTX.
+ */
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "cutejit/jit/target.hpp"
+
+namespace cutejit::detail {
+
+struct Assembled {
+  std::vector<char> cubin;
+  std::string assembler;  ///< "nvJitLink" or "ptxas"
+};
+
+/// Throws cutejit::Error with the assembler's log when it rejects the PTX, or when neither
+/// assembler can be found (saying where it looked and how to point cutejit at one).
+Assembled assemble(const std::string& ptx, const Target& target, const std::string& kernel);
+
+/// "nvJitLink 13.0" or "ptxas ..." — part of the cache key, since it decides the cubin.
+std::string assembler_version();
+
+}  // namespace cutejit::detail

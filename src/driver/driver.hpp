@@ -1,0 +1,45 @@
+/** \file
+ * The CUDA driver, dlopen'ed: libcutejit loads and cross-compiles on machines with no driver
+ * (CI, build farms, the cache CLI); only running kernels needs libcuda.so.1. Entry points are
+ * resolved through cuGetProcAddress so each one is the version this header was written for.
+ */
+#pragma once
+
+#include <cuda.h>
+
+#include <string>
+
+namespace cutejit::detail {
+
+struct Driver {
+  CUresult (*cuInit)(unsigned);
+  CUresult (*cuDriverGetVersion)(int*);
+  CUresult (*cuDeviceGetCount)(int*);
+  CUresult (*cuDeviceGet)(CUdevice*, int);
+  CUresult (*cuDeviceGetName)(char*, int, CUdevice);
+  CUresult (*cuDeviceGetAttribute)(int*, CUdevice_attribute, CUdevice);
+  CUresult (*cuDevicePrimaryCtxRetain)(CUcontext*, CUdevice);
+  CUresult (*cuCtxSetCurrent)(CUcontext);
+  CUresult (*cuCtxSynchronize)();
+  CUresult (*cuMemAlloc)(CUdeviceptr*, size_t);
+  CUresult (*cuMemFree)(CUdeviceptr);
+  CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void*, size_t);
+  CUresult (*cuMemcpyDtoH)(void*, CUdeviceptr, size_t);
+  CUresult (*cuPointerGetAttribute)(void*, CUpointer_attribute, CUdeviceptr);
+  CUresult (*cuModuleLoadData)(CUmodule*, const void*);
+  CUresult (*cuModuleGetFunction)(CUfunction*, CUmodule, const char*);
+  CUresult (*cuFuncGetAttribute)(int*, CUfunction_attribute, CUfunction);
+  CUresult (*cuFuncSetAttribute)(CUfunction, CUfunction_attribute, int);
+  CUresult (*cuLaunchKernelEx)(const CUlaunchConfig*, CUfunction, void**, void**);
+  CUresult (*cuGetErrorName)(CUresult, const char**);
+  CUresult (*cuGetErrorString)(CUresult, const char**);
+
+  /// The loaded driver; throws cutejit::Error saying why when there is none.
+  static const Driver& get();
+  /// True when libcuda.so.1 loads and initialises (never throws).
+  static bool available();
+  /// Throws cutejit::Error naming the call and the driver's description of the error.
+  void check(CUresult rc, const char* call) const;
+};
+
+}  // namespace cutejit::detail

@@ -1,0 +1,145 @@
+/** \file
+ * LLVM IR -> PTX: libdevice (only when the kernel calls it), LLVM's O3 pipeline as the NVPTX
+ * target configures it, and the NVPTX back end. Only the NVPTX target is initialised, so no
+ * other back end is linked into libcutejit.
+ */
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <mutex>
+
+#include <llvm/Analysis/CGSCCPassManager.h>
+#include <llvm/Analysis/LoopAnalysisManager.h>
+#include <llvm/Bitcode/BitcodeReader.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/PassManager.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Linker/Linker.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/TargetParser/Triple.h>
+
+#include "cutejit/jit/error.hpp"
+#include "lower/lower.hpp"
+
+extern "C" {
+void LLVMInitializeNVPTXTargetInfo();
+void LLVMInitializeNVPTXTarget();
+void LLVMInitializeNVPTXTargetMC();
+void LLVMInitializeNVPTXAsmPrinter();
+}
+
+namespace cutejit::detail {
+
+namespace {
+
+constexpr const char* nvptx_triple = "nvptx64-nvidia-cuda";
+
+llvm::TargetMachine& target_machine(const Target& target) {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+  });
+  thread_local std::map<std::string, std::unique_ptr<llvm::TargetMachine>> machines;
+  std::unique_ptr<llvm::TargetMachine>& tm = machines[target.name()];
+  if (!tm) {
+    std::string error;
+    llvm::Triple triple(nvptx_triple);
+    const llvm::Target* t = llvm::TargetRegistry::lookupTarget(triple, error);
+    if (!t) throw Error("internal error: the NVPTX back end is not available: " + error);
+    tm.reset(t->createTargetMachine(triple, target.name(), "", llvm::TargetOptions(), llvm::Reloc::PIC_, std::nullopt,
+                                    llvm::CodeGenOptLevel::Aggressive));
+  }
+  return *tm;
+}
+
+std::filesystem::path libdevice_path() {
+  std::vector<std::filesystem::path> roots;
+  for (const char* var : {"CUDA_HOME", "CUDA_PATH"})
+    if (const char* v = std::getenv(var); v && *v) roots.emplace_back(v);
+  roots.emplace_back("/usr/local/cuda");
+  for (const auto& root : roots) {
+    auto p = root / "nvvm" / "libdevice" / "libdevice.10.bc";
+    if (std::filesystem::exists(p)) return p;
+  }
+  throw Error(
+      "this kernel uses accurate math (exp, log, sin, ...), which needs the CUDA toolkit's libdevice.10.bc, and it was not "
+      "found under $CUDA_HOME/nvvm/libdevice or /usr/local/cuda/nvvm/libdevice. Set CUDA_HOME, or use the cutejit::fast:: "
+      "variants, which need no library");
+}
+
+void link_libdevice_if_used(llvm::Module& m) {
+  bool used = false;
+  for (const llvm::Function& f : m)
+    if (f.isDeclaration() && f.getName().starts_with("__nv_")) used = true;
+  if (!used) return;
+  auto buffer = llvm::MemoryBuffer::getFile(libdevice_path().string());
+  if (!buffer) throw Error("could not read libdevice: " + buffer.getError().message());
+  auto lib = llvm::parseBitcodeFile((*buffer)->getMemBufferRef(), m.getContext());
+  if (!lib) throw Error("could not parse libdevice: " + llvm::toString(lib.takeError()));
+  (*lib)->setTargetTriple(m.getTargetTriple());
+  (*lib)->setDataLayout(m.getDataLayout());
+  if (llvm::Linker::linkModules(m, std::move(*lib), llvm::Linker::Flags::LinkOnlyNeeded))
+    throw Error("internal error: linking libdevice failed");
+  // Only the kernel is an entry point; the library functions may be inlined and dropped.
+  for (llvm::Function& f : m)
+    if (!f.isDeclaration() && f.getCallingConv() != llvm::CallingConv::PTX_Kernel) f.setLinkage(llvm::GlobalValue::InternalLinkage);
+  m.addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", uint32_t(0));
+}
+
+std::string to_text(const llvm::Module& m) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  m.print(os, nullptr);
+  return s;
+}
+
+}  // namespace
+
+std::string emit_ptx(llvm::Module& m, const Target& target, const DumpSink& dump) {
+  llvm::TargetMachine& tm = target_machine(target);
+  m.setTargetTriple(llvm::Triple(nvptx_triple));
+  m.setDataLayout(tm.createDataLayout());
+  link_libdevice_if_used(m);
+  if (dump.enabled()) dump.write("ll", to_text(m));
+
+  std::string broken;
+  llvm::raw_string_ostream broken_os(broken);
+  if (llvm::verifyModule(m, &broken_os))
+    throw Error("internal error: cutejit produced invalid LLVM IR; please report it with the kernel:\n" + broken);
+
+  {
+    llvm::LoopAnalysisManager lam;
+    llvm::FunctionAnalysisManager fam;
+    llvm::CGSCCAnalysisManager cgam;
+    llvm::ModuleAnalysisManager mam;
+    llvm::PassBuilder pb(&tm);
+    pb.registerModuleAnalyses(mam);
+    pb.registerCGSCCAnalyses(cgam);
+    pb.registerFunctionAnalyses(fam);
+    pb.registerLoopAnalyses(lam);
+    pb.crossRegisterProxies(lam, fam, cgam, mam);
+    llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+    mpm.run(m, mam);
+  }
+  if (dump.enabled()) dump.write("opt.ll", to_text(m));
+
+  llvm::SmallString<0> ptx;
+  {
+    llvm::raw_svector_ostream os(ptx);
+    llvm::legacy::PassManager pm;
+    if (tm.addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::AssemblyFile))
+      throw Error("internal error: the NVPTX back end cannot emit PTX for " + target.name());
+    pm.run(m);
+  }
+  return std::string(ptx.str());
+}
+
+}  // namespace cutejit::detail

@@ -1,0 +1,35 @@
+/** \file
+ * The lowering half of the pipeline: a verified MLIR module (gpu.module with one kernel) to
+ * LLVM IR, then LLVM O3 and the NVPTX back end to PTX.
+ */
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "cutejit/jit/target.hpp"
+#include "jit/dump.hpp"
+
+namespace llvm {
+class LLVMContext;
+class Module;
+}  // namespace llvm
+namespace mlir {
+class MLIRContext;
+class ModuleOp;
+}  // namespace mlir
+
+namespace cutejit::detail {
+
+/// The MLIR context of this thread, with the dialects, conversions and translations cutejit
+/// uses registered once (creating one costs about a millisecond).
+mlir::MLIRContext& thread_mlir_context();
+
+/// MLIR passes (scf -> cf, gpu/arith/nvvm -> llvm, canonicalize, cse, line-info scopes), then
+/// translation of the kernel to an LLVM module in `context`.
+std::unique_ptr<llvm::Module> lower_to_llvm(mlir::ModuleOp module, llvm::LLVMContext& context, const DumpSink& dump);
+
+/// Links libdevice when the kernel calls it, runs LLVM O3 for the target and emits PTX.
+std::string emit_ptx(llvm::Module& module, const Target& target, const DumpSink& dump);
+
+}  // namespace cutejit::detail

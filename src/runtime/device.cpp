@@ -1,0 +1,127 @@
+#include "cutejit/runtime/device.hpp"
+
+#include "cutejit/jit/error.hpp"
+#include "driver/driver.hpp"
+
+namespace cutejit {
+
+namespace {
+Target target_for(int major, int minor, const std::string& name) {
+  int cc = major * 10 + minor;
+  switch (cc) {
+    case 80: case 86: case 89: return Target{cc, false};
+    case 90: return Target{90, true};
+    case 100: return Target{100, true};
+    case 120: return Target{120, true};
+    default:
+      throw Error("error: " + name + " has compute capability " + std::to_string(major) + "." + std::to_string(minor) +
+                  ", which cutejit does not target (supported: 8.0, 8.6, 8.9, 9.0, 10.0, 12.0)");
+  }
+}
+}  // namespace
+
+Device::Device(int ordinal) : ordinal_(ordinal) {
+  const detail::Driver& d = detail::Driver::get();
+  int count = 0;
+  d.check(d.cuDeviceGetCount(&count), "cuDeviceGetCount");
+  if (count == 0) throw Error("error: no GPU present: the CUDA driver sees no device");
+  if (ordinal < 0 || ordinal >= count)
+    throw Error("error: there is no GPU " + std::to_string(ordinal) + "; the driver sees " + std::to_string(count) +
+                " (ordinals 0.." + std::to_string(count - 1) + ")");
+  CUdevice dev = 0;
+  d.check(d.cuDeviceGet(&dev, ordinal), "cuDeviceGet");
+  char name[256] = {};
+  d.check(d.cuDeviceGetName(name, sizeof name, dev), "cuDeviceGetName");
+  name_ = name;
+  int major = 0, minor = 0;
+  d.check(d.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev), "cuDeviceGetAttribute");
+  d.check(d.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev), "cuDeviceGetAttribute");
+  target_ = target_for(major, minor, name_);
+  d.check(d.cuDeviceGetAttribute(&multiprocessors_, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev), "cuDeviceGetAttribute");
+  d.check(d.cuDeviceGetAttribute(&max_shared_per_block_, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, dev),
+          "cuDeviceGetAttribute");
+  CUcontext ctx = nullptr;
+  // The primary context is the one the CUDA runtime (and PyTorch) use: buffers and streams mix freely.
+  d.check(d.cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain");
+  d.check(d.cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
+  context_ = ctx;
+}
+
+int Device::count() {
+  if (!detail::Driver::available()) return 0;
+  int n = 0;
+  const detail::Driver& d = detail::Driver::get();
+  return d.cuDeviceGetCount(&n) == CUDA_SUCCESS ? n : 0;
+}
+
+void Device::synchronize() const {
+  const detail::Driver& d = detail::Driver::get();
+  d.check(d.cuCtxSetCurrent(static_cast<CUcontext>(context_)), "cuCtxSetCurrent");
+  d.check(d.cuCtxSynchronize(), "cuCtxSynchronize (a kernel failed; the error may come from an earlier launch)");
+}
+
+uint64_t Device::allocate_bytes(size_t bytes) const {
+  const detail::Driver& d = detail::Driver::get();
+  d.check(d.cuCtxSetCurrent(static_cast<CUcontext>(context_)), "cuCtxSetCurrent");
+  CUdeviceptr p = 0;
+  // cuMemAlloc rejects 0 bytes; an empty buffer is a valid, pointer-less buffer.
+  if (bytes == 0) return 0;
+  d.check(d.cuMemAlloc(&p, bytes), "cuMemAlloc");
+  return p;
+}
+
+namespace detail {
+
+void free_device_memory(uint64_t ptr, void* context) noexcept {
+  if (!Driver::available()) return;
+  const Driver& d = Driver::get();
+  d.cuCtxSetCurrent(static_cast<CUcontext>(context));
+  d.cuMemFree(ptr);
+}
+
+void copy_to_device(uint64_t dst, const void* src, size_t bytes, void* context) {
+  if (bytes == 0) return;
+  const Driver& d = Driver::get();
+  d.check(d.cuCtxSetCurrent(static_cast<CUcontext>(context)), "cuCtxSetCurrent");
+  d.check(d.cuMemcpyHtoD(dst, src, bytes), "cuMemcpyHtoD");
+}
+
+void copy_to_host(void* dst, uint64_t src, size_t bytes, void* context) {
+  if (bytes == 0) return;
+  const Driver& d = Driver::get();
+  d.check(d.cuCtxSetCurrent(static_cast<CUcontext>(context)), "cuCtxSetCurrent");
+  d.check(d.cuMemcpyDtoH(dst, src, bytes), "cuMemcpyDtoH");
+}
+
+void check_device_pointer(uint64_t ptr) {
+  if (ptr == 0) throw Error("error: a null pointer cannot be a device tensor");
+  const Driver& d = Driver::get();
+  unsigned type = 0;
+  CUresult rc = d.cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, ptr);
+  if (rc != CUDA_SUCCESS || type == CU_MEMORYTYPE_HOST)
+    throw Error("error: pointer 0x" + [&] {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%llx", static_cast<unsigned long long>(ptr));
+      return std::string(buf);
+    }() + " is not device memory (a host pointer?); allocate with Device::alloc or cudaMalloc");
+}
+
+void check_view(int rank, size_t elements, std::span<const int64_t> shape, std::span<const int64_t> stride) {
+  if (rank < 1 || rank > 4) throw Error("error: a tensor has 1 to 4 modes, not " + std::to_string(rank));
+  if (shape.size() != stride.size())
+    throw Error("error: a tensor view needs as many strides (" + std::to_string(stride.size()) + ") as shape entries (" +
+                std::to_string(shape.size()) + ")");
+  int64_t last = 0;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] < 0 || stride[i] < 0) throw Error("error: tensor shapes and strides must not be negative");
+    if (shape[i] > 0) last += (shape[i] - 1) * stride[i];
+  }
+  // Kernels index with 32-bit integers (as CuTe does by default): keep every offset in range.
+  if (last >= (int64_t(1) << 31))
+    throw Error("error: a tensor view reaches element " + std::to_string(last) + ", past the 32-bit indexing limit of 2^31");
+  if (elements != size_t(-1) && last >= int64_t(elements) && elements > 0)
+    throw Error("error: the view reaches element " + std::to_string(last) + " but the buffer holds " + std::to_string(elements));
+}
+
+}  // namespace detail
+}  // namespace cutejit

@@ -1,0 +1,150 @@
+/** \file
+ * The GPU's own instructions: barriers, fences, warp shuffles and votes, printf and traps,
+ * and the target-specific ops, each checked against the target before it is emitted.
+ */
+#include <mlir/Dialect/Arith/IR/Arith.h>
+#include <mlir/Dialect/GPU/IR/GPUDialect.h>
+#include <mlir/Dialect/LLVMIR/LLVMDialect.h>
+#include <mlir/Dialect/LLVMIR/NVVMDialect.h>
+
+#include "cutejit/dsl/control.hpp"
+#include "cutejit/dsl/intrinsics.hpp"
+#include "trace/trace.hpp"
+
+namespace cutejit::detail {
+
+namespace {
+mlir::Value i32_constant(Trace& t, mlir::Location l, int32_t v) {
+  return mlir::arith::ConstantOp::create(t.builder(), l, t.builder().getI32IntegerAttr(v));
+}
+}  // namespace
+
+void sync_threads(Where where) {
+  Trace& t = Trace::current(where);
+  mlir::gpu::BarrierOp::create(t.builder(), t.loc(where));
+}
+
+void sync_warp(Where where) {
+  Trace& t = Trace::current(where);
+  mlir::Location l = t.loc(where);
+  mlir::NVVM::SyncWarpOp::create(t.builder(), l, i32_constant(t, l, -1));
+}
+
+void memory_fence(Where where) {
+  Trace& t = Trace::current(where);
+  mlir::NVVM::MembarOp::create(t.builder(), t.loc(where), mlir::NVVM::MemScopeKind::GPU);
+}
+
+ValueId shuffle(ShuffleKind kind, ValueId value, ValueId lane_or_delta, int width, Where where) {
+  Trace& t = Trace::current(where);
+  if (width < 1 || width > 32 || (width & (width - 1)))
+    trace_error("shuffle width must be a power of two from 1 to 32, not " + std::to_string(width), where);
+  const ValueInfo& v = t.get(value, where);
+  const ValueInfo& d = t.get(lane_or_delta, where);
+  mlir::Location l = t.loc(where);
+  // The c operand of shfl.sync: segment mask in bits 8-12, clamp lane in bits 0-4.
+  int32_t segment = (32 - width) << 8;
+  int32_t clamp = kind == ShuffleKind::up ? segment : segment | 0x1f;
+  static constexpr mlir::NVVM::ShflKind kinds[] = {mlir::NVVM::ShflKind::idx, mlir::NVVM::ShflKind::up,
+                                                   mlir::NVVM::ShflKind::down, mlir::NVVM::ShflKind::bfly};
+  auto r = mlir::NVVM::ShflOp::create(t.builder(), l, v.value.getType(), i32_constant(t, l, -1), v.value, d.value,
+                                      i32_constant(t, l, clamp), kinds[int(kind)], mlir::UnitAttr());
+  return t.add(r, v.type);
+}
+
+ValueId vote(VoteKind kind, ValueId predicate, Where where) {
+  Trace& t = Trace::current(where);
+  const ValueInfo& p = t.get(predicate, where);
+  if (p.pointer || p.type != DType::i1) trace_error("a warp vote needs a Bool predicate", where);
+  mlir::Location l = t.loc(where);
+  mlir::OpBuilder& b = t.builder();
+  bool ballot = kind == VoteKind::ballot;
+  mlir::Type rt = ballot ? b.getI32Type() : b.getI1Type();
+  static constexpr mlir::NVVM::VoteSyncKind kinds[] = {mlir::NVVM::VoteSyncKind::any, mlir::NVVM::VoteSyncKind::all,
+                                                       mlir::NVVM::VoteSyncKind::ballot};
+  auto r = mlir::NVVM::VoteSyncOp::create(b, l, rt, i32_constant(t, l, -1), p.value, kinds[int(kind)]);
+  return t.add(r, ballot ? DType::u32 : DType::i1);
+}
+
+ValueId elect_one(Where where) {
+  Trace& t = Trace::current(where);
+  t.require(Feature::sm90, "elect_one (elect.sync)", where);
+  auto r = mlir::NVVM::ElectSyncOp::create(t.builder(), t.loc(where), t.builder().getI1Type(), mlir::Value());
+  return t.add(r, DType::i1);
+}
+
+void set_max_registers(int count, bool increase, Where where) {
+  Trace& t = Trace::current(where);
+  t.require(Feature::setmaxnreg, "setmaxnreg", where);
+  if (count < 24 || count > 256 || count % 8 != 0)
+    trace_error("setmaxnreg needs a register count that is a multiple of 8 between 24 and 256, not " + std::to_string(count),
+                where);
+  mlir::NVVM::SetMaxRegisterOp::create(t.builder(), t.loc(where), uint32_t(count),
+                                       increase ? mlir::NVVM::SetMaxRegisterAction::increase
+                                                : mlir::NVVM::SetMaxRegisterAction::decrease);
+}
+
+void cluster_arrive(Where where) {
+  Trace& t = Trace::current(where);
+  t.require(Feature::sm90, "cluster_arrive (barrier.cluster.arrive)", where);
+  mlir::NVVM::ClusterArriveOp::create(t.builder(), t.loc(where), mlir::UnitAttr());
+}
+
+void cluster_wait(Where where) {
+  Trace& t = Trace::current(where);
+  t.require(Feature::sm90, "cluster_wait (barrier.cluster.wait)", where);
+  mlir::NVVM::ClusterWaitOp::create(t.builder(), t.loc(where), mlir::UnitAttr());
+}
+
+void wgmma_fence(Where where) {
+  Trace& t = Trace::current(where);
+  t.require(Feature::wgmma, "wgmma.fence", where);
+  mlir::NVVM::WgmmaFenceAlignedOp::create(t.builder(), t.loc(where));
+}
+
+void wgmma_commit_group(Where where) {
+  Trace& t = Trace::current(where);
+  t.require(Feature::wgmma, "wgmma.commit_group", where);
+  mlir::NVVM::WgmmaGroupSyncAlignedOp::create(t.builder(), t.loc(where));
+}
+
+void wgmma_wait_group(int pending, Where where) {
+  Trace& t = Trace::current(where);
+  t.require(Feature::wgmma, "wgmma.wait_group", where);
+  if (pending < 0 || pending > 7) trace_error("wgmma.wait_group takes 0 to 7 pending groups, not " + std::to_string(pending), where);
+  mlir::NVVM::WgmmaWaitGroupSyncOp::create(t.builder(), t.loc(where), uint64_t(pending));
+}
+
+void tcgen05_fence_before_thread_sync(Where where) {
+  Trace& t = Trace::current(where);
+  t.require(Feature::tcgen05, "tcgen05.fence::before_thread_sync", where);
+  mlir::NVVM::Tcgen05FenceOp::create(t.builder(), t.loc(where), mlir::NVVM::Tcgen05FenceKind::BEFORE_THREAD_SYNC);
+}
+
+void print(std::string_view format, std::span<const ValueId> args, Where where) {
+  Trace& t = Trace::current(where);
+  llvm::SmallVector<mlir::Value> values;
+  for (ValueId a : args) values.push_back(t.value(a, where));
+  mlir::gpu::PrintfOp::create(t.builder(), t.loc(where), t.builder().getStringAttr(format), values);
+}
+
+void trap(Where where) {
+  Trace& t = Trace::current(where);
+  mlir::LLVM::Trap::create(t.builder(), t.loc(where));
+}
+
+}  // namespace cutejit::detail
+
+namespace cutejit {
+
+void device_assert(const Operand<bool>& cond, std::string_view message) {
+  detail::Where w = cond.where;
+  std::string text = std::string(w.file_name()) + ":" + std::to_string(w.line()) + ": device assertion failed";
+  if (!message.empty()) text += ": " + std::string(message);
+  if_(Value<bool>(detail::unary(detail::UnaryOp::bit_not, cond.id, w)), [&] {
+    detail::print(text + "\n", {}, w);
+    detail::trap(w);
+  }, w);
+}
+
+}  // namespace cutejit

@@ -1,0 +1,197 @@
+#include "trace/trace.hpp"
+
+#include <atomic>
+
+#include <mlir/Dialect/LLVMIR/LLVMDialect.h>
+#include <mlir/Dialect/LLVMIR/NVVMDialect.h>
+
+#include "cutejit/jit/error.hpp"
+#include "cutejit/jit/kernel_core.hpp"
+
+namespace cutejit::detail {
+
+namespace {
+thread_local Trace* current_trace = nullptr;
+std::atomic<uint32_t> next_serial{1};
+}  // namespace
+
+void trace_error(const std::string& message, const Where& where) {
+  Trace* t = Trace::active();
+  std::string in = t ? "in kernel '" + t->kernel() + "' (" + t->target().name() + "): " : "";
+  throw Error("error: " + in + message, where);
+}
+
+void fail(std::string_view message, Where where) { trace_error(std::string(message), where); }
+
+void index_out_of_range(int64_t index, int64_t size, Where where) {
+  trace_error("index " + std::to_string(index) + " is out of range for a register array of " + std::to_string(size) +
+                  " elements (valid: 0.." + std::to_string(size - 1) + ")",
+              where);
+}
+
+Trace::Trace(mlir::MLIRContext& context, std::string kernel, Target target, Where defined_at)
+    : context_(context),
+      kernel_(std::move(kernel)),
+      target_(target),
+      defined_at_(defined_at),
+      serial_(next_serial++),
+      builder_(&context),
+      previous_(current_trace) {
+  mlir::Location where = loc(defined_at);
+  module_ = mlir::ModuleOp::create(where);
+  builder_.setInsertionPointToEnd(module_->getBody());
+  // The target attribute lets MLIR's verifier reject ops the chip lacks (e.g. tcgen05 on sm_90a).
+  auto nvvm_target = mlir::NVVM::NVVMTargetAttr::get(&context, 3, "nvptx64-nvidia-cuda", target.name());
+  gpu_module_ = mlir::gpu::GPUModuleOp::create(builder_, where, "cutejit", builder_.getArrayAttr({nvvm_target}));
+  current_trace = this;
+}
+
+Trace::~Trace() { current_trace = previous_; }
+
+Trace* Trace::active() { return current_trace; }
+
+Trace& Trace::current(Where where) {
+  if (!current_trace)
+    throw Error(
+        "error: a traced value was used outside any kernel; traced values (Value, Tensor, Var, ...) exist only while a "
+        "kernel body runs. Compute host-side values with plain C++ types instead",
+        where);
+  return *current_trace;
+}
+
+mlir::Location Trace::loc(const Where& w) {
+  return mlir::FileLineColLoc::get(&context_, w.file_name(), w.line(), w.column());
+}
+
+mlir::Type Trace::type(DType t) {
+  switch (t) {
+    case DType::i1: return builder_.getI1Type();
+    case DType::i8: return builder_.getI8Type();
+    case DType::i16: return builder_.getI16Type();
+    case DType::i32:
+    case DType::u32: return builder_.getI32Type();
+    case DType::i64:
+    case DType::u64: return builder_.getI64Type();
+    case DType::f16: return builder_.getF16Type();
+    case DType::bf16: return builder_.getBF16Type();
+    case DType::f32: return builder_.getF32Type();
+    case DType::f64: return builder_.getF64Type();
+  }
+  return {};
+}
+
+ValueId Trace::add(mlir::Value v, DType t, int64_t known_divisor) {
+  values_.push_back({v, t, false, Space::global, known_divisor});
+  return {serial_, uint32_t(values_.size() - 1)};
+}
+
+ValueId Trace::add_pointer(mlir::Value v, Space space, int64_t alignment) {
+  values_.push_back({v, DType::i8, true, space, alignment});
+  return {serial_, uint32_t(values_.size() - 1)};
+}
+
+const ValueInfo& Trace::get(ValueId id, const Where& w) const {
+  return const_cast<Trace*>(this)->get_mutable(id, w);
+}
+
+ValueInfo& Trace::get_mutable(ValueId id, const Where& w) {
+  if (id.trace == 0)
+    trace_error("a traced value is used before it was given a value (a default-constructed Value, Tensor or Pointer)", w);
+  if (id.trace != serial_ || id.index >= values_.size())
+    trace_error(
+        "this value belongs to another trace (a different kernel, or an earlier specialization); traced values cannot "
+        "cross kernels: pass it as a kernel argument instead",
+        w);
+  return values_[id.index];
+}
+
+void Trace::define_function(const std::vector<std::pair<DType, bool>>& params) {
+  params_ = params;
+  llvm::SmallVector<mlir::Type> types;
+  for (auto [t, pointer] : params)
+    types.push_back(pointer ? mlir::Type(mlir::LLVM::LLVMPointerType::get(&context_, 1)) : type(t));
+  builder_.setInsertionPointToEnd(gpu_module_.getBody());
+  function_ = mlir::gpu::GPUFuncOp::create(builder_, loc(defined_at_), kernel_, builder_.getFunctionType(types, {}));
+  function_->setAttr(mlir::gpu::GPUDialect::getKernelFuncAttrName(), builder_.getUnitAttr());
+  // Kernel pointers never alias in cutejit's model of a launch: each tensor is its own buffer.
+  for (unsigned i = 0; i < types.size(); ++i)
+    if (params[i].second) function_.setArgAttr(i, mlir::LLVM::LLVMDialect::getNoAliasAttrName(), builder_.getUnitAttr());
+  // From here on, traced ops go into the kernel's entry block.
+  builder_.setInsertionPointToStart(&function_.getBody().front());
+}
+
+mlir::Value Trace::argument(int index, const Where& w) {
+  if (!function_) trace_error("kernel arguments are read before the kernel's parameters were defined", w);
+  return function_.getArgument(unsigned(index));
+}
+
+mlir::OpBuilder::InsertPoint Trace::entry_point() {
+  mlir::Block& entry = function_.getBody().front();
+  return mlir::OpBuilder::InsertPoint(&entry, entry.begin());
+}
+
+mlir::OpBuilder::InsertPoint Trace::module_point() {
+  mlir::Block* body = gpu_module_.getBody();
+  return mlir::OpBuilder::InsertPoint(body, body->begin());
+}
+
+void Trace::push_insertion() { saved_.push_back(builder_.saveInsertionPoint()); }
+
+void Trace::pop_insertion() {
+  builder_.restoreInsertionPoint(saved_.back());
+  saved_.pop_back();
+}
+
+void Trace::require(Feature f, const char* instruction, const Where& w) const {
+  if (!target_has(target_, f))
+    trace_error(std::string(instruction) + " is not available on " + target_.name() + "; it needs " +
+                    std::string(targets_with(f)),
+                w);
+}
+
+mlir::OwningOpRef<mlir::ModuleOp> Trace::finish() {
+  if (!saved_.empty()) trace_error("a control-flow region was left open (an if_/for_/while_ body threw?)", defined_at_);
+  builder_.setInsertionPointToEnd(&function_.getBody().back());
+  mlir::gpu::ReturnOp::create(builder_, loc(defined_at_));
+  return std::move(module_);
+}
+
+mlir::Value Trace::dynamic_shared_base() {
+  auto ptr3 = mlir::LLVM::LLVMPointerType::get(&context_, 3);
+  if (!dynamic_shared_global_) {
+    mlir::OpBuilder::InsertionGuard guard(builder_);
+    builder_.restoreInsertionPoint(module_point());
+    auto array = mlir::LLVM::LLVMArrayType::get(builder_.getI8Type(), 0);
+    auto global = mlir::LLVM::GlobalOp::create(builder_, loc(defined_at_), array, false, mlir::LLVM::Linkage::External,
+                                               "__cutejit_dynamic_shared", mlir::Attribute(), 16, 3);
+    dynamic_shared_global_ = global;
+  }
+  return mlir::LLVM::AddressOfOp::create(builder_, builder_.getUnknownLoc(), ptr3, "__cutejit_dynamic_shared");
+}
+
+}  // namespace cutejit::detail
+
+namespace cutejit::detail {
+
+void define_parameters(const std::vector<FlatParam>& params) {
+  Where here = Where::current();
+  std::vector<std::pair<DType, bool>> flat;
+  for (const FlatParam& p : params) flat.push_back({p.type, p.pointer});
+  Trace::current(here).define_function(flat);
+}
+
+ValueId argument(int flat_index, Where where) {
+  Trace& t = Trace::current(where);
+  mlir::Value v = t.argument(flat_index, where);
+  if (mlir::isa<mlir::LLVM::LLVMPointerType>(v.getType())) return t.add_pointer(v, Space::global, 1);
+  return t.add(v, t.parameter_type(flat_index));
+}
+
+ValueId assume_pointer_alignment(ValueId ptr, int64_t alignment) {
+  Where here = Where::current();
+  Trace& t = Trace::current(here);
+  t.get_mutable(ptr, here).known = alignment;
+  return ptr;
+}
+
+}  // namespace cutejit::detail

@@ -1,0 +1,100 @@
+/** \file
+ * The tracer's state: the MLIR module being built for one kernel specialization, the table
+ * behind the public `ValueId` handles, and the insertion-point stack that dynamic control flow
+ * pushes and pops. One Trace is active per thread while a kernel body runs.
+ */
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <mlir/Dialect/GPU/IR/GPUDialect.h>
+#include <mlir/IR/Builders.h>
+#include <mlir/IR/BuiltinOps.h>
+
+#include "cutejit/dsl/trace_api.hpp"
+#include "cutejit/jit/target.hpp"
+#include "verify/target_features.hpp"
+
+namespace cutejit::detail {
+
+struct ValueInfo {
+  mlir::Value value;
+  DType type = DType::i32;     ///< element type (for pointers: unused)
+  bool pointer = false;
+  Space space = Space::global;  ///< for pointers
+  int64_t known = 1;            ///< integers: a known power-of-two divisor; pointers: byte alignment
+};
+
+class Trace {
+ public:
+  Trace(mlir::MLIRContext& context, std::string kernel, Target target, Where defined_at);
+  ~Trace();
+  Trace(const Trace&) = delete;
+  Trace& operator=(const Trace&) = delete;
+
+  /// The trace running on this thread; throws a clear Error when there is none.
+  static Trace& current(Where where);
+  static Trace* active();
+
+  const std::string& kernel() const { return kernel_; }
+  const Target& target() const { return target_; }
+  mlir::MLIRContext& context() { return context_; }
+  mlir::OpBuilder& builder() { return builder_; }
+  mlir::ModuleOp module() { return *module_; }
+  mlir::gpu::GPUModuleOp gpu_module() { return gpu_module_; }
+  mlir::gpu::GPUFuncOp function() { return function_; }
+
+  mlir::Location loc(const Where& w);
+  mlir::Type type(DType t);
+
+  ValueId add(mlir::Value v, DType t, int64_t known_divisor = 1);
+  ValueId add_pointer(mlir::Value v, Space space, int64_t alignment);
+  const ValueInfo& get(ValueId id, const Where& w) const;
+  ValueInfo& get_mutable(ValueId id, const Where& w);
+  mlir::Value value(ValueId id, const Where& w) const { return get(id, w).value; }
+
+  /// Creates the kernel function with these flattened parameter types.
+  void define_function(const std::vector<std::pair<DType, bool>>& params);
+  mlir::Value argument(int index, const Where& w);
+  DType parameter_type(int index) const { return params_.at(size_t(index)).first; }
+  /// Inserts at the top of the entry block (allocas, so LLVM promotes them to registers).
+  mlir::OpBuilder::InsertPoint entry_point();
+  /// Inserts into the gpu.module body (globals).
+  mlir::OpBuilder::InsertPoint module_point();
+
+  void push_insertion();
+  void pop_insertion();
+  int open_regions() const { return int(saved_.size()); }
+  std::vector<mlir::Operation*>& if_ops() { return if_ops_; }
+
+  /// Throws unless the target has `f`, naming the instruction, the target and the user's line.
+  void require(Feature f, const char* instruction, const Where& w) const;
+  /// Finishes the function (terminator) and hands the module over.
+  mlir::OwningOpRef<mlir::ModuleOp> finish();
+
+  uint32_t serial() const { return serial_; }
+  mlir::Value dynamic_shared_base();
+
+ private:
+  mlir::MLIRContext& context_;
+  std::string kernel_;
+  Target target_;
+  Where defined_at_;
+  uint32_t serial_;
+  mlir::OpBuilder builder_;
+  mlir::OwningOpRef<mlir::ModuleOp> module_;
+  mlir::gpu::GPUModuleOp gpu_module_;
+  mlir::gpu::GPUFuncOp function_;
+  std::vector<ValueInfo> values_;
+  std::vector<std::pair<DType, bool>> params_;
+  std::vector<mlir::OpBuilder::InsertPoint> saved_;
+  std::vector<mlir::Operation*> if_ops_;
+  mlir::Operation* dynamic_shared_global_ = nullptr;
+  Trace* previous_;
+};
+
+/// Throws an Error at the user's line, naming the kernel being traced.
+[[noreturn]] void trace_error(const std::string& message, const Where& where);
+
+}  // namespace cutejit::detail

@@ -1,0 +1,67 @@
+#include "verify/target_features.hpp"
+
+#include <utility>
+
+namespace cutejit::detail {
+
+bool target_has(const Target& t, Feature f) {
+  switch (f) {
+    case Feature::baseline: return true;
+    case Feature::sm90: return t.sm >= 90;
+    case Feature::setmaxnreg: return t.arch_specific && (t.sm == 90 || t.sm == 100);
+    case Feature::wgmma: return t.arch_specific && t.sm == 90;
+    case Feature::tcgen05: return t.arch_specific && t.sm == 100;
+  }
+  return false;
+}
+
+std::string_view targets_with(Feature f) {
+  switch (f) {
+    case Feature::baseline: return "every target";
+    case Feature::sm90: return "sm_90 and newer (sm_90a, sm_100a, sm_120a)";
+    case Feature::setmaxnreg: return "sm_90a and sm_100a";
+    case Feature::wgmma: return "sm_90a only";
+    case Feature::tcgen05: return "sm_100a only";
+  }
+  return "";
+}
+
+std::optional<Feature> nvvm_op_feature(std::string_view op) {
+  // Every NVVM op cutejit emits, and the feature it needs. An op missing here is rejected by
+  // the verifier rather than passed to LLVM unchecked.
+  static constexpr std::pair<std::string_view, Feature> table[] = {
+      {"nvvm.read.ptx.sreg.tid.x", Feature::baseline},
+      {"nvvm.read.ptx.sreg.tid.y", Feature::baseline},
+      {"nvvm.read.ptx.sreg.tid.z", Feature::baseline},
+      {"nvvm.read.ptx.sreg.ctaid.x", Feature::baseline},
+      {"nvvm.read.ptx.sreg.ctaid.y", Feature::baseline},
+      {"nvvm.read.ptx.sreg.ctaid.z", Feature::baseline},
+      {"nvvm.read.ptx.sreg.ntid.x", Feature::baseline},
+      {"nvvm.read.ptx.sreg.ntid.y", Feature::baseline},
+      {"nvvm.read.ptx.sreg.ntid.z", Feature::baseline},
+      {"nvvm.read.ptx.sreg.nctaid.x", Feature::baseline},
+      {"nvvm.read.ptx.sreg.nctaid.y", Feature::baseline},
+      {"nvvm.read.ptx.sreg.nctaid.z", Feature::baseline},
+      {"nvvm.read.ptx.sreg.laneid", Feature::baseline},
+      {"nvvm.read.ptx.sreg.cluster.ctarank", Feature::sm90},
+      {"nvvm.barrier0", Feature::baseline},
+      {"nvvm.barrier", Feature::baseline},
+      {"nvvm.bar.warp.sync", Feature::baseline},
+      {"nvvm.memory.barrier", Feature::baseline},
+      {"nvvm.shfl.sync", Feature::baseline},
+      {"nvvm.vote.sync", Feature::baseline},
+      {"nvvm.elect.sync", Feature::sm90},
+      {"nvvm.cluster.arrive", Feature::sm90},
+      {"nvvm.cluster.wait", Feature::sm90},
+      {"nvvm.setmaxregister", Feature::setmaxnreg},
+      {"nvvm.wgmma.fence.aligned", Feature::wgmma},
+      {"nvvm.wgmma.commit.group.sync.aligned", Feature::wgmma},
+      {"nvvm.wgmma.wait.group.sync.aligned", Feature::wgmma},
+      {"nvvm.tcgen05.fence", Feature::tcgen05},
+  };
+  for (const auto& [name, feature] : table)
+    if (name == op) return feature;
+  return std::nullopt;
+}
+
+}  // namespace cutejit::detail
