@@ -66,26 +66,27 @@ inline UInt ballot(const Operand<bool>& p) { return UInt(detail::vote(detail::Vo
 
 // ---- atomics on global or shared memory; each returns the old value ----
 template <Element T>
-Value<T> atomic_add(const detail::Ref<T>& at, const Operand<T>& v) {
+Value<T> atomic_add(const detail::Ref<T>& at, const std::type_identity_t<Operand<T>>& v) {
   return Value<T>(detail::atomic(detail::AtomicOp::add, at.pointer(), v.id, v.where));
 }
 template <Element T>
   requires is_integer_v<T>
-Value<T> atomic_min(const detail::Ref<T>& at, const Operand<T>& v) {
+Value<T> atomic_min(const detail::Ref<T>& at, const std::type_identity_t<Operand<T>>& v) {
   return Value<T>(detail::atomic(detail::AtomicOp::min, at.pointer(), v.id, v.where));
 }
 template <Element T>
   requires is_integer_v<T>
-Value<T> atomic_max(const detail::Ref<T>& at, const Operand<T>& v) {
+Value<T> atomic_max(const detail::Ref<T>& at, const std::type_identity_t<Operand<T>>& v) {
   return Value<T>(detail::atomic(detail::AtomicOp::max, at.pointer(), v.id, v.where));
 }
 template <Element T>
-Value<T> atomic_exchange(const detail::Ref<T>& at, const Operand<T>& v) {
+Value<T> atomic_exchange(const detail::Ref<T>& at, const std::type_identity_t<Operand<T>>& v) {
   return Value<T>(detail::atomic(detail::AtomicOp::exchange, at.pointer(), v.id, v.where));
 }
 template <Element T>
   requires is_integer_v<T>
-Value<T> atomic_cas(const detail::Ref<T>& at, const Operand<T>& expected, const Operand<T>& desired) {
+Value<T> atomic_cas(const detail::Ref<T>& at, const std::type_identity_t<Operand<T>>& expected,
+                      const std::type_identity_t<Operand<T>>& desired) {
   return Value<T>(detail::atomic_cas(at.pointer(), expected.id, desired.id, expected.where));
 }
 

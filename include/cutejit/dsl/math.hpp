@@ -49,8 +49,9 @@ Value<T> abs(const Value<T>& x, detail::Where w = detail::Where::current()) {
 /// a * b + c with a single rounding.
 template <Element T>
   requires is_floating_v<T>
-Value<T> fma(const Operand<T>& a, const Operand<T>& b, const Operand<T>& c) {
-  return Value<T>(detail::fma(a.id, b.id, c.id, a.where));
+Value<T> fma(const Value<T>& a, const std::type_identity_t<Operand<T>>& b, const std::type_identity_t<Operand<T>>& c,
+             detail::Where w = detail::Where::current()) {
+  return Value<T>(detail::fma(a.id(), b.id, c.id, w));
 }
 
 }  // namespace cutejit

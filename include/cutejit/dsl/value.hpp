@@ -9,6 +9,7 @@
 #include <concepts>
 #include <source_location>
 
+#include "cutejit/dsl/constexpr.hpp"
 #include "cutejit/dsl/trace_api.hpp"
 #include "cutejit/dsl/types.hpp"
 
@@ -37,6 +38,10 @@ class Operand : public detail::Arithmetic<T> {
     else
       id = detail::constant_int(dtype_v<T>, int64_t(T(c)), w);
   }
+  /// A static kernel parameter is a constant too.
+  template <class U>
+    requires std::is_convertible_v<U, T>
+  Operand(Constexpr<U> c, detail::Where w = detail::Where::current()) : Operand(U(c), w) {}
   /// Anything that reads as a Value<T> (a memory reference, a Var) converts through it.
   template <class R>
     requires requires(const R& r) { { r.read(detail::Where::current()) } -> std::same_as<Value<T>>; }

@@ -41,10 +41,23 @@ class Var : public detail::Ref<T> {
       : detail::Ref<T>(detail::register_array(dtype_v<T>, 1, w)) {
     detail::store(this->pointer(), init.id, w);
   }
+  Var(const Value<T>& init, detail::Where w = detail::Where::current()) : Var(Operand<T>(init, w), w) {}
+  template <class U>
+    requires(std::is_arithmetic_v<U> && std::is_convertible_v<U, T>)
+  Var(U init, detail::Where w = detail::Where::current()) : Var(Operand<T>(init, w), w) {}
   Var(const Var& other, detail::Where w = detail::Where::current()) : Var(Operand<T>(other.read(w), w), w) {}
   using detail::Ref<T>::operator=;
-  const Var& operator=(const Var& other) const {
-    detail::Ref<T>::operator=(Operand<T>(other.read(detail::Where::current())));
+  const Var& operator=(const Var& other) const { return assign(Operand<T>(other.read(detail::Where::current()))); }
+  const Var& operator=(const Value<T>& v) const { return assign(Operand<T>(v)); }
+  template <class U>
+    requires(std::is_arithmetic_v<U> && std::is_convertible_v<U, T>)
+  const Var& operator=(U v) const {
+    return assign(Operand<T>(v));
+  }
+
+ private:
+  const Var& assign(const Operand<T>& v) const {
+    detail::Ref<T>::operator=(v);
     return *this;
   }
 };

@@ -12,21 +12,13 @@
 #include <type_traits>
 #include <utility>
 
+#include "cutejit/dsl/constexpr.hpp"
 #include "cutejit/jit/kernel_core.hpp"
 #include "cutejit/runtime/buffer.hpp"
 #include "cutejit/runtime/device.hpp"
 #include "cutejit/tensor/tensor.hpp"
 
 namespace cutejit {
-
-/// A static kernel parameter: its value is known at trace time (plain C++ inside the kernel)
-/// and is part of the specialization, so each value compiles its own kernel.
-template <class T>
-  requires(std::is_integral_v<T> || std::is_floating_point_v<T> || std::is_enum_v<T>)
-struct Constexpr {
-  T value;
-  constexpr operator T() const { return value; }
-};
 
 namespace detail {
 

@@ -1,0 +1,3 @@
+#include "block_reduce.hpp"
+
+int main() { return examples::run(examples::block_reduce_example()); }

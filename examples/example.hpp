@@ -1,0 +1,65 @@
+// What every example shares: a runner that checks the kernel on the GPU when there is one,
+// and otherwise cross-compiles it for the three newest targets and says that nothing ran.
+#pragma once
+
+#include <cutejit/cutejit.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <random>
+#include <vector>
+
+namespace examples {
+
+/// Random floats in [-1, 1), from a seed, for inputs.
+inline std::vector<float> random_floats(size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+/// ||out - ref|| / ||ref||, with NaN (a poisoned, unwritten element) making it infinite.
+inline double relative_error(const std::vector<float>& out, const std::vector<double>& ref) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    if (!std::isfinite(out[i])) return INFINITY;
+    num += (out[i] - ref[i]) * (out[i] - ref[i]);
+    den += ref[i] * ref[i];
+  }
+  return std::sqrt(num / (den > 0 ? den : 1));
+}
+
+/// A check runs the kernel on fresh random inputs with a poisoned output and returns the
+/// relative error against a float64 host reference.
+struct Example {
+  const char* name;
+  std::function<double(const cutejit::Device&)> check;
+  std::function<cutejit::CompiledKernel(const cutejit::Target&)> compile;
+  double tolerance;
+};
+
+inline int run(const Example& e) {
+  using namespace cutejit;
+  if (Device::count() == 0) {
+    std::printf("No GPU here: cross-compiling %s for three targets; nothing runs.\n", e.name);
+    for (const char* name : {"sm_90a", "sm_100a", "sm_120a"}) {
+      CompiledKernel k = e.compile(Target::parse(name));
+      std::printf("  %-8s cubin %6zu bytes (%s), trace→cubin %.1f ms: trace %.2f, verify %.2f, lower %.2f, "
+                  "O3+PTX %.2f, assemble %.2f\n",
+                  name, k.cubin.size(), k.assembler.c_str(), k.times.total_ms(), k.times.trace_ms, k.times.verify_ms,
+                  k.times.lower_ms, k.times.codegen_ms, k.times.assemble_ms);
+    }
+    return 0;
+  }
+  Device gpu;
+  double err = e.check(gpu);
+  bool ok = err <= e.tolerance;
+  std::printf("%s on %s (%s): relative error %.3g (tolerance %.1g): %s\n", e.name, gpu.name().c_str(),
+              gpu.target().name().c_str(), err, e.tolerance, ok ? "OK" : "FAILED");
+  return ok ? 0 : 1;
+}
+
+}  // namespace examples

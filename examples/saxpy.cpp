@@ -1,0 +1,3 @@
+#include "saxpy.hpp"
+
+int main() { return examples::run(examples::saxpy_example()); }

@@ -1,0 +1,3 @@
+#include "sgemm.hpp"
+
+int main() { return examples::run(examples::sgemm_example()); }

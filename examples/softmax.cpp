@@ -1,0 +1,3 @@
+#include "softmax.hpp"
+
+int main() { return examples::run(examples::softmax_example()); }

@@ -1,0 +1,3 @@
+#include "transpose.hpp"
+
+int main() { return examples::run(examples::transpose_example()); }
