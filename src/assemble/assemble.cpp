@@ -9,12 +9,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <sstream>
 
 #include <nvJitLink.h>
 
 #include "cutejit/jit/error.hpp"
+#include "support/cuda_toolkit.hpp"
 
 extern char** environ;
 
@@ -22,12 +24,23 @@ namespace cutejit::detail {
 
 namespace {
 
-std::vector<std::filesystem::path> cuda_roots() {
-  std::vector<std::filesystem::path> roots;
-  for (const char* var : {"CUDA_HOME", "CUDA_PATH"})
-    if (const char* v = std::getenv(var); v && *v) roots.emplace_back(v);
-  roots.emplace_back("/usr/local/cuda");
-  return roots;
+/// The nvJitLink library cutejit would use: the toolkit's own first, then the library path.
+/// Found without loading it, so that a disk-cache hit (whose key names the assembler) never
+/// pays for the dlopen.
+std::string nvjitlink_path() {
+  if (const char* forced = std::getenv("CUTEJIT_ASSEMBLER"); forced && std::string(forced) == "ptxas") return "";
+  static constexpr const char* names[] = {"libnvJitLink.so.13", "libnvJitLink.so.12", "libnvJitLink.so"};
+  for (const auto& root : cuda_roots())
+    for (const char* name : names)
+      if (std::error_code ec; std::filesystem::exists(root / "lib64" / name, ec))
+        return std::filesystem::canonical(root / "lib64" / name, ec).string();
+  if (std::getenv("CUTEJIT_CUDA_HOME")) return "";
+  for (const char* name : names)
+    if (void* so = dlopen(name, RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD)) {
+      dlclose(so);
+      return name;
+    }
+  return names[0];  // the bare soname: dlopen searches the library path
 }
 
 /// nvJitLink's C API, resolved once with dlopen.
@@ -41,26 +54,26 @@ struct NvJitLink {
   int (*cubin)(Handle, void*) = nullptr;
   int (*error_log_size)(Handle, size_t*) = nullptr;
   int (*error_log)(Handle, char*) = nullptr;
-  int (*version)(unsigned*, unsigned*) = nullptr;
   bool loaded = false;
 
+  /// Loaded once per toolkit location (the location can only change through the environment).
   static const NvJitLink& get() {
-    static NvJitLink lib = load();
-    return lib;
+    static std::mutex mutex;
+    static std::map<std::string, NvJitLink> loaded;
+    std::string key = std::getenv("CUTEJIT_ASSEMBLER") ? std::getenv("CUTEJIT_ASSEMBLER") : "";
+    for (const auto& root : cuda_roots()) key += "|" + root.string();
+    std::lock_guard lock(mutex);
+    auto it = loaded.find(key);
+    if (it == loaded.end()) it = loaded.emplace(key, load()).first;
+    return it->second;
   }
 
  private:
   static NvJitLink load() {
     NvJitLink l;
-    if (const char* forced = std::getenv("CUTEJIT_ASSEMBLER"); forced && std::string(forced) == "ptxas") return l;
-    void* so = nullptr;
-    for (const char* name : {"libnvJitLink.so.13", "libnvJitLink.so.12", "libnvJitLink.so"})
-      if ((so = dlopen(name, RTLD_NOW | RTLD_LOCAL))) break;
-    for (const auto& root : cuda_roots()) {
-      if (so) break;
-      for (const char* name : {"libnvJitLink.so.13", "libnvJitLink.so.12", "libnvJitLink.so"})
-        if ((so = dlopen((root / "lib64" / name).c_str(), RTLD_NOW | RTLD_LOCAL))) break;
-    }
+    std::string path = nvjitlink_path();
+    if (path.empty()) return l;
+    void* so = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!so) return l;
     auto sym = [&](auto& fn, const char* name) { fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(so, name)); };
     sym(l.create, "nvJitLinkCreate");
@@ -71,7 +84,6 @@ struct NvJitLink {
     sym(l.cubin, "nvJitLinkGetLinkedCubin");
     sym(l.error_log_size, "nvJitLinkGetErrorLogSize");
     sym(l.error_log, "nvJitLinkGetErrorLog");
-    sym(l.version, "nvJitLinkVersion");
     l.loaded = l.create && l.destroy && l.add_data && l.complete && l.cubin_size && l.cubin && l.error_log_size && l.error_log;
     return l;
   }
@@ -110,7 +122,7 @@ std::vector<char> with_nvjitlink(const NvJitLink& nv, const std::string& ptx, co
 std::filesystem::path find_ptxas() {
   for (const auto& root : cuda_roots())
     if (auto p = root / "bin" / "ptxas"; std::filesystem::exists(p)) return p;
-  if (const char* path = std::getenv("PATH")) {
+  if (const char* path = std::getenv("PATH"); path && !std::getenv("CUTEJIT_CUDA_HOME")) {
     std::stringstream ss(path);
     std::string dir;
     while (std::getline(ss, dir, ':'))
@@ -170,12 +182,17 @@ Assembled assemble(const std::string& ptx, const Target& target, const std::stri
 }
 
 std::string assembler_version() {
-  const NvJitLink& nv = NvJitLink::get();
-  unsigned major = 0, minor = 0;
-  if (nv.loaded && nv.version && nv.version(&major, &minor) == 0)
-    return "nvJitLink " + std::to_string(major) + "." + std::to_string(minor);
+  // The resolved file name carries the full version (libnvJitLink.so.13.0.88); its size tells
+  // two builds of one version apart.
+  std::error_code ec;
+  if (std::string path = nvjitlink_path(); !path.empty()) {
+    auto size = std::filesystem::file_size(path, ec);
+    return "nvJitLink " + path + (ec ? "" : " " + std::to_string(size));
+  }
   std::filesystem::path ptxas = find_ptxas();
-  return ptxas.empty() ? "none" : "ptxas " + ptxas.string();
+  if (ptxas.empty()) return "none";
+  auto size = std::filesystem::file_size(ptxas, ec);
+  return "ptxas " + std::filesystem::canonical(ptxas, ec).string() + " " + std::to_string(ec ? 0 : size);
 }
 
 }  // namespace cutejit::detail

@@ -59,6 +59,7 @@ const Loaded& load() {
     sym(d.cuFuncGetAttribute, "cuFuncGetAttribute");
     sym(d.cuFuncSetAttribute, "cuFuncSetAttribute");
     sym(d.cuLaunchKernelEx, "cuLaunchKernelEx");
+    sym(d.cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled");
     sym(d.cuGetErrorName, "cuGetErrorName");
     sym(d.cuGetErrorString, "cuGetErrorString");
     if (!missing.empty()) {

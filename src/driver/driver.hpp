@@ -31,6 +31,9 @@ struct Driver {
   CUresult (*cuFuncGetAttribute)(int*, CUfunction_attribute, CUfunction);
   CUresult (*cuFuncSetAttribute)(CUfunction, CUfunction_attribute, int);
   CUresult (*cuLaunchKernelEx)(const CUlaunchConfig*, CUfunction, void**, void**);
+  CUresult (*cuTensorMapEncodeTiled)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
+                                     const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
+                                     CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
   CUresult (*cuGetErrorName)(CUresult, const char**);
   CUresult (*cuGetErrorString)(CUresult, const char**);
 

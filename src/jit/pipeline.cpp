@@ -8,6 +8,8 @@
 #include <mlir/IR/BuiltinOps.h>
 
 #include "assemble/assemble.hpp"
+#include "cache/key.hpp"
+#include "cutejit/jit/cache.hpp"
 #include "jit/dump.hpp"
 #include "lower/lower.hpp"
 #include "trace/trace.hpp"
@@ -23,10 +25,13 @@ double ms_since(Clock::time_point& start) {
   start = now;
   return ms;
 }
-std::string print(mlir::ModuleOp m) {
+std::string print(mlir::ModuleOp m, bool verified = false) {
   std::string s;
   llvm::raw_string_ostream os(s);
-  m->print(os, mlir::OpPrintingFlags().enableDebugInfo(true, true));
+  mlir::OpPrintingFlags flags;
+  flags.enableDebugInfo(true, true);
+  if (verified) flags.assumeVerified();
+  m->print(os, flags);
   return s;
 }
 }  // namespace
@@ -51,6 +56,20 @@ CompiledKernel compile_specialization(const std::string& kernel, const Target& t
   verify_module(*module, target, kernel);
   out.times.verify_ms = ms_since(clock);
 
+  // The disk cache is keyed by the verified module printed with its locations (they become the
+  // PTX's line info): a hit skips lowering, LLVM and the assembler.
+  KernelCache cache = KernelCache::from_environment();
+  if (cache.enabled()) {
+    out.cache_key = cache_key(print(*module, /*verified=*/true), target, /*options=*/"");
+    // With CUTEJIT_DUMP set every stage runs, so that every stage is dumped.
+    std::optional<CompiledKernel> hit = dump.enabled() ? std::nullopt : cache.load(out.cache_key);
+    out.times.cache_ms = ms_since(clock);
+    if (hit && hit->name == kernel && hit->target == target) {
+      hit->times = out.times;
+      return std::move(*hit);
+    }
+  }
+
   llvm::LLVMContext llvm_context;
   std::unique_ptr<llvm::Module> llvm_module = lower_to_llvm(*module, llvm_context, dump);
   out.times.lower_ms = ms_since(clock);
@@ -64,6 +83,10 @@ CompiledKernel compile_specialization(const std::string& kernel, const Target& t
   out.assembler = assembled.assembler;
   out.times.assemble_ms = ms_since(clock);
   dump.write("cubin", std::string_view(out.cubin.data(), out.cubin.size()));
+  if (cache.enabled()) {
+    cache.store(out.cache_key, out);
+    out.times.cache_ms += ms_since(clock);
+  }
   return out;
 }
 

@@ -182,12 +182,19 @@ Layout upcast_impl(const IntTuple& s, const IntTuple& d, int64_t n, const Layout
     for (int i = 0; i < s.rank(); ++i) modes.push_back(upcast_impl(s[i], d[i], n, whole));
     return make_layout_from_modes(modes);
   }
+  if (d.leaf().is_dynamic()) {
+    // a dynamic stride must provably be a multiple of n: then it shrinks by n and the shape stays
+    if (!divides(n, d.leaf()))
+      throw Error("upcast<" + std::to_string(n) + ">(" + to_string(whole) + "): cannot prove that the dynamic stride is "
+                  "a multiple of " + std::to_string(n) + "; state it with assume_divisible", d.leaf().where());
+    return Layout(s, d.leaf() / n);
+  }
   int64_t st = d.value();
   if (st == 0) return Layout(s, d);
   if (!(st % n == 0 || n % st == 0))
     fail("upcast<" + std::to_string(n) + ">(" + to_string(whole) + "): divisibility condition failed: the stride " +
          std::to_string(st) + " and " + std::to_string(n) + " must divide one another");
-  return Layout(ceil_div(s.value(), ceil_div(n, std::llabs(st))), sgn(st) * ceil_div(std::llabs(st), n));
+  return Layout(ceil_div(s.leaf(), Integer(ceil_div(n, std::llabs(st)))), sgn(st) * ceil_div(std::llabs(st), n));
 }
 
 Layout downcast_impl(const IntTuple& s, const IntTuple& d, int64_t n) {
@@ -196,12 +203,13 @@ Layout downcast_impl(const IntTuple& s, const IntTuple& d, int64_t n) {
     for (int i = 0; i < s.rank(); ++i) modes.push_back(downcast_impl(s[i], d[i], n));
     return make_layout_from_modes(modes);
   }
-  if (d.value() == 1 || d.value() == -1) return Layout(s.value() * n, d);
-  return Layout(s, d.value() * n);
+  const Integer& st = d.leaf();
+  if (st.is_static() && (st.value() == 1 || st.value() == -1)) return Layout(s.leaf() * n, d);
+  return Layout(s, st * n);
 }
 
 bool has_stride1(const IntTuple& d) {
-  if (d.is_leaf()) return d.value() == 1;
+  if (d.is_leaf()) return d.leaf().is_static() && d.value() == 1;
   for (const auto& e : d.elems())
     if (has_stride1(e)) return true;
   return false;

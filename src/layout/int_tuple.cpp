@@ -18,8 +18,11 @@ std::vector<IntTuple> elems_of(const IntTuple& t) {
 
 }  // namespace
 
-int64_t IntTuple::value() const {
+int64_t IntTuple::value() const { return leaf().value(); }
+
+const Integer& IntTuple::leaf() const {
   if (!leaf_) fail("IntTuple: expected an integer, got the tuple " + to_string(*this));
+  if (underscore_) fail("IntTuple: expected an integer, got the wildcard _ (only slice accepts _ in a coordinate)");
   return value_;
 }
 
@@ -36,7 +39,7 @@ const IntTuple& IntTuple::operator[](int i) const {
 
 bool operator==(const IntTuple& a, const IntTuple& b) {
   if (a.leaf_ != b.leaf_) return false;
-  if (a.leaf_) return a.value_ == b.value_;
+  if (a.leaf_) return a.underscore_ == b.underscore_ && same(a.value_, b.value_);
   return a.elems_ == b.elems_;
 }
 
@@ -45,7 +48,7 @@ bool operator==(const IntTuple& a, const IntTuple& b) {
 namespace {
 void print_to(std::string& out, const IntTuple& t) {
   if (t.is_leaf()) {
-    out += std::to_string(t.value());
+    out += t.is_underscore() ? "_" : to_string(t.leaf());
     return;
   }
   out += '(';
@@ -70,6 +73,20 @@ std::ostream& operator<<(std::ostream& os, const IntTuple& t) { return os << to_
 // ---- Structure ----
 
 bool is_tuple(const IntTuple& t) { return t.is_tuple(); }
+
+bool is_static(const IntTuple& t) {
+  if (t.is_leaf()) return t.is_underscore() || t.leaf().is_static();
+  for (const auto& e : t.elems())
+    if (!is_static(e)) return false;
+  return true;
+}
+
+bool has_underscore(const IntTuple& t) {
+  if (t.is_leaf()) return t.is_underscore();
+  for (const auto& e : t.elems())
+    if (has_underscore(e)) return true;
+  return false;
+}
 int rank(const IntTuple& t) { return t.rank(); }
 
 int depth(const IntTuple& t) {
@@ -79,18 +96,18 @@ int depth(const IntTuple& t) {
   return d + 1;
 }
 
-int64_t size(const IntTuple& t) {
-  if (t.is_leaf()) return t.value();
-  int64_t p = 1;
-  for (const auto& e : t.elems()) p *= size(e);
+Integer size(const IntTuple& t) {
+  if (t.is_leaf()) return t.leaf();
+  Integer p = 1;
+  for (const auto& e : t.elems()) p = p * size(e);
   return p;
 }
-int64_t product(const IntTuple& t) { return size(t); }
+Integer product(const IntTuple& t) { return size(t); }
 
-int64_t sum(const IntTuple& t) {
-  if (t.is_leaf()) return t.value();
-  int64_t s = 0;
-  for (const auto& e : t.elems()) s += sum(e);
+Integer sum(const IntTuple& t) {
+  if (t.is_leaf()) return t.leaf();
+  Integer s = 0;
+  for (const auto& e : t.elems()) s = s + sum(e);
   return s;
 }
 
@@ -202,7 +219,11 @@ bool weakly_congruent(const IntTuple& a, const IntTuple& b) {
 }
 
 bool compatible(const IntTuple& a, const IntTuple& b) {
-  if (a.is_leaf()) return a.value() == size(b);
+  // A dynamic size cannot be compared at trace time: only the structure is checked (as CuTe).
+  if (a.is_leaf()) {
+    Integer n = size(b);
+    return a.leaf().is_dynamic() || n.is_dynamic() || a.value() == n.value();
+  }
   if (b.is_leaf()) return false;
   if (a.rank() != b.rank()) return false;
   for (int i = 0; i < a.rank(); ++i)
@@ -235,8 +256,21 @@ IntTuple ceil_div(const IntTuple& a, const IntTuple& b) {
     return IntTuple(std::move(out));
   }
   if (b.is_tuple()) return ceil_div(a, IntTuple(product(b)));
-  return ceil_div(a.value(), b.value());
+  return ceil_div(a.leaf(), b.leaf());
 }
+
+namespace {
+/// CuTe's shape_div of two integers when one is dynamic: a/b when b divides a, and 1 when a
+/// divides b. Which case holds must be provable; otherwise we refuse rather than guess.
+Integer shape_div_dynamic(const Integer& a, const Integer& b) {
+  if (divides(b, a)) return a / b;
+  if (divides(a, b)) return 1;
+  throw Error("shape_div: cannot prove that " + to_string(a) + " and " + to_string(b) +
+                  " divide one another (one of them is dynamic); state it with assume_divisible(x, d) on the "
+                  "dynamic value, or use static sizes",
+              a.is_dynamic() ? a.where() : b.where());
+}
+}  // namespace
 
 IntTuple shape_div(const IntTuple& a, const IntTuple& b) {
   if (a.is_tuple()) {
@@ -255,6 +289,7 @@ IntTuple shape_div(const IntTuple& a, const IntTuple& b) {
     return IntTuple(std::move(out));
   }
   if (b.is_tuple()) return shape_div(a, IntTuple(product(b)));
+  if (a.leaf().is_dynamic() || b.leaf().is_dynamic()) return shape_div_dynamic(a.leaf(), b.leaf());
   int64_t x = a.value(), y = b.value();
   if (y == 0 || x == 0 || !((x % y) == 0 || (y % x) == 0))
     fail("shape_div: divisibility condition failed: neither " + std::to_string(x) + " nor " + std::to_string(y) +
@@ -263,18 +298,18 @@ IntTuple shape_div(const IntTuple& a, const IntTuple& b) {
 }
 
 IntTuple elem_scale(const IntTuple& a, const IntTuple& b) {
-  if (a.is_leaf()) return a.value() * size(b);
+  if (a.is_leaf()) return a.leaf() * size(b);
   std::vector<IntTuple> out;
   for (int i = 0; i < a.rank(); ++i) out.push_back(elem_scale(a[i], b[i]));
   return IntTuple(std::move(out));
 }
 
-int64_t inner_product(const IntTuple& a, const IntTuple& b) {
-  if (a.is_leaf() && b.is_leaf()) return a.value() * b.value();
+Integer inner_product(const IntTuple& a, const IntTuple& b) {
+  if (a.is_leaf() && b.is_leaf()) return a.leaf() * b.leaf();
   if (a.is_leaf() || b.is_leaf() || a.rank() != b.rank())
     fail("inner_product: " + to_string(a) + " and " + to_string(b) + " are not congruent");
-  int64_t s = 0;
-  for (int i = 0; i < a.rank(); ++i) s += inner_product(a[i], b[i]);
+  Integer s = 0;
+  for (int i = 0; i < a.rank(); ++i) s = s + inner_product(a[i], b[i]);
   return s;
 }
 
@@ -287,29 +322,34 @@ bool evenly_divides(const IntTuple& a, const IntTuple& b) {
       if (!evenly_divides(a[i], b[i])) return false;
     return true;
   }
-  return size(a) == size(b) * size(ceil_div(a, b));
+  // A dynamic extent divides evenly only when that is provable (e.g. from assume_divisible).
+  Integer sa = size(a), sb = size(b);
+  if (sa.is_static() && sb.is_static()) return sa.value() == sb.value() * size(ceil_div(a, b)).value();
+  return divides(sb, sa);
 }
 
 // ---- Compact strides ----
 
 namespace {
 // Returns the stride tuple and updates `current` (CuTe detail::compact).
-IntTuple compact_left(const IntTuple& shape, int64_t& current) {
+IntTuple compact_left(const IntTuple& shape, Integer& current) {
   if (shape.is_leaf()) {
-    if (shape.value() == 1) return 0;
-    int64_t d = current;
-    current *= shape.value();
+    const Integer& s = shape.leaf();
+    if (s.is_static() && s.value() == 1) return 0;
+    Integer d = current;
+    current = current * s;
     return d;
   }
   std::vector<IntTuple> out;
   for (const auto& s : shape.elems()) out.push_back(compact_left(s, current));
   return IntTuple(std::move(out));
 }
-IntTuple compact_right(const IntTuple& shape, int64_t& current) {
+IntTuple compact_right(const IntTuple& shape, Integer& current) {
   if (shape.is_leaf()) {
-    if (shape.value() == 1) return 0;
-    int64_t d = current;
-    current *= shape.value();
+    const Integer& s = shape.leaf();
+    if (s.is_static() && s.value() == 1) return 0;
+    Integer d = current;
+    current = current * s;
     return d;
   }
   std::vector<IntTuple> out(shape.elems().size());
@@ -318,8 +358,14 @@ IntTuple compact_right(const IntTuple& shape, int64_t& current) {
 }
 }  // namespace
 
-IntTuple compact_col_major(const IntTuple& shape, int64_t current) { return compact_left(shape, current); }
-IntTuple compact_row_major(const IntTuple& shape, int64_t current) { return compact_right(shape, current); }
+IntTuple compact_col_major(const IntTuple& shape, const Integer& current) {
+  Integer c = current;
+  return compact_left(shape, c);
+}
+IntTuple compact_row_major(const IntTuple& shape, const Integer& current) {
+  Integer c = current;
+  return compact_right(shape, c);
+}
 
 namespace {
 IntTuple product_like(const IntTuple& t, const IntTuple& guide) {
@@ -337,9 +383,9 @@ IntTuple compact_order_impl(const IntTuple& shape, const IntTuple& order, const 
     for (int i = 0; i < order.rank(); ++i) out.push_back(compact_order_impl(shape[i], order[i], ref_shape, ref_order));
     return IntTuple(std::move(out));
   }
-  int64_t start = 1;
+  Integer start = 1;
   for (int i = 0; i < ref_shape.rank(); ++i)
-    if (ref_order[i].value() < order.value()) start *= ref_shape[i].value();
+    if (ref_order[i].value() < order.value()) start = start * ref_shape[i].leaf();
   return compact_col_major(shape, start);
 }
 }  // namespace
@@ -355,56 +401,58 @@ IntTuple compact_order(const IntTuple& shape, const IntTuple& order) {
 
 // ---- Coordinates ----
 
-int64_t crd2idx(const IntTuple& coord, const IntTuple& shape, const IntTuple& stride) {
+Integer crd2idx(const IntTuple& coord, const IntTuple& shape, const IntTuple& stride) {
   if (coord.is_tuple()) {
     if (shape.is_leaf() || coord.rank() != shape.rank() || shape.rank() != stride.rank())
       fail("crd2idx: the coordinate " + to_string(coord) + " does not match the shape " + to_string(shape) +
            " (a coordinate is an integer or a tuple congruent with the shape)");
-    int64_t s = 0;
-    for (int i = 0; i < coord.rank(); ++i) s += crd2idx(coord[i], shape[i], stride[i]);
+    Integer s = 0;
+    for (int i = 0; i < coord.rank(); ++i) s = s + crd2idx(coord[i], shape[i], stride[i]);
     return s;
   }
   if (shape.is_tuple()) {
     if (stride.is_leaf() || shape.rank() != stride.rank())
       fail("crd2idx: shape " + to_string(shape) + " and stride " + to_string(stride) + " are not congruent");
-    int64_t c = coord.value(), s = 0;
+    Integer c = coord.leaf(), s = 0;
     int r = shape.rank();
     for (int i = 0; i < r; ++i) {
       if (i == r - 1) {
-        s += crd2idx(c, shape[i], stride[i]);
+        s = s + crd2idx(c, shape[i], stride[i]);
       } else {
-        int64_t p = size(shape[i]);
-        s += crd2idx(c % p, shape[i], stride[i]);
-        c /= p;
+        Integer p = size(shape[i]);
+        s = s + crd2idx(c % p, shape[i], stride[i]);
+        c = c / p;
       }
     }
     return s;
   }
-  return coord.value() * stride.value();
+  return coord.leaf() * stride.leaf();
 }
 
-int64_t crd2idx(const IntTuple& coord, const IntTuple& shape) {
+Integer crd2idx(const IntTuple& coord, const IntTuple& shape) {
   return crd2idx(coord, shape, compact_col_major(shape));
 }
 
-IntTuple idx2crd(int64_t idx, const IntTuple& shape) {
+namespace {
+IntTuple idx2crd_1d(Integer idx, const IntTuple& shape) {
   if (shape.is_leaf()) return idx;
   std::vector<IntTuple> out;
   int r = shape.rank();
   for (int i = 0; i < r; ++i) {
     if (i == r - 1) {
-      out.push_back(idx2crd(idx, shape[i]));
+      out.push_back(idx2crd_1d(idx, shape[i]));
     } else {
-      int64_t p = size(shape[i]);
-      out.push_back(idx2crd(idx % p, shape[i]));
-      idx /= p;
+      Integer p = size(shape[i]);
+      out.push_back(idx2crd_1d(idx % p, shape[i]));
+      idx = idx / p;
     }
   }
   return IntTuple(std::move(out));
 }
+}  // namespace
 
 IntTuple idx2crd(const IntTuple& coord, const IntTuple& shape) {
-  if (coord.is_leaf()) return idx2crd(coord.value(), shape);
+  if (coord.is_leaf()) return idx2crd_1d(coord.leaf(), shape);
   if (shape.is_leaf() || coord.rank() != shape.rank())
     fail("idx2crd: the coordinate " + to_string(coord) + " does not match the shape " + to_string(shape));
   std::vector<IntTuple> out;
@@ -412,15 +460,16 @@ IntTuple idx2crd(const IntTuple& coord, const IntTuple& shape) {
   return IntTuple(std::move(out));
 }
 
-IntTuple idx2crd(int64_t idx, const IntTuple& shape, const IntTuple& stride) {
+IntTuple idx2crd(const Integer& idx, const IntTuple& shape, const IntTuple& stride) {
   if (shape.is_tuple()) {
-    IntTuple d = stride.is_tuple() ? stride : compact_col_major(shape, stride.value());
+    IntTuple d = stride.is_tuple() ? stride : compact_col_major(shape, stride.leaf());
     std::vector<IntTuple> out;
     for (int i = 0; i < shape.rank(); ++i) out.push_back(idx2crd(idx, shape[i], d[i]));
     return IntTuple(std::move(out));
   }
-  if (shape.value() == 1) return 0;
-  return (idx / stride.value()) % shape.value();
+  const Integer& s = shape.leaf();
+  if (s.is_static() && s.value() == 1) return 0;
+  return (idx / stride.leaf()) % s;
 }
 
 }  // namespace cutejit

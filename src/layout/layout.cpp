@@ -11,6 +11,8 @@ namespace cutejit {
 
 namespace {
 [[noreturn]] void fail(const std::string& msg) { throw Error(msg); }
+/// Only a static 0 is a zero stride: a dynamic stride is never dropped (as in CuTe).
+bool is_zero(const IntTuple& d) { return d.leaf().is_static() && d.leaf().value() == 0; }
 }  // namespace
 
 Layout::Layout(IntTuple shape, IntTuple stride) : shape_(std::move(shape)), stride_(std::move(stride)) {
@@ -19,9 +21,7 @@ Layout::Layout(IntTuple shape, IntTuple stride) : shape_(std::move(shape)), stri
          " (they need the same nesting, e.g. (4,(2,3)):(1,(4,8)))");
 }
 
-int64_t Layout::operator()(int64_t idx) const { return crd2idx(IntTuple(idx), shape_, stride_); }
-
-int64_t Layout::operator()(const IntTuple& coord) const {
+Integer Layout::evaluate(const IntTuple& coord) const {
   if (coord.is_tuple() && !weakly_congruent(coord, shape_))
     fail("Layout " + to_string(*this) + ": the coordinate " + to_string(coord) +
          " does not match the shape (use an integer or a coordinate with the profile of " + to_string(shape_) + ")");
@@ -59,7 +59,7 @@ IntTuple filter_zeros_shape(const IntTuple& stride, const IntTuple& shape) {
     for (int i = 0; i < stride.rank(); ++i) out.push_back(filter_zeros_shape(stride[i], shape[i]));
     return IntTuple(std::move(out));
   }
-  return stride.value() == 0 ? repeat_like(shape, 1) : shape;
+  return is_zero(stride) ? repeat_like(shape, 1) : shape;
 }
 }  // namespace
 
@@ -69,18 +69,23 @@ Layout make_layout_like(const Layout& l) {
 
 // ---- Queries ----
 
-int64_t size(const Layout& l) { return size(l.shape()); }
+Integer size(const Layout& l) { return size(l.shape()); }
+bool is_static(const Layout& l) { return is_static(l.shape()) && is_static(l.stride()); }
 
 namespace {
-int64_t cosize_sum(const IntTuple& shape, const IntTuple& stride) {
-  if (shape.is_leaf()) return (shape.value() - 1) * std::llabs(stride.value());
-  int64_t s = 0;
-  for (int i = 0; i < shape.rank(); ++i) s += cosize_sum(shape[i], stride[i]);
+Integer cosize_sum(const IntTuple& shape, const IntTuple& stride) {
+  // a dynamic stride is taken as non-negative, as the strides of tensor arguments are
+  if (shape.is_leaf()) {
+    const Integer& d = stride.leaf();
+    return (shape.leaf() - 1) * (d.is_static() ? Integer(std::llabs(d.value())) : d);
+  }
+  Integer s = 0;
+  for (int i = 0; i < shape.rank(); ++i) s = s + cosize_sum(shape[i], stride[i]);
   return s;
 }
 }  // namespace
 
-int64_t cosize(const Layout& l) { return cosize_sum(l.shape(), l.stride()) + 1; }
+Integer cosize(const Layout& l) { return cosize_sum(l.shape(), l.stride()) + 1; }
 int rank(const Layout& l) { return l.shape().rank(); }
 int depth(const Layout& l) { return depth(l.shape()); }
 const IntTuple& shape(const Layout& l) { return l.shape(); }
@@ -99,7 +104,7 @@ Layout mode(const Layout& l, std::initializer_list<int> path) {
   return r;
 }
 
-int64_t size(const Layout& l, int i) { return size(mode(l, i)); }
+Integer size(const Layout& l, int i) { return size(mode(l, i)); }
 
 // ---- Mode manipulation ----
 
@@ -184,8 +189,8 @@ Layout zip(const Layout& a, const Layout& b) {
 
 // ---- Coordinates ----
 
-int64_t crd2idx(const IntTuple& coord, const Layout& l) { return l(coord); }
-IntTuple idx2crd(int64_t idx, const Layout& l) { return idx2crd(idx, l.shape()); }
+Integer crd2idx(const IntTuple& coord, const Layout& l) { return l(coord); }
+IntTuple idx2crd(const IntTuple& idx, const Layout& l) { return idx2crd(idx, l.shape()); }
 
 // ---- Tiles ----
 

@@ -25,6 +25,7 @@
 
 #include "cutejit/jit/error.hpp"
 #include "lower/lower.hpp"
+#include "support/cuda_toolkit.hpp"
 
 extern "C" {
 void LLVMInitializeNVPTXTargetInfo();
@@ -61,11 +62,7 @@ llvm::TargetMachine& target_machine(const Target& target) {
 }
 
 std::filesystem::path libdevice_path() {
-  std::vector<std::filesystem::path> roots;
-  for (const char* var : {"CUDA_HOME", "CUDA_PATH"})
-    if (const char* v = std::getenv(var); v && *v) roots.emplace_back(v);
-  roots.emplace_back("/usr/local/cuda");
-  for (const auto& root : roots) {
+  for (const auto& root : cuda_roots()) {
     auto p = root / "nvvm" / "libdevice" / "libdevice.10.bc";
     if (std::filesystem::exists(p)) return p;
   }

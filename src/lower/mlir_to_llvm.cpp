@@ -63,13 +63,42 @@ std::unique_ptr<llvm::Module> lower_to_llvm(mlir::ModuleOp module, llvm::LLVMCon
     run(pm, module, "lowering to the LLVM dialect");
   }
 
+  // scf-to-cf carries a loop's hints as the discardable attribute "llvm.loop_annotation" onto
+  // its back branch; the LLVM branch op reads them from its own loop_annotation property.
+  module.walk([](mlir::Operation* op) {
+    auto hint = op->getDiscardableAttr("llvm.loop_annotation");
+    if (!hint) return;
+    if (auto br = mlir::dyn_cast<mlir::LLVM::BrOp>(op)) br.setLoopAnnotationAttr(mlir::cast<mlir::LLVM::LoopAnnotationAttr>(hint));
+    if (auto br = mlir::dyn_cast<mlir::LLVM::CondBrOp>(op))
+      br.setLoopAnnotationAttr(mlir::cast<mlir::LLVM::LoopAnnotationAttr>(hint));
+    op->removeDiscardableAttr("llvm.loop_annotation");
+  });
+
+  // Grid-constant parameters (tensor maps) become byval + nvvm.grid_constant, which NVPTX
+  // lowers to a `.param .align 64 .b8 [128]` addressed in place (cvta.param), never copied.
+  module.walk([&](mlir::LLVM::LLVMFuncOp f) {
+    auto listed = f->getAttrOfType<mlir::DenseI32ArrayAttr>(grid_constant_attribute);
+    if (!listed) return;
+    auto bytes = mlir::LLVM::LLVMArrayType::get(mlir::IntegerType::get(ctx, 8), grid_constant_bytes);
+    for (int32_t i : listed.asArrayRef()) {
+      f.setArgAttr(unsigned(i), mlir::LLVM::LLVMDialect::getByValAttrName(), mlir::TypeAttr::get(bytes));
+      // NVVMDialect::getGridConstantAttrName(), spelled out: NVVMDialect.h costs 15 s of compile.
+      f.setArgAttr(unsigned(i), "nvvm.grid_constant", mlir::UnitAttr::get(ctx));
+    }
+    f->removeAttr(grid_constant_attribute);
+  });
+
   auto gpu_module = *module.getBody()->getOps<mlir::gpu::GPUModuleOp>().begin();
   mlir::OpBuilder b(ctx);
   mlir::OwningOpRef<mlir::ModuleOp> kernel = mlir::ModuleOp::create(gpu_module.getLoc());
   kernel->getBody()->getOperations().splice(kernel->getBody()->begin(), gpu_module.getBody()->getOperations());
   {
     mlir::PassManager pm(ctx);
-    pm.addPass(mlir::LLVM::createDIScopeForLLVMFuncOpPass());
+    // Line directives only (.loc, as nvcc -lineinfo): a LineTablesOnly compile unit makes NVPTX
+    // write `.target sm_XX, debug`, which puts ptxas in debug mode (e.g. wgmma is serialized).
+    mlir::LLVM::DIScopeForLLVMFuncOpPassOptions options;
+    options.emissionKind = mlir::LLVM::DIEmissionKind::DebugDirectivesOnly;
+    pm.addPass(mlir::LLVM::createDIScopeForLLVMFuncOpPass(options));
     run(pm, *kernel, "attaching line information");
   }
   if (dump.enabled()) dump.write("lowered.mlir", print(*kernel));

@@ -102,6 +102,15 @@ ValueId static_shared(DType element, int64_t count, int64_t alignment, Where whe
   if (count <= 0) trace_error("a shared array needs a positive element count, not " + std::to_string(count), where);
   if (alignment < size_in_bytes(element) || (alignment & (alignment - 1)) != 0)
     trace_error("shared array alignment must be a power of two and at least the element size", where);
+  // ptxas caps static shared memory at 48 KB per block; more must be dynamic (opt-in).
+  constexpr int64_t static_limit = 48 * 1024;
+  int64_t bytes = count * size_in_bytes(element);
+  if (t.static_shared_bytes() + bytes > static_limit)
+    trace_error("static shared memory would reach " + std::to_string(t.static_shared_bytes() + bytes) +
+                    " bytes, over the 48 KB (49152 bytes) a block may declare statically; use dynamic_shared<T>() and "
+                    "Launch::shared_bytes for larger tiles (up to the device's opt-in limit)",
+                where);
+  t.add_static_shared_bytes(bytes);
   mlir::OpBuilder& b = t.builder();
   mlir::Location l = t.loc(where);
   std::string name = "__cutejit_shared_" + std::to_string(t.gpu_module().getBody()->getOperations().size());

@@ -71,6 +71,7 @@ const char* libdevice_name(UnaryOp op, bool f64) {
     case UnaryOp::log: return f64 ? "__nv_log" : "__nv_logf";
     case UnaryOp::log2: return f64 ? "__nv_log2" : "__nv_log2f";
     case UnaryOp::rsqrt: return f64 ? "__nv_rsqrt" : "__nv_rsqrtf";
+    case UnaryOp::abs: return f64 ? "__nv_fabs" : "__nv_fabsf";
     case UnaryOp::sin: return f64 ? "__nv_sin" : "__nv_sinf";
     case UnaryOp::cos: return f64 ? "__nv_cos" : "__nv_cosf";
     case UnaryOp::tanh: return f64 ? "__nv_tanh" : "__nv_tanhf";
@@ -93,7 +94,8 @@ mlir::Value call_libdevice(Emitter& e, const char* fn, mlir::Value x) {
 }
 
 mlir::Value inline_ptx(Emitter& e, const char* ptx, mlir::Value x) {
-  return mlir::LLVM::InlineAsmOp::create(e.b, e.loc, x.getType(), mlir::ValueRange{x}, ptx, "=f,f", false, false,
+  const char* constraints = x.getType().isF64() ? "=d,d" : "=f,f";
+  return mlir::LLVM::InlineAsmOp::create(e.b, e.loc, x.getType(), mlir::ValueRange{x}, ptx, constraints, false, false,
                                          mlir::LLVM::TailCallKind::None, mlir::LLVM::AsmDialectAttr(), mlir::ArrayAttr())
       .getResult(0);
 }
@@ -186,8 +188,8 @@ ValueId unary(UnaryOp op, ValueId a_id, Where where) {
     case UnaryOp::bit_not:
       return e.t.add(XOrIOp::create(e.b, e.loc, x, ConstantOp::create(e.b, e.loc, e.b.getIntegerAttr(x.getType(), -1))), t);
     case UnaryOp::abs:
-      if (is_float(t)) return e.t.add(mlir::LLVM::FAbsOp::create(e.b, e.loc, x), t);
-      return e.t.add(mlir::LLVM::AbsOp::create(e.b, e.loc, x.getType(), x, false), t, a.known);
+      if (!is_float(t)) return e.t.add(mlir::LLVM::AbsOp::create(e.b, e.loc, x.getType(), x, false), t, a.known);
+      break;  // floats: libdevice's fabs below (the GPU-to-NVVM conversion rejects llvm.fabs)
     default: break;
   }
   if (!is_float(t)) trace_error(std::string("this math function needs a floating-point value, not ") + std::string(name(t)), where);
@@ -196,8 +198,10 @@ ValueId unary(UnaryOp op, ValueId a_id, Where where) {
   mlir::Value v = narrow ? mlir::Value(ExtFOp::create(e.b, e.loc, e.b.getF32Type(), x)) : x;
   bool f64 = t == DType::f64;
   mlir::Value r;
-  if (op == UnaryOp::sqrt) {
-    r = mlir::LLVM::SqrtOp::create(e.b, e.loc, v);
+  if (op == UnaryOp::sqrt || (op == UnaryOp::fast_sqrt && f64)) {
+    // IEEE round-to-nearest square root, as CUDA's default -prec-sqrt=true gives (libdevice's
+    // sqrtf would depend on an NVVM reflect flag LLVM does not set).
+    r = inline_ptx(e, f64 ? "sqrt.rn.f64 $0, $1;" : "sqrt.rn.f32 $0, $1;", v);
   } else if (op == UnaryOp::fast_exp && !f64) {
     auto log2e = ConstantOp::create(e.b, e.loc, e.b.getF32FloatAttr(1.4426950408889634f));
     r = inline_ptx(e, fast_ptx(UnaryOp::fast_exp2), MulFOp::create(e.b, e.loc, v, log2e));
@@ -216,9 +220,7 @@ ValueId unary(UnaryOp op, ValueId a_id, Where where) {
       case UnaryOp::fast_tanh: accurate = UnaryOp::tanh; break;
       default: break;
     }
-    if (op == UnaryOp::fast_sqrt) {
-      r = mlir::LLVM::SqrtOp::create(e.b, e.loc, v);
-    } else if (op == UnaryOp::fast_reciprocal) {
+    if (op == UnaryOp::fast_reciprocal) {
       r = DivFOp::create(e.b, e.loc, ConstantOp::create(e.b, e.loc, e.b.getFloatAttr(v.getType(), 1.0)), v);
     } else {
       r = call_libdevice(e, libdevice_name(accurate, f64), v);

@@ -7,6 +7,7 @@
 
 #include "cutejit/jit/error.hpp"
 #include "cutejit/jit/kernel_core.hpp"
+#include "lower/lower.hpp"
 
 namespace cutejit::detail {
 
@@ -105,17 +106,31 @@ ValueInfo& Trace::get_mutable(ValueId id, const Where& w) {
   return values_[id.index];
 }
 
-void Trace::define_function(const std::vector<std::pair<DType, bool>>& params) {
+void Trace::define_function(const std::vector<FlatParam>& params) {
   params_ = params;
   llvm::SmallVector<mlir::Type> types;
-  for (auto [t, pointer] : params)
-    types.push_back(pointer ? mlir::Type(mlir::LLVM::LLVMPointerType::get(&context_, 1)) : type(t));
+  llvm::SmallVector<int32_t> grid_constants;
+  for (const FlatParam& p : params) {
+    // A grid constant is addressed in place in the parameter space, through a generic pointer.
+    if (p.grid_constant_bytes) grid_constants.push_back(int32_t(types.size()));
+    types.push_back(p.grid_constant_bytes ? mlir::Type(mlir::LLVM::LLVMPointerType::get(&context_, 0))
+                    : p.pointer           ? mlir::Type(mlir::LLVM::LLVMPointerType::get(&context_, 1))
+                                          : type(p.type));
+  }
   builder_.setInsertionPointToEnd(gpu_module_.getBody());
   function_ = mlir::gpu::GPUFuncOp::create(builder_, loc(defined_at_), kernel_, builder_.getFunctionType(types, {}));
   function_->setAttr(mlir::gpu::GPUDialect::getKernelFuncAttrName(), builder_.getUnitAttr());
   // Kernel pointers never alias in cutejit's model of a launch: each tensor is its own buffer.
   for (unsigned i = 0; i < types.size(); ++i)
-    if (params[i].second) function_.setArgAttr(i, mlir::LLVM::LLVMDialect::getNoAliasAttrName(), builder_.getUnitAttr());
+    if (params[i].pointer && !params[i].grid_constant_bytes)
+      function_.setArgAttr(i, mlir::LLVM::LLVMDialect::getNoAliasAttrName(), builder_.getUnitAttr());
+  // gpu.func cannot carry llvm.byval / nvvm.grid_constant (the conversion to llvm.func drops
+  // the one and the verifier refuses the other): the lowering adds both from this list.
+  if (!grid_constants.empty()) {
+    function_->setAttr(grid_constant_attribute, builder_.getDenseI32ArrayAttr(grid_constants));
+    for (int32_t i : grid_constants)
+      function_.setArgAttr(unsigned(i), mlir::LLVM::LLVMDialect::getAlignAttrName(), builder_.getI64IntegerAttr(64));
+  }
   // From here on, traced ops go into the kernel's entry block.
   builder_.setInsertionPointToStart(&function_.getBody().front());
 }
@@ -174,10 +189,7 @@ mlir::Value Trace::dynamic_shared_base() {
 namespace cutejit::detail {
 
 void define_parameters(const std::vector<FlatParam>& params) {
-  Where here = Where::current();
-  std::vector<std::pair<DType, bool>> flat;
-  for (const FlatParam& p : params) flat.push_back({p.type, p.pointer});
-  Trace::current(here).define_function(flat);
+  Trace::current(Where::current()).define_function(params);
 }
 
 ValueId argument(int flat_index, Where where) {

@@ -13,6 +13,7 @@
 #include <mlir/IR/BuiltinOps.h>
 
 #include "cutejit/dsl/trace_api.hpp"
+#include "cutejit/jit/kernel_core.hpp"
 #include "cutejit/jit/target.hpp"
 #include "verify/target_features.hpp"
 
@@ -54,10 +55,10 @@ class Trace {
   ValueInfo& get_mutable(ValueId id, const Where& w);
   mlir::Value value(ValueId id, const Where& w) const { return get(id, w).value; }
 
-  /// Creates the kernel function with these flattened parameter types.
-  void define_function(const std::vector<std::pair<DType, bool>>& params);
+  /// Creates the kernel function with these flattened parameters.
+  void define_function(const std::vector<FlatParam>& params);
   mlir::Value argument(int index, const Where& w);
-  DType parameter_type(int index) const { return params_.at(size_t(index)).first; }
+  DType parameter_type(int index) const { return params_.at(size_t(index)).type; }
   /// Inserts at the top of the entry block (allocas, so LLVM promotes them to registers).
   mlir::OpBuilder::InsertPoint entry_point();
   /// Inserts into the gpu.module body (globals).
@@ -75,6 +76,8 @@ class Trace {
 
   uint32_t serial() const { return serial_; }
   mlir::Value dynamic_shared_base();
+  int64_t static_shared_bytes() const { return static_shared_bytes_; }
+  void add_static_shared_bytes(int64_t n) { static_shared_bytes_ += n; }
 
  private:
   mlir::MLIRContext& context_;
@@ -87,10 +90,11 @@ class Trace {
   mlir::gpu::GPUModuleOp gpu_module_;
   mlir::gpu::GPUFuncOp function_;
   std::vector<ValueInfo> values_;
-  std::vector<std::pair<DType, bool>> params_;
+  std::vector<FlatParam> params_;
   std::vector<mlir::OpBuilder::InsertPoint> saved_;
   std::vector<mlir::Operation*> if_ops_;
   mlir::Operation* dynamic_shared_global_ = nullptr;
+  int64_t static_shared_bytes_ = 0;
   Trace* previous_;
 };
 

@@ -17,7 +17,8 @@ struct StageTimes {
   double lower_ms = 0;     ///< MLIR passes and translation to LLVM IR
   double codegen_ms = 0;   ///< LLVM O3 and the NVPTX back end: LLVM IR -> PTX
   double assemble_ms = 0;  ///< nvJitLink (or ptxas): PTX -> cubin
-  double total_ms() const { return trace_ms + verify_ms + lower_ms + codegen_ms + assemble_ms; }
+  double cache_ms = 0;     ///< printing and hashing the traced MLIR, reading or writing the disk cache
+  double total_ms() const { return trace_ms + verify_ms + lower_ms + codegen_ms + assemble_ms + cache_ms; }
 };
 
 struct CompiledKernel {
@@ -25,8 +26,10 @@ struct CompiledKernel {
   Target target;
   std::string ptx;
   std::vector<char> cubin;
-  std::string assembler;   ///< "nvJitLink" or "ptxas"
-  StageTimes times;
+  std::string assembler;   ///< "nvJitLink" or "ptxas" (for a cached kernel: the one that built it)
+  StageTimes times;        ///< read from the disk cache: only trace_ms, verify_ms and cache_ms are spent
+  std::string cache_key;   ///< the disk-cache key (32 hex digits); empty when the cache is off
+  bool from_cache = false; ///< the cubin came from the disk cache: no lowering, LLVM or assembler ran
 };
 
 }  // namespace cutejit

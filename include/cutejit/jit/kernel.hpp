@@ -22,7 +22,7 @@ namespace cutejit {
 
 namespace detail {
 
-enum class ParamKind : uint64_t { tensor = 1, scalar = 2, constant = 3 };
+enum class ParamKind : uint64_t { tensor = 1, scalar = 2, constant = 3, tensor_map = 4 };
 constexpr uint64_t param_word(ParamKind k, DType t) { return uint64_t(k) << 56 | uint64_t(t) << 48; }
 
 /// How a kernel parameter type is specialized, packed and traced. One specialization per
@@ -36,11 +36,16 @@ struct KernelParam<Tensor<T>> {
   template <class A> static constexpr bool accepts = std::is_convertible_v<A, DeviceTensor<T>>;
   static constexpr const char* expects = "a Buffer<T> or DeviceTensor<T> of the kernel's element type";
 
+  /// log2 of the power of two (at most 16) dividing a shape or stride: 3 bits of the key each.
+  /// Knowing that sizes and strides are multiples of 4, 8 or 16 is what lets tiles of a tensor
+  /// argument be proven aligned for vector accesses (as Triton's divisibility specialization).
+  static uint64_t divisibility(int64_t x) { return x == 0 ? 4 : uint64_t(std::min(4, std::countr_zero(uint64_t(x)))); }
   static void specialize(const DeviceTensor<T>& a, Key& key) {
     int align_log2 = a.ptr ? std::min(4, std::countr_zero(a.ptr)) : 4;
-    uint64_t unit = 0;
+    uint64_t unit = 0, div = 0;
     for (int i = 0; i < a.rank; ++i) unit |= uint64_t(a.stride[i] == 1) << i;
-    key.push(param_word(ParamKind::tensor, dtype_v<T>) | uint64_t(a.rank) << 40 | uint64_t(align_log2) << 32 | unit);
+    for (int i = 0; i < a.rank; ++i) div |= (divisibility(a.shape[i]) | divisibility(a.stride[i]) << 3) << (8 + 6 * i);
+    key.push(param_word(ParamKind::tensor, dtype_v<T>) | uint64_t(a.rank) << 40 | uint64_t(align_log2) << 32 | div | unit);
   }
   static void check(const DeviceTensor<T>& a, const std::string& kernel, int index) {
     if (a.ptr == 0) argument_error(kernel, index, "is a null pointer");
@@ -57,19 +62,27 @@ struct KernelParam<Tensor<T>> {
     out.push_back({dtype_v<T>, true});
     for (int i = 0; i < 2 * rank; ++i) out.push_back({DType::i32, false});
   }
+  /// Shapes and strides are traced Ints carrying their specialized divisibility; a unit
+  /// stride is a static 1. A rank-1 tensor has a leaf layout (n:1), as CuTe's make_layout(n).
   static Tensor<T> trace(const uint64_t*& w, int& flat) {
     uint64_t word = *w++;
     int rank = int(word >> 40 & 0xff);
     int64_t alignment = int64_t(1) << (word >> 32 & 0xff);
     Where here = Where::current();
+    auto known = [&](int i, int which) { return int64_t(1) << (word >> (8 + 6 * i + 3 * which) & 7); };
+    auto dynamic = [&](int64_t divisor) -> IntTuple {
+      Int v(argument(flat++, here));
+      return divisor > 1 ? assume_divisible(v, divisor, here) : v;
+    };
     Pointer<T> data(assume_pointer_alignment(argument(flat++, here), alignment));
-    std::array<Int, max_tensor_rank> shape{}, stride{};
-    for (int i = 0; i < rank; ++i) shape[i] = Int(argument(flat++, here));
+    std::vector<IntTuple> shape, stride;
+    for (int i = 0; i < rank; ++i) shape.push_back(dynamic(known(i, 0)));
     for (int i = 0; i < rank; ++i) {
-      Int s(argument(flat++, here));
-      stride[i] = (word >> i & 1) ? Int(constant_int(DType::i32, 1, here)) : s;
+      IntTuple s = dynamic(known(i, 1));
+      stride.push_back((word >> i & 1) ? IntTuple(1) : s);
     }
-    return Tensor<T>(data, rank, shape, stride);
+    if (rank == 1) return Tensor<T>(data, Layout(shape[0], stride[0]));
+    return Tensor<T>(data, Layout(IntTuple(std::move(shape)), IntTuple(std::move(stride))));
   }
 };
 

@@ -58,6 +58,9 @@ struct ParamBuffer {
 struct FlatParam {
   DType type;
   bool pointer;
+  /// Nonzero for an opaque by-value block of this many bytes that the kernel reads in place
+  /// (`__grid_constant__`, 64-byte aligned): a TMA tensor map.
+  int grid_constant_bytes = 0;
 };
 
 /// A loaded function for one (specialization, device).

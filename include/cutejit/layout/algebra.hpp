@@ -67,7 +67,7 @@ Layout tile_to_shape(const Layout& block, const IntTuple& trg_shape, const IntTu
 Layout tile_to_shape(const Layout& block, const IntTuple& trg_shape, LayoutRight);
 
 // ---- Common vectors ----
-int64_t max_common_vector(const Layout& a, const Layout& b);
+Integer max_common_vector(const Layout& a, const Layout& b);
 Layout max_common_layout(const Layout& a, const Layout& b);
 
 // ---- Recasts between element widths ----

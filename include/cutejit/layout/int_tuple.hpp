@@ -1,9 +1,9 @@
 /** \file
  * IntTuple: CuTe's hierarchical integer tuple (an integer, or a tuple of IntTuples).
  *
- * Leaves are static int64_t values for now. Every read of a leaf goes through
- * IntTuple::value() / is_leaf() so that a leaf can later also hold a traced value.
- * Shape, Stride, Coord and Step are all IntTuples.
+ * A leaf is an Integer: static (an int64_t) or dynamic (a traced Int, inside a kernel trace).
+ * `value()` reads a static leaf; `leaf()` reads either kind. A coordinate may also hold the
+ * slicing wildcard `_` as a leaf. Shape, Stride, Coord and Step are all IntTuples.
  */
 #pragma once
 
@@ -15,7 +15,13 @@
 #include <type_traits>
 #include <vector>
 
+#include "cutejit/layout/integer.hpp"
+
 namespace cutejit {
+
+/// CuTe's `_`: in a coordinate, "all of this mode" (slicing keeps the modes it marks).
+struct Underscore {};
+inline constexpr Underscore _{};
 
 class IntTuple {
  public:
@@ -24,6 +30,16 @@ class IntTuple {
   /// A leaf integer.
   template <class T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>, int> = 0>
   IntTuple(T v) : leaf_(true), value_(static_cast<int64_t>(v)) {}  // NOLINT (implicit on purpose)
+  /// A leaf that may be dynamic.
+  IntTuple(const Integer& v) : leaf_(true), value_(v) {}  // NOLINT
+  /// A dynamic leaf from a traced int (or anything that reads as one).
+  IntTuple(const Int& v, detail::Where w = detail::Where::current()) : leaf_(true), value_(v, w) {}  // NOLINT
+  template <class R>
+    requires(!std::same_as<R, Int> && !std::same_as<R, Integer> &&
+             requires(const R& r) { { r.read(detail::Where::current()) } -> std::same_as<Int>; })
+  IntTuple(const R& r, detail::Where w = detail::Where::current()) : IntTuple(r.read(w), w) {}  // NOLINT
+  /// The wildcard leaf `_` (only meaningful in a coordinate given to slice).
+  IntTuple(Underscore) : leaf_(true), underscore_(true) {}  // NOLINT
   /// A tuple: IntTuple{4, IntTuple{2, 3}} is (4,(2,3)); IntTuple{8} is the rank-1 tuple (8).
   IntTuple(std::initializer_list<IntTuple> elems) : leaf_(false), elems_(elems) {}
   explicit IntTuple(std::vector<IntTuple> elems) : leaf_(false), elems_(std::move(elems)) {}
@@ -32,8 +48,11 @@ class IntTuple {
 
   bool is_leaf() const { return leaf_; }
   bool is_tuple() const { return !leaf_; }
-  /// Leaf value; throws cutejit::Error on a tuple.
+  bool is_underscore() const { return underscore_; }
+  /// Static leaf value; throws cutejit::Error on a tuple, `_` or a dynamic leaf.
   int64_t value() const;
+  /// The leaf, static or dynamic; throws cutejit::Error on a tuple or `_`.
+  const Integer& leaf() const;
   /// Number of elements of a tuple (1 for a leaf, as CuTe's rank).
   int rank() const { return leaf_ ? 1 : static_cast<int>(elems_.size()); }
   /// i-th element; on a leaf, element 0 is the leaf itself (CuTe's get<0>(int)).
@@ -46,7 +65,8 @@ class IntTuple {
 
  private:
   bool leaf_;
-  int64_t value_ = 0;
+  bool underscore_ = false;
+  Integer value_;
   std::vector<IntTuple> elems_;
 };
 
@@ -68,11 +88,13 @@ IntTuple parse_int_tuple(std::string_view text);
 
 // ---- Structure ----
 bool is_tuple(const IntTuple& t);
+bool is_static(const IntTuple& t);           ///< no dynamic leaf
+bool has_underscore(const IntTuple& t);
 int rank(const IntTuple& t);
 int depth(const IntTuple& t);                ///< 0 for a leaf
-int64_t size(const IntTuple& t);             ///< product of the leaves
-int64_t product(const IntTuple& t);          ///< same as size
-int64_t sum(const IntTuple& t);
+Integer size(const IntTuple& t);             ///< product of the leaves
+Integer product(const IntTuple& t);          ///< same as size
+Integer sum(const IntTuple& t);
 IntTuple flatten(const IntTuple& t);         ///< depth <= 1; a leaf stays a leaf
 IntTuple flatten_to_tuple(const IntTuple& t);  ///< always a (flat) tuple
 IntTuple wrap(const IntTuple& t);            ///< leaf -> (leaf)
@@ -94,22 +116,21 @@ IntTuple ceil_div(const IntTuple& a, const IntTuple& b);  ///< CuTe ceil_div on 
 IntTuple shape_div(const IntTuple& a, const IntTuple& b); ///< CuTe shape_div (checks divisibility)
 IntTuple elem_scale(const IntTuple& a, const IntTuple& b);
 IntTuple inner_product_tuple(const IntTuple& a, const IntTuple& b);
-int64_t inner_product(const IntTuple& a, const IntTuple& b);
+Integer inner_product(const IntTuple& a, const IntTuple& b);
 bool evenly_divides(const IntTuple& shape, const IntTuple& tiler);
 
 // ---- Compact strides and coordinate maps ----
-IntTuple compact_col_major(const IntTuple& shape, int64_t current = 1);
-IntTuple compact_row_major(const IntTuple& shape, int64_t current = 1);
+IntTuple compact_col_major(const IntTuple& shape, const Integer& current = 1);
+IntTuple compact_row_major(const IntTuple& shape, const Integer& current = 1);
 /// Strides ordered by `order` (same profile as shape or a leaf per mode): CuTe's compact_order.
 IntTuple compact_order(const IntTuple& shape, const IntTuple& order);
 /// Index of a coordinate in a compact column-major (colexicographic) shape.
-int64_t crd2idx(const IntTuple& coord, const IntTuple& shape);
+Integer crd2idx(const IntTuple& coord, const IntTuple& shape);
 /// Index of a coordinate under shape:stride (integer coords are split colexicographically).
-int64_t crd2idx(const IntTuple& coord, const IntTuple& shape, const IntTuple& stride);
-/// Natural coordinate of a 1-D index in shape (the last mode is not wrapped, as CuTe).
-IntTuple idx2crd(int64_t idx, const IntTuple& shape);
-/// Natural coordinate of any (1-D, h-D or natural) coordinate in shape.
+Integer crd2idx(const IntTuple& coord, const IntTuple& shape, const IntTuple& stride);
+/// Natural coordinate of any (1-D, h-D or natural) coordinate in shape; a 1-D index is split
+/// colexicographically and the last mode is not wrapped, as CuTe.
 IntTuple idx2crd(const IntTuple& coord, const IntTuple& shape);
-IntTuple idx2crd(int64_t idx, const IntTuple& shape, const IntTuple& stride);
+IntTuple idx2crd(const Integer& idx, const IntTuple& shape, const IntTuple& stride);
 
 }  // namespace cutejit

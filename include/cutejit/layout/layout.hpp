@@ -24,11 +24,13 @@ class Layout {
   const IntTuple& shape() const { return shape_; }
   const IntTuple& stride() const { return stride_; }
 
-  /// Evaluate at a 1-D index (colexicographic) or a (hierarchical) coordinate.
-  int64_t operator()(int64_t idx) const;
-  int64_t operator()(const IntTuple& coord) const;
+  /// Evaluate at a 1-D index (colexicographic) or a (hierarchical) coordinate; static or
+  /// dynamic (an Int, or an IntTuple with traced leaves), giving a static or dynamic offset.
+  template <class C>
+  Integer operator()(const C& coord) const { return evaluate(IntTuple(coord)); }
   template <class... Ts, std::enable_if_t<(sizeof...(Ts) >= 2), int> = 0>
-  int64_t operator()(const Ts&... cs) const { return (*this)(IntTuple{IntTuple(cs)...}); }
+  Integer operator()(const Ts&... cs) const { return evaluate(IntTuple{IntTuple(cs)...}); }
+  Integer evaluate(const IntTuple& coord) const;
 
   friend bool operator==(const Layout& a, const Layout& b) {
     return a.shape_ == b.shape_ && a.stride_ == b.stride_;
@@ -67,8 +69,9 @@ Layout make_ordered_layout(const IntTuple& shape, const IntTuple& order);
 Layout make_layout_like(const Layout& l);
 
 // ---- Queries ----
-int64_t size(const Layout& l);
-int64_t cosize(const Layout& l);
+Integer size(const Layout& l);
+Integer cosize(const Layout& l);
+bool is_static(const Layout& l);  ///< no dynamic leaf in shape or stride
 int rank(const Layout& l);
 int depth(const Layout& l);
 const IntTuple& shape(const Layout& l);
@@ -79,7 +82,7 @@ Layout mode(const Layout& l, int i);
 Layout mode(const Layout& l, std::initializer_list<int> path);
 template <int... Is>
 Layout get(const Layout& l) { return mode(l, {Is...}); }
-int64_t size(const Layout& l, int i);  ///< size of mode i
+Integer size(const Layout& l, int i);  ///< size of mode i
 
 // ---- Mode manipulation ----
 Layout select(const Layout& l, const std::vector<int>& modes);
@@ -95,8 +98,8 @@ Layout append(const Layout& l, int n);
 Layout zip(const Layout& a, const Layout& b);
 
 // ---- Coordinates ----
-int64_t crd2idx(const IntTuple& coord, const Layout& l);
-IntTuple idx2crd(int64_t idx, const Layout& l);  ///< natural coordinate in shape(l)
+Integer crd2idx(const IntTuple& coord, const Layout& l);
+IntTuple idx2crd(const IntTuple& idx, const Layout& l);  ///< natural coordinate in shape(l)
 
 // ---- Tilers ----
 /// One mode of a Tile: a Layout, or a plain integer n (meaning n:1).

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 namespace cutejit {
 
@@ -26,6 +27,12 @@ struct Launch {
   Stream stream = nullptr;
 };
 
-constexpr uint32_t ceil_div(uint64_t a, uint64_t b) { return uint32_t((a + b - 1) / b); }
+/// Blocks needed to cover a count: a grid dimension. A template, so that with any integer
+/// arguments it is an exact match and wins over the layout algebra's int64_t ceil_div.
+template <class A, class B>
+  requires(std::is_integral_v<A> && std::is_integral_v<B>)
+constexpr uint32_t ceil_div(A a, B b) {
+  return uint32_t((uint64_t(a) + uint64_t(b) - 1) / uint64_t(b));
+}
 
 }  // namespace cutejit

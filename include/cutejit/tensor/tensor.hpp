@@ -1,87 +1,167 @@
 /** \file
- * A traced tensor: a pointer plus a shape and strides (rank 1 to 4), indexed by coordinates.
- * Kernel parameters of type `Tensor<T>` receive device buffers; the element type is fixed by
- * the kernel, the rank and the pointer's alignment by the arguments of the launch (they are
- * part of the specialization), and shape and strides are traced values, except an innermost
- * stride of 1, which is known at trace time so that contiguous accesses can be vectorised.
+ * A traced tensor: a pointer (global, shared or register memory) plus a CuTe `Layout` from
+ * coordinates to element offsets, optionally followed by a `Swizzle` of the offset (CuTe's
+ * ComposedLayout), which is how bank-conflict-free shared-memory tiles are addressed.
+ *
+ * Kernel parameters of type `Tensor<T>` receive device buffers: the element type is fixed by
+ * the kernel; rank, alignment, unit strides and the divisibility of shapes and strides by
+ * powers of two (up to 16) come from the launch's arguments and are part of the
+ * specialization; shapes and strides are otherwise dynamic, except a stride of 1, which is
+ * static so that contiguous accesses can be vectorised.
+ *
+ * Indexing `t(i, j)` gives an element (an lvalue); `t(_, j)` gives the tensor of the modes
+ * marked `_`. Partitioning (local_tile, local_partition, ...) lives in partition.hpp.
  */
 #pragma once
 
 #include <array>
-#include <initializer_list>
+#include <optional>
 #include <string>
 
+#include "cutejit/layout/algebra.hpp"
+#include "cutejit/layout/slice.hpp"
+#include "cutejit/layout/swizzle.hpp"
 #include "cutejit/tensor/pointer.hpp"
 
 namespace cutejit {
 
 inline constexpr int max_tensor_rank = 4;
 
+namespace detail {
+/// `p + offset` in elements, emitting nothing for a static 0.
+template <Element T>
+Pointer<T> advance(const Pointer<T>& p, const Integer& offset, Where w) {
+  if (offset.is_static() && offset.value() == 0) return p;
+  return p + Operand<int32_t>(offset.read(w), w);
+}
+template <class C>
+inline constexpr bool is_underscore_v = std::is_same_v<std::decay_t<C>, Underscore>;
+/// Swizzles a (static or dynamic) element offset: offset ^ ((offset & yyy) >> shift).
+Integer swizzle_offset(const Swizzle& s, const Integer& offset);
+[[noreturn]] void tensor_coordinate_error(const Layout& l, const IntTuple& coord, Where w);
+}  // namespace detail
+
 template <Element T>
 class Tensor {
  public:
   using element_type = T;
   Tensor() = default;
-  Tensor(Pointer<T> data, std::initializer_list<Int> shape, std::initializer_list<Int> stride,
-         detail::Where w = detail::Where::current())
-      : data_(data), rank_(int(shape.size())) {
-    if (shape.size() != stride.size() || shape.size() < 1 || shape.size() > max_tensor_rank)
-      detail::fail("a tensor needs 1 to 4 modes and as many strides as shape entries", w);
-    int i = 0;
-    for (const Int& s : shape) shape_[i++] = s;
-    i = 0;
-    for (const Int& s : stride) stride_[i++] = s;
-  }
-  Tensor(Pointer<T> data, int rank, const std::array<Int, max_tensor_rank>& shape,
-         const std::array<Int, max_tensor_rank>& stride)
-      : data_(data), rank_(rank), shape_(shape), stride_(stride) {}
+  /// A tensor over `data` with this layout.
+  Tensor(Pointer<T> data, Layout layout) : data_(data), layout_(std::move(layout)) {}
+  /// A tensor from shape and strides: `Tensor(p, {32, 32}, {33, 1})` (static), or with traced Ints.
+  Tensor(Pointer<T> data, const IntTuple& shape, const IntTuple& stride) : data_(data), layout_(shape, stride) {}
+  /// A swizzled tensor: element c is at data + swizzle(offset + layout(c)).
+  Tensor(Pointer<T> data, Swizzle swizzle, Integer offset, Layout layout)
+      : data_(data), layout_(std::move(layout)), swizzle_(swizzle), swizzle_base_(std::move(offset)) {}
 
-  int rank() const { return rank_; }
-  Int shape(int mode) const { return shape_.at(mode); }
-  Int stride(int mode) const { return stride_.at(mode); }
+  const Layout& layout() const { return layout_; }
+  const IntTuple& shape() const { return layout_.shape(); }
+  const IntTuple& stride() const { return layout_.stride(); }
   Pointer<T> data() const { return data_; }
-  /// The number of elements.
-  Int size(detail::Where w = detail::Where::current()) const {
-    Int n = shape_[0];
-    for (int i = 1; i < rank_; ++i) n = Operand<int32_t>(n, w) * shape_[i];
-    return n;
-  }
+  const std::optional<Swizzle>& swizzle() const { return swizzle_; }
+  /// The element offset the swizzle is applied to, before the layout's (0 when unswizzled).
+  const Integer& swizzle_base() const { return swizzle_base_; }
 
-  /// The element at a coordinate with one index per mode.
-  using Index = Operand<int32_t>;
-  detail::Ref<T> operator()(const Index& i0) const { return at({i0}, i0.where); }
-  detail::Ref<T> operator()(const Index& i0, const Index& i1) const { return at({i0, i1}, i0.where); }
-  detail::Ref<T> operator()(const Index& i0, const Index& i1, const Index& i2) const { return at({i0, i1, i2}, i0.where); }
-  detail::Ref<T> operator()(const Index& i0, const Index& i1, const Index& i2, const Index& i3) const {
-    return at({i0, i1, i2, i3}, i0.where);
+  int rank() const { return cutejit::rank(layout_); }
+  /// The size of mode `mode`, as a traced Int (a static size becomes a constant).
+  Int shape(int mode, detail::Where w = detail::Where::current()) const {
+    return cutejit::size(cutejit::mode(layout_, mode)).read(w);
+  }
+  Int stride(int mode, detail::Where w = detail::Where::current()) const {
+    return cutejit::mode(layout_, mode).stride().leaf().read(w);
+  }
+  /// The number of elements, as a traced Int.
+  Int size(detail::Where w = detail::Where::current()) const { return cutejit::size(layout_).read(w); }
+
+  /// The element offset of a coordinate (after the swizzle), from data().
+  Integer offset_of(const IntTuple& coord, detail::Where w = detail::Where::current()) const {
+    if (has_underscore(coord)) detail::tensor_coordinate_error(layout_, coord, w);
+    Integer o = layout_.evaluate(coord);
+    return swizzle_ ? detail::swizzle_offset(*swizzle_, swizzle_base_ + o) : o;
+  }
+  /// The address of the element at layout offset `o` (the swizzle, if any, applied).
+  Pointer<T> address(const Integer& o, detail::Where w = detail::Where::current()) const {
+    return detail::advance(data_, swizzle_ ? detail::swizzle_offset(*swizzle_, swizzle_base_ + o) : o, w);
   }
   /// The address of a coordinate (for vector accesses and atomics).
+  Pointer<T> pointer_at(const IntTuple& coord, detail::Where w = detail::Where::current()) const {
+    return detail::advance(data_, offset_of(coord, w), w);
+  }
   Pointer<T> pointer_at(std::initializer_list<Operand<int32_t>> coord, detail::Where w = detail::Where::current()) const {
-    return data_ + offset(coord, w);
+    std::vector<IntTuple> c;
+    for (const auto& x : coord) c.emplace_back(Int(x.id), x.where);
+    return pointer_at(c.size() == 1 ? c[0] : IntTuple(std::move(c)), w);
+  }
+
+  /// The element at an integer (1-D, colexicographic) or hierarchical coordinate.
+  detail::Ref<T> operator()(const IntTuple& c0, detail::Where w = detail::Where::current()) const {
+    return *pointer_at(c0, w);
+  }
+  detail::Ref<T> operator()(const IntTuple& c0, const IntTuple& c1, detail::Where w = detail::Where::current()) const {
+    return element({c0, c1}, w);
+  }
+  detail::Ref<T> operator()(const IntTuple& c0, const IntTuple& c1, const IntTuple& c2,
+                            detail::Where w = detail::Where::current()) const {
+    return element({c0, c1, c2}, w);
+  }
+  detail::Ref<T> operator()(const IntTuple& c0, const IntTuple& c1, const IntTuple& c2, const IntTuple& c3,
+                            detail::Where w = detail::Where::current()) const {
+    return element({c0, c1, c2, c3}, w);
+  }
+  /// `t(_, j)`: the tensor of the modes marked `_`.
+  template <class... Cs>
+    requires(sizeof...(Cs) >= 1 && (detail::is_underscore_v<Cs> || ...))
+  Tensor operator()(const Cs&... cs) const {
+    return slice(IntTuple{IntTuple(cs)...});
+  }
+
+  /// The sub-tensor of the modes that `coord` marks with `_` (nested wildcards allowed).
+  Tensor slice(const IntTuple& coord) const {
+    return transform([&](const Layout& l) { return slice_and_offset(coord, l); });
+  }
+  /// The same memory seen through another layout whose offsets start `offset` elements later
+  /// (the building block of every partitioning function).
+  Tensor rebase(const Integer& offset, Layout layout, detail::Where w = detail::Where::current()) const {
+    if (swizzle_) return Tensor(data_, *swizzle_, swizzle_base_ + offset, std::move(layout));
+    return Tensor(detail::advance(data_, offset, w), std::move(layout));
+  }
+  Tensor with_layout(Layout layout) const { return rebase(0, std::move(layout)); }
+  /// Applies a layout map (layout -> {layout, offset}); every partitioning function is one.
+  template <class F>
+  Tensor transform(F&& f) const {
+    SlicedLayout s = f(layout_);
+    return rebase(s.offset, std::move(s.layout));
   }
 
  private:
-  detail::Ref<T> at(std::initializer_list<Operand<int32_t>> coord, detail::Where w) const {
-    return *(data_ + offset(coord, w));
-  }
-  Operand<int32_t> offset(std::initializer_list<Operand<int32_t>> coord, detail::Where w) const {
-    if (int(coord.size()) != rank_)
-      detail::fail("a rank-" + std::to_string(rank_) + " tensor is indexed with " + std::to_string(coord.size()) +
-                       " coordinate(s); give one per mode",
-                   w);
-    const Operand<int32_t>* c = coord.begin();
-    Int off = Operand<int32_t>(c[0]) * Operand<int32_t>(stride_[0], w);
-    for (int i = 1; i < rank_; ++i) off = Operand<int32_t>(off, w) + Operand<int32_t>(c[i]) * Operand<int32_t>(stride_[i], w);
-    return Operand<int32_t>(off, w);
+  detail::Ref<T> element(std::vector<IntTuple> c, detail::Where w) const {
+    IntTuple coord(std::move(c));
+    if (coord.rank() != rank()) detail::tensor_coordinate_error(layout_, coord, w);
+    return *pointer_at(coord, w);
   }
 
   Pointer<T> data_;
-  int rank_ = 0;
-  std::array<Int, max_tensor_rank> shape_{};
-  std::array<Int, max_tensor_rank> stride_{};
+  Layout layout_;
+  std::optional<Swizzle> swizzle_;
+  Integer swizzle_base_ = 0;
 };
 
 template <Element T>
 Int size(const Tensor<T>& t, detail::Where w = detail::Where::current()) { return t.size(w); }
+template <Element T>
+int rank(const Tensor<T>& t) { return t.rank(); }
+template <Element T>
+const Layout& layout(const Tensor<T>& t) { return t.layout(); }
+
+/// CuTe make_tensor: a pointer and a layout (or a shape and strides).
+template <Element T>
+Tensor<T> make_tensor(Pointer<T> p, const Layout& l) { return Tensor<T>(p, l); }
+template <Element T>
+Tensor<T> make_tensor(Pointer<T> p, const IntTuple& shape, const IntTuple& stride) { return Tensor<T>(p, Layout(shape, stride)); }
+/// A tensor whose layout is a swizzle composed with a layout (e.g. a shared-memory tile).
+template <Element T>
+Tensor<T> make_tensor(Pointer<T> p, const ComposedLayout& l) {
+  return Tensor<T>(p, l.layout_a(), l.offset(), l.layout_b());
+}
 
 }  // namespace cutejit

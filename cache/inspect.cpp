@@ -1,0 +1,95 @@
+// The read-only subcommands: list, stats, show.
+#include <cstdio>
+#include <iostream>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include <cutejit/jit/error.hpp>
+
+#include "cli.hpp"
+
+namespace cli {
+
+namespace {
+
+nlohmann::json entry_json(const cutejit::CacheEntryInfo& e) {
+  return {{"key", e.key},         {"kernel", e.kernel}, {"target", e.target}, {"bytes", e.file_bytes},
+          {"created", e.created}, {"last_used", e.last_used}, {"metadata", nlohmann::json::parse(e.metadata_json)}};
+}
+
+int list(const Arguments& args, const cutejit::KernelCache& cache) {
+  std::vector<cutejit::CacheEntryInfo> entries = cache.list();
+  if (args.flag("--json")) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& e : entries) out.push_back(entry_json(e));
+    std::cout << out.dump(2) << "\n";
+    return exit_ok;
+  }
+  if (entries.empty()) {
+    std::printf("No entries in %s\n", cache.entries_directory().c_str());
+    return exit_ok;
+  }
+  std::printf("%-32s  %-24s  %-8s  %10s  %s\n", "KEY", "KERNEL", "TARGET", "SIZE", "LAST USED");
+  for (const auto& e : entries)
+    std::printf("%-32s  %-24s  %-8s  %10s  %s\n", e.key.c_str(), e.kernel.c_str(), e.target.c_str(), human_size(e.file_bytes).c_str(),
+                human_time(e.last_used).c_str());
+  return exit_ok;
+}
+
+int stats(const Arguments& args, const cutejit::KernelCache& cache) {
+  std::vector<cutejit::CacheEntryInfo> entries = cache.list();
+  uint64_t bytes = 0;
+  std::map<std::string, size_t> per_target;
+  for (const auto& e : entries) bytes += e.file_bytes, ++per_target[e.target];
+  uint64_t on_disk = cache.size_bytes();
+  if (args.flag("--json")) {
+    nlohmann::json out = {{"directory", cache.directory().string()}, {"entries", entries.size()}, {"bytes", on_disk},
+                          {"max_bytes", cache.max_bytes()}, {"per_target", per_target}};
+    std::cout << out.dump(2) << "\n";
+    return exit_ok;
+  }
+  std::printf("directory   %s\n", cache.directory().c_str());
+  std::printf("entries     %zu readable, %s on disk (limit %s)\n", entries.size(), human_size(on_disk).c_str(),
+              human_size(cache.max_bytes()).c_str());
+  for (const auto& [target, n] : per_target) std::printf("  %-9s %zu\n", target.c_str(), n);
+  if (on_disk > bytes) std::printf("unreadable  %s (`cutejit-cache verify` removes them)\n", human_size(on_disk - bytes).c_str());
+  return exit_ok;
+}
+
+int show(const Arguments& args, const cutejit::KernelCache& cache) {
+  if (args.positional().size() != 1) throw UsageError{"give exactly one KEY (or a unique prefix of one)"};
+  cutejit::CacheEntryInfo e = cache.show(args.positional()[0]);
+  if (args.flag("--ptx")) {
+    std::optional<cutejit::CompiledKernel> k = cache.load(e.key);
+    if (!k) throw cutejit::Error("error: the entry " + e.key + " cannot be loaded by this cutejit (see the warning above)");
+    std::cout << k->ptx;
+    return exit_ok;
+  }
+  nlohmann::json out = entry_json(e);
+  out["file"] = (cache.entries_directory() / (e.key + ".entry")).string();
+  std::cout << out.dump(2) << "\n";
+  return exit_ok;
+}
+
+}  // namespace
+
+const Command list_command{"list", "list the entries, most recently used first",
+                           "usage: cutejit-cache list [--json]\n\n"
+                           "Lists every readable entry: key, kernel, target, size and last use, most recently used first.\n"
+                           "  --json   one JSON array, an object per entry with its full metadata\n",
+                           {"--json"}, {}, list};
+
+const Command stats_command{"stats", "entry count and size, per target",
+                            "usage: cutejit-cache stats [--json]\n\n"
+                            "Shows the directory, the number of entries and their size against the limit\n"
+                            "(CUTEJIT_CACHE_MAX_SIZE), and the entries per target.\n",
+                            {"--json"}, {}, stats};
+
+const Command show_command{"show", "one entry's metadata (or its PTX)",
+                           "usage: cutejit-cache show KEY [--ptx]\n\n"
+                           "Prints the metadata of the entry whose key starts with KEY, as JSON.\n"
+                           "  --ptx    print the entry's PTX instead\n",
+                           {"--ptx"}, {}, show};
+
+}  // namespace cli

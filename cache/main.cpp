@@ -1,0 +1,77 @@
+// cutejit-cache: inspect, verify and trim cutejit's on-disk kernel cache (docs/cache.md).
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include <cutejit/jit/error.hpp>
+
+#include "cli.hpp"
+
+namespace {
+
+const std::vector<const cli::Command*> all_commands = {&cli::list_command,   &cli::stats_command, &cli::show_command,
+                                                       &cli::verify_command, &cli::prune_command, &cli::clear_command};
+
+void print_help() {
+  std::printf(
+      "usage: cutejit-cache [--dir DIR] COMMAND [ARGS]\n\n"
+      "Inspects and maintains cutejit's on-disk kernel cache.\n\n"
+      "commands:\n");
+  for (const cli::Command* c : all_commands) std::printf("  %-8s %s\n", c->name, c->summary);
+  std::printf(
+      "\n"
+      "  --dir DIR   the cache directory; default: $CUTEJIT_CACHE_DIR, else $XDG_CACHE_HOME/cutejit,\n"
+      "              else ~/.cache/cutejit\n"
+      "`cutejit-cache COMMAND --help` describes one command.\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> words(argv + 1, argv + argc);
+  std::string directory;
+  for (size_t i = 0; i < words.size(); ++i)
+    if (words[i] == "--dir") {
+      if (i + 1 == words.size()) {
+        std::fprintf(stderr, "cutejit-cache: --dir needs a directory\n");
+        return cli::exit_usage;
+      }
+      directory = words[i + 1];
+      words.erase(words.begin() + long(i), words.begin() + long(i) + 2);
+      break;
+    }
+  if (words.empty() || words[0] == "--help" || words[0] == "-h" || words[0] == "help") {
+    print_help();
+    return words.empty() ? cli::exit_usage : cli::exit_ok;
+  }
+
+  const cli::Command* command = nullptr;
+  for (const cli::Command* c : all_commands)
+    if (words[0] == c->name) command = c;
+  if (!command) {
+    std::fprintf(stderr, "cutejit-cache: unknown command '%s'; `cutejit-cache --help` lists them\n", words[0].c_str());
+    return cli::exit_usage;
+  }
+  std::vector<std::string> rest(words.begin() + 1, words.end());
+  for (const std::string& w : rest)
+    if (w == "--help" || w == "-h") {
+      std::printf("%s", command->help);
+      return cli::exit_ok;
+    }
+
+  try {
+    if (directory.empty()) directory = cutejit::KernelCache::default_directory().string();
+    if (directory.empty()) throw cutejit::Error("error: no cache directory: set CUTEJIT_CACHE_DIR or HOME, or pass --dir DIR");
+    uint64_t max_bytes = cutejit::KernelCache::default_max_bytes;
+    if (const char* size = std::getenv("CUTEJIT_CACHE_MAX_SIZE"); size && *size) max_bytes = cutejit::KernelCache::parse_size(size);
+    cutejit::KernelCache cache(directory, max_bytes);
+    return command->run(cli::Arguments(rest, command->flags, command->options), cache);
+  } catch (const cli::UsageError& e) {
+    std::fprintf(stderr, "cutejit-cache %s: %s; see `cutejit-cache %s --help`\n", command->name, e.message.c_str(), command->name);
+    return cli::exit_usage;
+  } catch (const cutejit::Error& e) {
+    std::fprintf(stderr, "cutejit-cache %s: %s\n", command->name, e.what());
+    return cli::exit_problems_found;
+  }
+}

@@ -1,0 +1,56 @@
+// The subcommands that change the cache: verify, prune, clear.
+#include <cstdio>
+
+#include "cli.hpp"
+
+namespace cli {
+
+namespace {
+
+int verify(const Arguments& args, const cutejit::KernelCache& cache) {
+  bool keep = args.flag("--keep");
+  cutejit::CacheVerifyReport report = cache.verify(/*remove_bad=*/!keep);
+  for (const auto& [file, problem] : report.bad)
+    std::printf("bad  %s: %s%s\n", file.c_str(), problem.c_str(), keep ? "" : " (removed)");
+  std::printf("%zu entries checked, %zu bad%s\n", report.checked, report.bad.size(), report.bad.empty() || keep ? "" : ", removed");
+  return report.bad.empty() ? exit_ok : exit_problems_found;
+}
+
+int prune(const Arguments& args, const cutejit::KernelCache& cache) {
+  std::optional<std::string> size = args.option("--max-size");
+  if (!size) throw UsageError{"--max-size SIZE is required (e.g. --max-size 500M)"};
+  uint64_t limit = cutejit::KernelCache::parse_size(*size);
+  uint64_t removed = cache.prune(limit);
+  std::printf("removed %s; %s left (limit %s)\n", human_size(removed).c_str(), human_size(cache.size_bytes()).c_str(),
+              human_size(limit).c_str());
+  return exit_ok;
+}
+
+int clear(const Arguments&, const cutejit::KernelCache& cache) {
+  size_t removed = cache.clear();
+  std::printf("removed %zu entries from %s\n", removed, cache.entries_directory().c_str());
+  return exit_ok;
+}
+
+}  // namespace
+
+const Command verify_command{"verify", "re-check every entry; remove the bad ones",
+                             "usage: cutejit-cache verify [--keep]\n\n"
+                             "Reads every entry and checks its header, size, checksum, metadata and cubin.\n"
+                             "Bad entries are listed with the reason and removed. Exit code 1 when any was bad.\n"
+                             "  --keep   report bad entries but leave them in place\n",
+                             {"--keep"}, {}, verify};
+
+const Command prune_command{"prune", "remove least-recently-used entries down to a size",
+                            "usage: cutejit-cache prune --max-size SIZE\n\n"
+                            "Removes the least recently used entries until the cache holds at most SIZE\n"
+                            "(bytes, or with K, M, G, T: e.g. 500M, 1.5G). Also removes temporary files\n"
+                            "abandoned by writers that died.\n",
+                            {}, {"--max-size"}, prune};
+
+const Command clear_command{"clear", "remove every entry",
+                            "usage: cutejit-cache clear\n\n"
+                            "Removes every entry and temporary file. Kernels are recompiled on next use.\n",
+                            {}, {}, clear};
+
+}  // namespace cli

@@ -1,0 +1,3 @@
+#include "elementwise_add_tv.hpp"
+
+int main() { return examples::run(examples::elementwise_add_tv_example()); }

@@ -1,0 +1,3 @@
+#include "transpose_swizzle.hpp"
+
+int main() { return examples::run(examples::transpose_swizzle_example()); }

@@ -1,0 +1,117 @@
+/** \file
+ * TMA in a kernel (sm_90 and newer). A `TmaDescriptor<T>` kernel parameter receives a host
+ * `TensorMap<T>` by value, as a 64-byte-aligned `__grid_constant__` that the copy engine reads
+ * in place; its rank, box and swizzle are static (part of the specialization).
+ *
+ *   load:  one thread issues it; the box lands in shared memory and its bytes complete the
+ *          transaction count of an mbarrier (see pipeline/mbarrier.hpp: arrive_expect_tx with
+ *          `box_bytes()`, then wait on the barrier's phase);
+ *   store: shared memory to global; `tma_store_commit()` closes a bulk group and
+ *          `tma_store_wait<n>()` waits until at most n groups are in flight. Shared-memory
+ *          writes the store reads must be ordered by `fence_proxy_async_shared()` first.
+ *
+ * Coordinates are element indices of the tile's first element, in the tensor's mode order.
+ */
+#pragma once
+
+#include <array>
+#include <cstring>
+
+#include "cutejit/jit/kernel.hpp"
+#include "cutejit/runtime/tensor_map.hpp"
+#include "cutejit/tensor/pointer.hpp"
+
+namespace cutejit {
+
+template <Element T>
+class TmaDescriptor {
+ public:
+  TmaDescriptor() = default;
+  TmaDescriptor(detail::ValueId id, const TensorMapShape& shape) : id_(id), shape_(shape) {}
+
+  int rank() const { return shape_.rank; }
+  /// The box extent of mode `i` (a static number).
+  int box(int i) const { return int(shape_.box[size_t(i)]); }
+  /// The bytes one load brings in: what the mbarrier's transaction count must expect.
+  int box_bytes() const {
+    int n = int(sizeof(T));
+    for (int i = 0; i < rank(); ++i) n *= box(i);
+    return n;
+  }
+  TmaSwizzle swizzle() const { return shape_.swizzle; }
+
+  /// Global -> shared: the box at `coords` into `dst`, completing on `bar`.
+  void load(const Pointer<T>& dst, const Pointer<uint64_t>& bar, std::initializer_list<Operand<int32_t>> coords,
+            detail::Where w = detail::Where::current()) const {
+    auto c = innermost_first(coords, w);
+    detail::tma_load(id_, dst.id(), bar.id(), std::span<const detail::ValueId>(c.data(), size_t(rank())), w);
+  }
+  /// Shared -> global: `src` (one box) to the box at `coords`.
+  void store(const Pointer<T>& src, std::initializer_list<Operand<int32_t>> coords,
+             detail::Where w = detail::Where::current()) const {
+    auto c = innermost_first(coords, w);
+    detail::tma_store(id_, src.id(), std::span<const detail::ValueId>(c.data(), size_t(rank())), w);
+  }
+  /// Brings the descriptor into the cache ahead of the first copy.
+  void prefetch(detail::Where w = detail::Where::current()) const { detail::tma_prefetch_descriptor(id_, w); }
+
+ private:
+  std::array<detail::ValueId, 5> innermost_first(std::initializer_list<Operand<int32_t>> coords, detail::Where w) const {
+    if (int(coords.size()) != rank())
+      detail::fail("a TMA copy of a rank-" + std::to_string(rank()) + " tensor map needs " + std::to_string(rank()) +
+                       " coordinates, not " + std::to_string(coords.size()),
+                   w);
+    std::array<detail::ValueId, 5> c{};
+    int i = rank();
+    for (const auto& x : coords) c[size_t(--i)] = x.id;
+    return c;
+  }
+  detail::ValueId id_;
+  TensorMapShape shape_;
+};
+
+inline void tma_store_commit(detail::Where w = detail::Where::current()) { detail::tma_store_commit(w); }
+/// Waits until at most `Pending` committed store groups are in flight; `ReadOnly`: only until
+/// they have read their shared-memory sources (enough to reuse the buffer).
+template <int Pending = 0, bool ReadOnly = false>
+void tma_store_wait(detail::Where w = detail::Where::current()) {
+  detail::tma_store_wait(Pending, ReadOnly, w);
+}
+
+namespace detail {
+
+/// Specialized on element type, rank, box and swizzle; packed as the 128 encoded bytes.
+template <Element T>
+struct KernelParam<TmaDescriptor<T>> {
+  template <class A> static constexpr bool accepts = std::is_same_v<A, TensorMap<T>>;
+  static constexpr const char* expects = "a TensorMap<T> of the kernel's element type (make_tensor_map)";
+
+  static void specialize(const TensorMap<T>& m, Key& key) {
+    const TensorMapShape& s = m.shape;
+    key.push(param_word(ParamKind::tensor_map, dtype_v<T>) | uint64_t(s.rank) << 40 | uint64_t(s.swizzle) << 32);
+    uint64_t box = 0;
+    for (int i = 0; i < s.rank; ++i) box |= uint64_t(s.box[size_t(i)] - 1) << (8 * i);  // extents 1..256 in 8 bits
+    key.push(box);
+  }
+  static void check(const TensorMap<T>& m, const std::string& kernel, int index) {
+    if (!m.encoded)
+      argument_error(kernel, index, "is a tensor map made only for compiling (TensorMap::for_compile); launch with make_tensor_map");
+  }
+  static void pack(const TensorMap<T>& m, ParamBuffer& p) { p.put(m.bits); }
+  static void flatten(const uint64_t*& w, std::vector<FlatParam>& out) {
+    w += 2;
+    out.push_back({dtype_v<T>, true, int(sizeof(typename TensorMap<T>::Bits))});
+  }
+  static TmaDescriptor<T> trace(const uint64_t*& w, int& flat) {
+    TensorMapShape s;
+    s.element = dtype_v<T>;
+    s.rank = int(w[0] >> 40 & 0xff);
+    s.swizzle = TmaSwizzle(w[0] >> 32 & 0xff);
+    for (int i = 0; i < s.rank; ++i) s.box[size_t(i)] = uint32_t(w[1] >> (8 * i) & 0xff) + 1;
+    w += 2;
+    return TmaDescriptor<T>(tensor_map_argument(flat++, Where::current()), s);
+  }
+};
+
+}  // namespace detail
+}  // namespace cutejit

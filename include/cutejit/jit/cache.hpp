@@ -1,0 +1,94 @@
+/** \file
+ * The on-disk kernel cache: compiled specializations (cubin, PTX and JSON metadata) stored under
+ * a strong hash of everything that decides the cubin, shared safely by every process and thread
+ * that uses the same directory. The pipeline consults it on its own; this handle is for tools
+ * (the `cutejit-cache` CLI, tests) that inspect, verify or trim a cache. docs/cache.md has the
+ * key, the file format and the environment variables.
+ */
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cutejit/jit/compiled.hpp"
+
+namespace cutejit {
+
+/// One entry, as `list` and `show` report it.
+struct CacheEntryInfo {
+  std::string key;            ///< 32 hex digits (XXH3-128)
+  std::string kernel;
+  std::string target;
+  uint64_t file_bytes = 0;
+  int64_t created = 0;        ///< seconds since the Unix epoch
+  int64_t last_used = 0;      ///< seconds since the Unix epoch (the file's modification time)
+  std::string metadata_json;  ///< the entry's metadata, as stored
+};
+
+/// What `verify` found: the number of entries read and, for each bad one, why.
+struct CacheVerifyReport {
+  size_t checked = 0;
+  std::vector<std::pair<std::string, std::string>> bad;  ///< (file name, problem)
+};
+
+class KernelCache {
+ public:
+  static constexpr uint64_t default_max_bytes = uint64_t(1) << 30;
+
+  /// The cache the JIT uses: CUTEJIT_CACHE=off disables it; the directory is
+  /// $CUTEJIT_CACHE_DIR, else $XDG_CACHE_HOME/cutejit, else ~/.cache/cutejit; the size limit is
+  /// $CUTEJIT_CACHE_MAX_SIZE (e.g. "512M", "2G"; default 1 GiB). Reads the environment on
+  /// every call, so a changed variable takes effect for the next compile. A setting it cannot
+  /// use is reported once on stderr and replaced by its default; never throws.
+  static KernelCache from_environment();
+  /// The directory the environment names ($CUTEJIT_CACHE_DIR, else $XDG_CACHE_HOME/cutejit,
+  /// else ~/.cache/cutejit), whether or not CUTEJIT_CACHE=off; empty when none is set.
+  static std::filesystem::path default_directory();
+  /// A cache rooted at `directory`; nothing is created until the first store.
+  explicit KernelCache(std::filesystem::path directory, uint64_t max_bytes = default_max_bytes);
+  /// A disabled cache: every lookup misses, every store is dropped.
+  static KernelCache disabled();
+
+  bool enabled() const { return enabled_; }
+  const std::filesystem::path& directory() const { return directory_; }
+  uint64_t max_bytes() const { return max_bytes_; }
+  /// Where the entries of the current format live: directory()/v1.
+  std::filesystem::path entries_directory() const;
+
+  /// The entry stored under `key`, or nothing. An entry that is unreadable, truncated, fails its
+  /// checksum or was written by another format or version is a miss: it is reported once per
+  /// process on stderr and the caller recompiles and overwrites it. Never throws.
+  std::optional<CompiledKernel> load(std::string_view key) const;
+  /// Stores atomically (temp file, then rename), then evicts least-recently-used entries beyond
+  /// the size limit. A directory that cannot be written is reported once; never throws.
+  void store(std::string_view key, const CompiledKernel& kernel) const;
+
+  /// Every readable entry, most recently used first.
+  std::vector<CacheEntryInfo> list() const;
+  /// The entry whose key starts with `key_prefix`; throws Error when none or several match.
+  CacheEntryInfo show(std::string_view key_prefix) const;
+  /// Re-reads every entry and checks it; with `remove_bad`, deletes the bad ones.
+  CacheVerifyReport verify(bool remove_bad) const;
+  /// Removes least-recently-used entries until the cache holds at most `max_bytes`; returns
+  /// the bytes removed.
+  uint64_t prune(uint64_t max_bytes) const;
+  /// Removes every entry and leftover temporary file; returns the number of entries removed.
+  size_t clear() const;
+  /// Total bytes of the entries on disk.
+  uint64_t size_bytes() const;
+
+  /// "1073741824", "512K", "512KiB", "100M", "1G", "1.5G": bytes. Throws Error on anything else.
+  static uint64_t parse_size(std::string_view text);
+
+ private:
+  KernelCache() = default;
+  bool enabled_ = false;
+  std::filesystem::path directory_;
+  uint64_t max_bytes_ = default_max_bytes;
+};
+
+}  // namespace cutejit

@@ -1,0 +1,66 @@
+/** \file
+ * Tensors that bring their own storage, and reinterpretation: make_rmem_tensor /
+ * make_fragment_like allocate a per-thread register tile (an alloca that LLVM promotes to
+ * registers when every index is static, as RegisterArray), make_smem_tensor a block's shared
+ * tile (plain or swizzled), and recast views a tensor's memory as another element type.
+ */
+#pragma once
+
+#include "cutejit/tensor/tensor.hpp"
+
+namespace cutejit {
+
+namespace detail {
+/// The number of elements a tensor of layout `l` needs (its cosize, static).
+int64_t register_count(const Layout& l, Where w);
+/// A compact layout with the shape of `l` and, as far as it is known, its stride order
+/// (CuTe make_layout_like); dynamic strides are ordered after the static ones.
+Layout fragment_layout(const Layout& l, Where w);
+}  // namespace detail
+
+/// A register tensor of this layout (shape static; usually compact).
+template <Element T>
+Tensor<T> make_rmem_tensor(const Layout& l, detail::Where w = detail::Where::current()) {
+  return Tensor<T>(Pointer<T>(detail::register_array(dtype_v<T>, detail::register_count(l, w), w)), l);
+}
+/// A compact column-major register tensor of this shape.
+template <Element T>
+Tensor<T> make_rmem_tensor(const IntTuple& shape, detail::Where w = detail::Where::current()) {
+  return make_rmem_tensor<T>(make_layout(shape), w);
+}
+/// A register tensor with the shape of `t` and its stride order (compact), for a thread's
+/// copy of its partition: CuTe make_fragment_like. Element type U (default: t's).
+template <Element U, Element T>
+Tensor<U> make_fragment_like(const Tensor<T>& t, detail::Where w = detail::Where::current()) {
+  return make_rmem_tensor<U>(detail::fragment_layout(t.layout(), w), w);
+}
+template <Element T>
+Tensor<T> make_fragment_like(const Tensor<T>& t, detail::Where w = detail::Where::current()) {
+  return make_rmem_tensor<T>(detail::fragment_layout(t.layout(), w), w);
+}
+
+/// A shared-memory tile of this layout (one per block).
+template <Element T>
+Tensor<T> make_smem_tensor(const Layout& l, detail::Where w = detail::Where::current()) {
+  return Tensor<T>(shared_array<T>(detail::register_count(l, w), 16, w), l);
+}
+/// A swizzled shared-memory tile, e.g. composition(Swizzle(3, 2, 3), (32,32):(32,1)) for a
+/// float transpose tile with conflict-free rows and columns. The base is aligned to 1 KB so
+/// that the swizzle's pattern lines up with the 32 banks.
+template <Element T>
+Tensor<T> make_smem_tensor(const ComposedLayout& l, detail::Where w = detail::Where::current()) {
+  int64_t n = detail::register_count(l.layout_b(), w);
+  int64_t span = int64_t(sizeof(T)) << (l.layout_a().base() + l.layout_a().bits() + std::abs(l.layout_a().shift()));
+  n = std::max(n, span / int64_t(sizeof(T)));  // the swizzle may move offsets up to its period
+  return make_tensor(shared_array<T>(n, 1024, w), l);
+}
+
+/// The same memory as elements of type U (CuTe recast), through recast_layout: 16 halves
+/// 16:1 read as floats are 8:1; the strides must allow it (checked).
+template <Element U, Element T>
+Tensor<U> recast(const Tensor<T>& t, detail::Where w = detail::Where::current()) {
+  if (t.swizzle()) detail::fail("recast of a swizzled tensor is not supported; recast the tensor before swizzling", w);
+  return Tensor<U>(Pointer<U>(t.data().id()), recast_layout(t.layout(), int64_t(sizeof(T)) * 8, int64_t(sizeof(U)) * 8));
+}
+
+}  // namespace cutejit

@@ -1,0 +1,214 @@
+/** \file
+ * Register tiles as values (CuTeDSL's TensorSSA): a static shape and one traced value per
+ * element. `load(t)` reads a tensor (through a register fragment and a vectorised copy),
+ * arithmetic is elementwise, `map`/`zip_map`/`where` build new tiles, `reduce` folds them,
+ * `to<U>()` converts, and `store(tile, t)` writes back. Every element is an SSA value, so a
+ * tile costs registers only, and a chain of elementwise operations is one fused sequence of
+ * instructions with no intermediate memory (what lazy expression templates would buy).
+ *
+ * Like any Value, a tile made inside an if_/for_ region is not visible after it.
+ */
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "cutejit/tensor/copy.hpp"
+#include "cutejit/tensor/fragment.hpp"
+
+namespace cutejit {
+
+template <Element T>
+class TensorSSA {
+ public:
+  using element_type = T;
+  TensorSSA(IntTuple shape, std::vector<Value<T>> values) : shape_(std::move(shape)), values_(std::move(values)) {}
+  /// A tile of `shape` filled with one value.
+  TensorSSA(IntTuple shape, const Operand<T>& fill) : shape_(std::move(shape)) {
+    values_.assign(size_t(cutejit::size(shape_).value()), Value<T>(fill.id));
+  }
+
+  const IntTuple& shape() const { return shape_; }
+  int size() const { return int(values_.size()); }
+  /// Element i, colexicographic over the shape.
+  const Value<T>& operator[](int i) const { return values_.at(size_t(i)); }
+  const std::vector<Value<T>>& values() const { return values_; }
+
+  /// f(element) for every element; the result's element type is f's.
+  template <class F>
+  auto map(F&& f) const {
+    using U = typename decltype(f(values_[0]))::element_type;
+    std::vector<Value<U>> out;
+    for (const auto& v : values_) out.push_back(f(v));
+    return TensorSSA<U>(shape_, std::move(out));
+  }
+  /// Converts every element (CuTeDSL .to(dtype)).
+  template <Element U>
+  TensorSSA<U> to(detail::Where w = detail::Where::current()) const {
+    return map([&](const Value<T>& v) { return cast<U>(v, w); });
+  }
+
+ private:
+  IntTuple shape_;
+  std::vector<Value<T>> values_;
+};
+
+namespace detail {
+[[noreturn]] void tile_shape_error(const IntTuple& a, const IntTuple& b, const char* op, Where w);
+template <class A, class B>
+void check_same_shape(const TensorSSA<A>& a, const TensorSSA<B>& b, const char* op, Where w) {
+  if (a.size() != b.size()) tile_shape_error(a.shape(), b.shape(), op, w);
+}
+}  // namespace detail
+
+/// f(a_i, b_i) for every element of two tiles of one shape.
+template <Element A, Element B, class F>
+auto zip_map(const TensorSSA<A>& a, const TensorSSA<B>& b, F&& f, detail::Where w = detail::Where::current()) {
+  detail::check_same_shape(a, b, "zip_map", w);
+  using U = typename decltype(f(a[0], b[0]))::element_type;
+  std::vector<Value<U>> out;
+  for (int i = 0; i < a.size(); ++i) out.push_back(f(a[i], b[i]));
+  return TensorSSA<U>(a.shape(), std::move(out));
+}
+
+/// cond_i ? a_i : b_i.
+template <Element T>
+TensorSSA<T> where(const TensorSSA<bool>& cond, const TensorSSA<T>& a, const TensorSSA<T>& b,
+                   detail::Where w = detail::Where::current()) {
+  detail::check_same_shape(cond, a, "where", w);
+  detail::check_same_shape(a, b, "where", w);
+  std::vector<Value<T>> out;
+  for (int i = 0; i < a.size(); ++i) out.push_back(select(cond[i], a[i], b[i]));
+  return TensorSSA<T>(a.shape(), std::move(out));
+}
+
+#define CUTEJIT_TILE_BINARY(OP, R)                                                                  \
+  template <Element T>                                                                              \
+  TensorSSA<R> operator OP(const TensorSSA<T>& a, const TensorSSA<T>& b) {                          \
+    return zip_map(a, b, [](const Value<T>& x, const Value<T>& y) { return x OP y; });              \
+  }                                                                                                 \
+  template <Element T>                                                                              \
+  TensorSSA<R> operator OP(const TensorSSA<T>& a, const std::type_identity_t<Operand<T>>& s) {      \
+    return a.map([&](const Value<T>& x) { return x OP s; });                                        \
+  }                                                                                                 \
+  template <Element T>                                                                              \
+  TensorSSA<R> operator OP(const std::type_identity_t<Operand<T>>& s, const TensorSSA<T>& a) {      \
+    return a.map([&](const Value<T>& x) { return s OP x; });                                        \
+  }
+CUTEJIT_TILE_BINARY(+, T)
+CUTEJIT_TILE_BINARY(-, T)
+CUTEJIT_TILE_BINARY(*, T)
+CUTEJIT_TILE_BINARY(/, T)
+CUTEJIT_TILE_BINARY(<, bool)
+CUTEJIT_TILE_BINARY(<=, bool)
+CUTEJIT_TILE_BINARY(>, bool)
+CUTEJIT_TILE_BINARY(>=, bool)
+#undef CUTEJIT_TILE_BINARY
+template <Element T>
+TensorSSA<T> operator-(const TensorSSA<T>& a) {
+  return a.map([](const Value<T>& x) { return -x; });
+}
+
+/// Reductions CuTeDSL names by kind.
+enum class Reduce { sum, max, min };
+
+namespace detail {
+template <Element T>
+Value<T> combine(Reduce op, const Value<T>& a, const Value<T>& b) {
+  switch (op) {
+    case Reduce::sum: return a + b;
+    case Reduce::max: return max(a, b);
+    case Reduce::min: return min(a, b);
+  }
+  return a;
+}
+}  // namespace detail
+
+/// Folds every element into `init` (a balanced tree, so independent operations overlap).
+template <Element T>
+Value<T> reduce(const TensorSSA<T>& a, Reduce op, const std::type_identity_t<Operand<T>>& init) {
+  std::vector<Value<T>> level = a.values();
+  while (level.size() > 1) {
+    std::vector<Value<T>> next;
+    for (size_t i = 0; i + 1 < level.size(); i += 2) next.push_back(detail::combine(op, level[i], level[i + 1]));
+    if (level.size() % 2) next.push_back(level.back());
+    level = std::move(next);
+  }
+  Value<T> acc(init.id);
+  return level.empty() ? acc : detail::combine(op, acc, level[0]);
+}
+
+/// Folds mode `m` of a tile (rank >= 2): the result has the other modes (CuTeDSL reduce with
+/// a reduction profile of one mode).
+template <Element T>
+TensorSSA<T> reduce(const TensorSSA<T>& a, Reduce op, const std::type_identity_t<Operand<T>>& init, int m,
+                    detail::Where w = detail::Where::current()) {
+  const IntTuple& shape = a.shape();
+  if (shape.is_leaf() || m < 0 || m >= shape.rank())
+    detail::fail("reduce: mode " + std::to_string(m) + " does not exist in a tile of shape " + to_string(shape), w);
+  std::vector<IntTuple> kept;
+  for (int i = 0; i < shape.rank(); ++i)
+    if (i != m) kept.push_back(shape[i]);
+  IntTuple rest = kept.size() == 1 ? kept[0] : IntTuple(kept);
+  Layout full = make_layout(shape);
+  Layout inner = mode(full, m), outer = make_layout(rest);
+  std::vector<Value<T>> out;
+  for (int64_t r = 0; r < size(outer).value(); ++r) {
+    IntTuple rc = idx2crd(IntTuple(r), rest);
+    std::vector<Value<T>> run;
+    for (int64_t j = 0; j < size(inner).value(); ++j) {
+      std::vector<IntTuple> c;
+      for (int i = 0, k = 0; i < shape.rank(); ++i) c.push_back(i == m ? IntTuple(j) : kept.size() == 1 ? rc : rc[k++]);
+      run.push_back(a[int(full(IntTuple(c)).value())]);
+    }
+    out.push_back(reduce(TensorSSA<T>(inner.shape(), std::move(run)), op, init));
+  }
+  return TensorSSA<T>(rest, std::move(out));
+}
+
+/// Reads every element of `t` (static size) into a tile, through a register fragment so that
+/// memory is read with the widest provable vector accesses.
+template <Element T>
+TensorSSA<T> load(const Tensor<T>& t, detail::Where w = detail::Where::current()) {
+  Tensor<T> regs = t.data().space() == Space::local ? t : make_fragment_like(t, w);
+  if (t.data().space() != Space::local) copy(t, regs, w);
+  std::vector<Value<T>> v;
+  Integer n = size(regs.layout());
+  for (int64_t i = 0; i < n.value(); ++i) v.push_back(regs(IntTuple(i), w).read(w));
+  return TensorSSA<T>(t.shape(), std::move(v));
+}
+
+/// The predicated load of a residue tile: elements with elem_less(coords(i), bound) are read,
+/// the others are `fill`.
+template <Element T>
+TensorSSA<T> load_if(const Tensor<T>& t, const CoordTensor& coords, const IntTuple& bound,
+                     const std::type_identity_t<Operand<T>>& fill = T(0), detail::Where w = detail::Where::current()) {
+  Tensor<T> regs = make_fragment_like(t, w);
+  Integer n = size(regs.layout());
+  for (int64_t i = 0; i < n.value(); ++i) regs(IntTuple(i), w) = fill;
+  copy_if(coords, bound, t, regs, w);
+  std::vector<Value<T>> v;
+  for (int64_t i = 0; i < n.value(); ++i) v.push_back(regs(IntTuple(i), w).read(w));
+  return TensorSSA<T>(t.shape(), std::move(v));
+}
+
+/// Writes a tile into `t` (same size), through a register fragment and a vectorised copy.
+template <Element T>
+void store(const TensorSSA<T>& a, const Tensor<T>& t, detail::Where w = detail::Where::current()) {
+  Tensor<T> regs = t.data().space() == Space::local ? t : make_fragment_like(t, w);
+  if (int64_t(a.size()) != size(regs.layout()).value())
+    detail::tile_shape_error(a.shape(), t.shape(), "store", w);
+  for (int i = 0; i < a.size(); ++i) regs(IntTuple(i), w) = Operand<T>(a[i], w);
+  if (t.data().space() != Space::local) copy(regs, t, w);
+}
+
+/// The predicated store of a residue tile: only elements with elem_less(coords(i), bound).
+template <Element T>
+void store_if(const TensorSSA<T>& a, const Tensor<T>& t, const CoordTensor& coords, const IntTuple& bound,
+              detail::Where w = detail::Where::current()) {
+  Tensor<T> regs = make_fragment_like(t, w);
+  for (int i = 0; i < a.size(); ++i) regs(IntTuple(i), w) = Operand<T>(a[i], w);
+  copy_if(coords, bound, regs, t, w);
+}
+
+}  // namespace cutejit

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Builds here (static LLVM inside libcutejit), packs what the GPU machine needs into
+# bundle/cutejit-gpu.tar.xz (it has no LLVM, compilers or package registry), and prints the
+# device call that runs the [gpu] tests, the examples and the benchmarks there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/build.sh
+rm -rf bundle && mkdir -p bundle/stage/tests/perf bundle/stage/examples
+cp -L build/libcutejit.so.0 bundle/stage/
+cp build/tests/cutejit_tests bundle/stage/tests/
+cp build/tests/perf/cutejit_bench build/tests/perf/cutejit_bench_compile build/tests/perf/cutejit_bench_gemm tests/perf/peers.py \
+  tests/perf/peers_gemm.py bundle/stage/tests/perf/
+find build/examples -maxdepth 1 -type f -executable -exec cp {} bundle/stage/examples/ \;
+strip --strip-unneeded bundle/stage/libcutejit.so.0 bundle/stage/tests/cutejit_tests bundle/stage/tests/perf/cutejit_bench* \
+  bundle/stage/examples/*
+git rev-parse --short HEAD > bundle/stage/COMMIT
+tar -C bundle/stage -cJf bundle/cutejit-gpu.tar.xz .
+rm -rf bundle/stage
+echo "bundle: $(du -h bundle/cutejit-gpu.tar.xz | cut -f1) at bundle/cutejit-gpu.tar.xz"
+echo
+echo "device call (run tool): command='bash scripts/run_gpu.sh', carry=['bundle'], timeout_s=600"

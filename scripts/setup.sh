@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs what building cutejit needs from Debian's packages, when it is missing.
+# The CUDA toolkit (12.8 or newer) is expected at $CUDA_HOME or /usr/local/cuda.
+set -euo pipefail
+
+packages=(cmake ninja-build g++ ccache llvm-22-dev libmlir-22-dev mlir-22-tools
+          nlohmann-json3-dev catch2 libxxhash-dev libzstd-dev zlib1g-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" = 0 ] || sudo=sudo
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -q
+  $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+cuda=${CUDA_HOME:-/usr/local/cuda}
+if [ ! -f "$cuda/include/cuda.h" ]; then
+  echo "setup: the CUDA toolkit was not found at $cuda (set CUDA_HOME); cutejit needs its headers, nvJitLink or ptxas, and libdevice" >&2
+  exit 1
+fi

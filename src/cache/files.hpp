@@ -1,0 +1,43 @@
+/** \file
+ * The file operations the cache is made of, each reporting failure as a message instead of
+ * throwing: a cache that cannot read or write must leave the JIT working.
+ */
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cutejit::detail {
+
+struct ReadResult {
+  std::optional<std::string> bytes;  ///< the contents, when the file was read whole
+  bool missing = false;              ///< there is no such file or directory: a plain miss, not a problem
+  std::string error;                 ///< otherwise, why it could not be read
+};
+ReadResult read_whole_file(const std::filesystem::path& path);
+
+/// Writes `bytes` to a fresh temporary file in `directory` (created if needed), then renames it
+/// to `name`: a reader sees the old entry, no entry, or the whole new one, never part of one.
+/// Returns an empty string on success, else what failed.
+std::string write_atomically(const std::filesystem::path& directory, std::string_view name, std::string_view bytes);
+
+/// Temporary files start with this; an entry never does.
+inline constexpr std::string_view temporary_prefix = ".tmp.";
+
+struct DirectoryEntry {
+  std::filesystem::path path;
+  uint64_t bytes = 0;
+  int64_t modified_ns = 0;  ///< nanoseconds since the epoch: orders entries written in the same second
+  bool temporary = false;
+};
+/// The regular files of `directory` (none when it does not exist or cannot be read).
+std::vector<DirectoryEntry> scan_directory(const std::filesystem::path& directory);
+
+/// Sets the modification time to now: it is the entry's last use, for LRU eviction. Best effort.
+void mark_used(const std::filesystem::path& path);
+
+}  // namespace cutejit::detail

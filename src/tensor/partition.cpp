@@ -1,0 +1,79 @@
+// The layout maps behind tensor partitioning, coordinate tensors and thread-value layouts.
+#include <cutejit/tensor/partition.hpp>
+
+#include <cutejit/jit/error.hpp>
+
+namespace cutejit {
+
+namespace {
+
+IntTuple underscores(int n) { return IntTuple(std::vector<IntTuple>(size_t(n), IntTuple(_))); }
+
+/// A coordinate into the rest modes of a zipped divide: a 1-D index stays as is; a shorter
+/// tuple is padded with `_` (CuTe's append<R>(coord, _)), keeping the modes it does not name.
+IntTuple rest_coord(const IntTuple& coord, int rest_rank, const Layout& l, const IntTuple& full) {
+  if (coord.is_leaf()) return coord;
+  if (coord.rank() > rest_rank)
+    throw Error("local_tile: the tile coordinate " + to_string(coord) + " has more modes than the grid of tiles " +
+                to_string(full) + " of the layout " + to_string(l));
+  std::vector<IntTuple> out = coord.elems();
+  while (int(out.size()) < rest_rank) out.emplace_back(_);
+  return IntTuple(std::move(out));
+}
+
+}  // namespace
+
+Tile make_tile_from_shape(const IntTuple& shape) {
+  std::vector<TileMode> modes;
+  for (int i = 0; i < shape.rank(); ++i) {
+    Integer n = size(shape[i]);
+    if (n.is_dynamic())
+      throw Error("a tile shape must be static, but mode " + std::to_string(i) + " of " + to_string(shape) +
+                      " is dynamic; tile with static sizes (the grid of tiles may be dynamic)",
+                  n.where());
+    modes.emplace_back(n.value());
+  }
+  return Tile(std::move(modes));
+}
+
+namespace detail {
+
+SlicedLayout local_tile_map(const Layout& l, const Tile& tiler, const IntTuple& coord) {
+  Layout z = zipped_divide(l, tiler);
+  Layout rest = mode(z, 1);
+  IntTuple c{underscores(rank(mode(z, 0))), rest_coord(coord, rank(rest), l, rest.shape())};
+  return slice_and_offset(c, z);
+}
+
+SlicedLayout local_partition_map(const Layout& l, const Layout& threads, const Integer& index) {
+  Tile tiler = make_tile_from_shape(threads.shape());
+  Layout z = zipped_divide(l, tiler);
+  // The thread's coordinate in the thread layout (CuTe get_hier_coord), as a 1-D index per mode.
+  IntTuple hier = idx2crd(index, threads.shape(), threads.stride());
+  std::vector<IntTuple> per_mode;
+  for (int i = 0; i < tiler.rank(); ++i) per_mode.emplace_back(crd2idx(hier[i], threads.shape()[i]));
+  return slice_and_offset(IntTuple{IntTuple(std::move(per_mode)), underscores(rank(mode(z, 1)))}, z);
+}
+
+}  // namespace detail
+
+CoordTensor make_identity_tensor(const IntTuple& shape) {
+  if (shape.is_leaf()) return CoordTensor({Layout(shape, compact_col_major(shape))}, {Integer(0)});
+  std::vector<Layout> components;
+  for (int k = 0; k < shape.rank(); ++k) {
+    std::vector<IntTuple> stride;
+    for (int i = 0; i < shape.rank(); ++i)
+      stride.push_back(i == k ? compact_col_major(shape[i]) : repeat_like(shape[i], 0));
+    components.emplace_back(shape, IntTuple(std::move(stride)));
+  }
+  return CoordTensor(std::move(components), std::vector<Integer>(size_t(shape.rank()), Integer(0)));
+}
+
+TVLayout make_layout_tv(const Layout& threads, const Layout& values) {
+  Layout mn = raked_product(threads, values);
+  IntTuple shape = product_each(mn.shape());
+  Layout tv = composition(right_inverse(mn), make_layout(IntTuple{size(threads), size(values)}));
+  return {make_tile_from_shape(shape), shape, tv};
+}
+
+}  // namespace cutejit

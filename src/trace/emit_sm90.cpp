@@ -1,0 +1,337 @@
+/** \file
+ * Hopper's building blocks: mbarriers, proxy fences, named barriers, TMA bulk tensor copies and
+ * wgmma. Every op is checked against the target (Trace::require) before it is emitted, and its
+ * NVVM name is on the verifier's allow-list (verify/target_features.cpp).
+ */
+#include <optional>
+#include <string>
+
+#include <mlir/Dialect/Arith/IR/Arith.h>
+#include <mlir/Dialect/LLVMIR/LLVMDialect.h>
+#include <mlir/Dialect/LLVMIR/NVVMDialect.h>
+#include <mlir/Dialect/SCF/IR/SCF.h>
+
+#include "trace/trace.hpp"
+
+namespace cutejit::detail {
+
+namespace {
+
+mlir::Value i32_constant(Trace& t, mlir::Location l, int32_t v) {
+  return mlir::arith::ConstantOp::create(t.builder(), l, t.builder().getI32IntegerAttr(v));
+}
+
+/// A pointer into shared memory (an mbarrier, a TMA or wgmma tile), or an error naming `what`.
+mlir::Value shared_pointer(Trace& t, ValueId id, const char* what, const Where& w) {
+  const ValueInfo& p = t.get(id, w);
+  if (!p.pointer || p.space != Space::shared)
+    trace_error(std::string(what) + " must be a pointer into shared memory (shared_array or dynamic_shared)", w);
+  return p.value;
+}
+
+mlir::Value i32_operand(Trace& t, ValueId id, const char* what, const Where& w) {
+  const ValueInfo& v = t.get(id, w);
+  if (v.pointer || (v.type != DType::i32 && v.type != DType::u32)) trace_error(std::string(what) + " must be a 32-bit integer", w);
+  return v.value;
+}
+
+/// The descriptor parameter of a TMA op: a grid-constant tensor map, addressed generically.
+mlir::Value descriptor_pointer(Trace& t, ValueId id, const Where& w) {
+  const ValueInfo& d = t.get(id, w);
+  auto type = mlir::dyn_cast<mlir::LLVM::LLVMPointerType>(d.value.getType());
+  if (!d.pointer || !type || type.getAddressSpace() != 0 || d.space != Space::global)
+    trace_error("a TMA copy needs a TmaDescriptor kernel parameter as its descriptor", w);
+  return d.value;
+}
+
+mlir::NVVM::MemScopeKindAttr cta_scope(Trace& t) {
+  return mlir::NVVM::MemScopeKindAttr::get(&t.context(), mlir::NVVM::MemScopeKind::CTA);
+}
+
+}  // namespace
+
+// ---- mbarriers and fences ----
+
+void mbarrier_init(ValueId bar, ValueId count, Where where) {
+  Trace& t = Trace::current(where);
+  mlir::Value b = shared_pointer(t, bar, "an mbarrier", where);
+  mlir::NVVM::MBarrierInitOp::create(t.builder(), t.loc(where), b, i32_operand(t, count, "an mbarrier's arrival count", where),
+                                     mlir::Value());
+}
+
+void mbarrier_arrive(ValueId bar, Where where) {
+  Trace& t = Trace::current(where);
+  mlir::Value b = shared_pointer(t, bar, "an mbarrier", where);
+  mlir::NVVM::MBarrierArriveOp::create(t.builder(), t.loc(where), t.builder().getI64Type(), b, mlir::Value(), cta_scope(t));
+}
+
+void mbarrier_arrive_expect_tx(ValueId bar, ValueId bytes, Where where) {
+  Trace& t = Trace::current(where);
+  t.require(Feature::sm90, "mbarrier.arrive.expect_tx", where);
+  mlir::Value b = shared_pointer(t, bar, "an mbarrier", where);
+  mlir::NVVM::MBarrierArriveExpectTxOp::create(t.builder(), t.loc(where), t.builder().getI64Type(), b,
+                                               i32_operand(t, bytes, "a transaction byte count", where), cta_scope(t),
+                                               t.builder().getBoolAttr(false), mlir::Value());
+}
+
+ValueId mbarrier_try_wait(ValueId bar, ValueId parity, Where where) {
+  Trace& t = Trace::current(where);
+  t.require(Feature::sm90, "mbarrier.try_wait.parity", where);
+  mlir::Value b = shared_pointer(t, bar, "an mbarrier", where);
+  // A 32-bit state operand selects the .parity form of the instruction.
+  auto r = mlir::NVVM::MBarrierTryWaitOp::create(t.builder(), t.loc(where), t.builder().getI1Type(), b,
+                                                 i32_operand(t, parity, "a phase parity", where), mlir::Value(), cta_scope(t));
+  return t.add(r, DType::i1);
+}
+
+void mbarrier_wait(ValueId bar, ValueId parity, Where where) {
+  Trace& t = Trace::current(where);
+  mlir::OpBuilder& b = t.builder();
+  mlir::Location l = t.loc(where);
+  // try_wait may time out before the phase completes: probe until it reports completion.
+  auto loop = mlir::scf::WhileOp::create(b, l, mlir::TypeRange{}, mlir::ValueRange{});
+  mlir::OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(b.createBlock(&loop.getBefore()));
+  mlir::Value done = t.value(mbarrier_try_wait(bar, parity, where), where);
+  mlir::Value pending = mlir::arith::XOrIOp::create(b, l, done, mlir::arith::ConstantOp::create(b, l, b.getBoolAttr(true)));
+  mlir::scf::ConditionOp::create(b, l, pending, mlir::ValueRange{});
+  b.setInsertionPointToStart(b.createBlock(&loop.getAfter()));
+  mlir::scf::YieldOp::create(b, l);
+}
+
+void fence_mbarrier_init(Where where) {
+  Trace& t = Trace::current(where);
+  t.require(Feature::sm90, "fence.mbarrier_init", where);
+  mlir::NVVM::FenceMbarrierInitOp::create(t.builder(), t.loc(where));
+}
+
+void fence_proxy_async_shared(Where where) {
+  Trace& t = Trace::current(where);
+  t.require(Feature::sm90, "fence.proxy.async.shared::cta", where);
+  auto kind = mlir::NVVM::ProxyKindAttr::get(&t.context(), mlir::NVVM::ProxyKind::async_shared);
+  auto space = mlir::NVVM::SharedSpaceAttr::get(&t.context(), mlir::NVVM::SharedSpace::shared_cta);
+  mlir::NVVM::FenceProxyOp::create(t.builder(), t.loc(where), kind, space);
+}
+
+namespace {
+void check_named_barrier(Trace& t, ValueId id, ValueId count, const Where& w) {
+  // Static operands are checked here; dynamic ones are the caller's promise, as in CUDA.
+  auto constant = [&](ValueId v) -> std::optional<int64_t> {
+    if (auto c = t.value(v, w).getDefiningOp<mlir::arith::ConstantIntOp>()) return c.value();
+    return std::nullopt;
+  };
+  if (auto i = constant(id); i && (*i < 0 || *i > 15))
+    trace_error("a named barrier id must be 0 to 15, not " + std::to_string(*i), w);
+  if (auto n = constant(count); n && (*n <= 0 || *n % 32 != 0))
+    trace_error("a named barrier's thread count must be a positive multiple of 32 (whole warps), not " + std::to_string(*n), w);
+}
+}  // namespace
+
+void named_barrier_sync(ValueId id, ValueId count, Where where) {
+  Trace& t = Trace::current(where);
+  check_named_barrier(t, id, count, where);
+  mlir::NVVM::BarrierOp::create(t.builder(), t.loc(where), mlir::TypeRange{}, i32_operand(t, id, "a barrier id", where),
+                                i32_operand(t, count, "a barrier thread count", where), {}, mlir::Value());
+}
+
+void named_barrier_arrive(ValueId id, ValueId count, Where where) {
+  Trace& t = Trace::current(where);
+  check_named_barrier(t, id, count, where);
+  mlir::NVVM::BarrierArriveOp::create(t.builder(), t.loc(where), i32_operand(t, id, "a barrier id", where),
+                                      i32_operand(t, count, "a barrier thread count", where));
+}
+
+ValueId shared_address(ValueId ptr, Where where) {
+  Trace& t = Trace::current(where);
+  mlir::Value p = shared_pointer(t, ptr, "the operand of shared_address", where);
+  auto r = mlir::LLVM::PtrToIntOp::create(t.builder(), t.loc(where), t.builder().getI32Type(), p);
+  return t.add(r, DType::u32, t.get(ptr, where).known);
+}
+
+// ---- TMA ----
+
+ValueId tensor_map_argument(int flat_index, Where where) {
+  Trace& t = Trace::current(where);
+  return t.add_pointer(t.argument(flat_index, where), Space::global, 64);
+}
+
+namespace {
+llvm::SmallVector<mlir::Value> coordinates(Trace& t, std::span<const ValueId> coords, const Where& w) {
+  if (coords.empty() || coords.size() > 5) trace_error("a TMA copy takes 1 to 5 coordinates, not " + std::to_string(coords.size()), w);
+  llvm::SmallVector<mlir::Value> out;
+  for (ValueId c : coords) out.push_back(i32_operand(t, c, "a TMA coordinate", w));
+  return out;
+}
+void check_tile_alignment(Trace& t, ValueId tile, const Where& w) {
+  // The copy engine reads and writes shared memory in 128-byte lines.
+  if (t.get(tile, w).known < 128)
+    trace_error("a TMA shared-memory tile must be 128-byte aligned; its address is known to be only " +
+                    std::to_string(t.get(tile, w).known) + "-byte aligned",
+                w);
+}
+}  // namespace
+
+void tma_load(ValueId descriptor, ValueId shared_dst, ValueId bar, std::span<const ValueId> coords, Where where) {
+  Trace& t = Trace::current(where);
+  t.require(Feature::sm90, "cp.async.bulk.tensor (TMA load)", where);
+  mlir::Value d = descriptor_pointer(t, descriptor, where);
+  mlir::Value dst = shared_pointer(t, shared_dst, "a TMA load's destination", where);
+  mlir::Value b = shared_pointer(t, bar, "a TMA load's mbarrier", where);
+  check_tile_alignment(t, shared_dst, where);
+  auto c = coordinates(t, coords, where);
+  mlir::OpBuilder& builder = t.builder();
+  mlir::Location l = t.loc(where);
+  // The instruction's destination is shared::cluster (address space 7); our CTA's own window
+  // is part of it.
+  mlir::Value cluster_dst =
+      mlir::LLVM::AddrSpaceCastOp::create(builder, l, mlir::LLVM::LLVMPointerType::get(&t.context(), 7), dst);
+  mlir::NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+      builder, l, cluster_dst, d, c, b, mlir::ValueRange{}, mlir::Value(), mlir::Value(),
+      mlir::NVVM::TMALoadModeAttr::get(&t.context(), mlir::NVVM::TMALoadMode::TILE), builder.getBoolAttr(false),
+      mlir::NVVM::CTAGroupKindAttr(), mlir::Value());
+}
+
+void tma_store(ValueId descriptor, ValueId shared_src, std::span<const ValueId> coords, Where where) {
+  Trace& t = Trace::current(where);
+  t.require(Feature::sm90, "cp.async.bulk.tensor (TMA store)", where);
+  mlir::Value d = descriptor_pointer(t, descriptor, where);
+  mlir::Value src = shared_pointer(t, shared_src, "a TMA store's source", where);
+  check_tile_alignment(t, shared_src, where);
+  auto c = coordinates(t, coords, where);
+  mlir::NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(
+      t.builder(), t.loc(where), d, src, c, mlir::Value(),
+      mlir::NVVM::TMAStoreModeAttr::get(&t.context(), mlir::NVVM::TMAStoreMode::TILE), mlir::Value());
+}
+
+void tma_store_commit(Where where) {
+  Trace& t = Trace::current(where);
+  t.require(Feature::sm90, "cp.async.bulk.commit_group", where);
+  mlir::NVVM::CpAsyncBulkCommitGroupOp::create(t.builder(), t.loc(where));
+}
+
+void tma_store_wait(int pending, bool read_only, Where where) {
+  Trace& t = Trace::current(where);
+  t.require(Feature::sm90, "cp.async.bulk.wait_group", where);
+  if (pending < 0 || pending > 63) trace_error("cp.async.bulk.wait_group takes 0 to 63 pending groups, not " + std::to_string(pending), where);
+  mlir::NVVM::CpAsyncBulkWaitGroupOp::create(t.builder(), t.loc(where), t.builder().getI32IntegerAttr(pending),
+                                             read_only ? t.builder().getUnitAttr() : mlir::UnitAttr());
+}
+
+void tma_prefetch_descriptor(ValueId descriptor, Where where) {
+  Trace& t = Trace::current(where);
+  t.require(Feature::sm90, "prefetch.tensormap", where);
+  mlir::NVVM::PrefetchOp::create(t.builder(), t.loc(where), mlir::NVVM::PrefetchCacheLevelAttr(),
+                                 mlir::NVVM::CacheEvictionPriorityAttr(), descriptor_pointer(t, descriptor, where), mlir::Value(),
+                                 t.builder().getUnitAttr());
+}
+
+// ---- wgmma ----
+
+ValueId wgmma_descriptor(ValueId ptr, int swizzle_bytes, int64_t leading_bytes, int64_t stride_bytes, Where where) {
+  Trace& t = Trace::current(where);
+  t.require(Feature::wgmma, "a wgmma shared-memory descriptor", where);
+  int mode = 0;
+  switch (swizzle_bytes) {
+    case 0: mode = 0; break;
+    case 128: mode = 1; break;
+    case 64: mode = 2; break;
+    case 32: mode = 3; break;
+    default: trace_error("a wgmma operand's swizzle is 0, 32, 64 or 128 bytes, not " + std::to_string(swizzle_bytes), where);
+  }
+  // A swizzled tile repeats its pattern every 8 rows of `swizzle_bytes`; the descriptor's base
+  // offset is 0 only when the tile starts on such a boundary.
+  int64_t atom = swizzle_bytes ? 8 * swizzle_bytes : 16;
+  if (t.get(ptr, where).known < atom)
+    trace_error("a wgmma operand tile with a " + std::to_string(swizzle_bytes) + "-byte swizzle must be " + std::to_string(atom) +
+                    "-byte aligned; its address is known to be only " + std::to_string(t.get(ptr, where).known) + "-byte aligned",
+                where);
+  for (int64_t bytes : {leading_bytes, stride_bytes})
+    if (bytes < 0 || bytes % 16 != 0 || bytes >= (int64_t(1) << 18))
+      trace_error("wgmma descriptor byte offsets are multiples of 16 below 2^18, not " + std::to_string(bytes), where);
+  mlir::OpBuilder& b = t.builder();
+  mlir::Location l = t.loc(where);
+  // Bits 0-13: address >> 4; 16-29: leading byte offset >> 4; 32-45: stride byte offset >> 4;
+  // 62-63: swizzle mode (PTX ISA, "Matrix Descriptor Format").
+  mlir::Value address = t.value(shared_address(ptr, where), where);
+  mlir::Value field = mlir::arith::AndIOp::create(b, l, mlir::arith::ShRUIOp::create(b, l, address, i32_constant(t, l, 4)),
+                                                  i32_constant(t, l, 0x3fff));
+  mlir::Value wide = mlir::arith::ExtUIOp::create(b, l, b.getI64Type(), field);
+  uint64_t fixed = uint64_t(leading_bytes >> 4) << 16 | uint64_t(stride_bytes >> 4) << 32 | uint64_t(mode) << 62;
+  auto constant = mlir::arith::ConstantOp::create(b, l, b.getI64IntegerAttr(int64_t(fixed)));
+  return t.add(mlir::arith::OrIOp::create(b, l, wide, constant), DType::u64);
+}
+
+namespace {
+const ValueInfo& accumulator_array(Trace& t, ValueId id, const Where& w) {
+  const ValueInfo& acc = t.get(id, w);
+  if (!acc.pointer || acc.space != Space::local) trace_error("wgmma's accumulators must be a register array", w);
+  return acc;
+}
+mlir::Value accumulator_slot(Trace& t, const ValueInfo& acc, int i, mlir::Location l) {
+  mlir::OpBuilder& b = t.builder();
+  return mlir::LLVM::GEPOp::create(b, l, acc.value.getType(), b.getF32Type(), acc.value, llvm::ArrayRef<mlir::LLVM::GEPArg>{i},
+                                   mlir::LLVM::GEPNoWrapFlags::inbounds);
+}
+/// The accumulators as one struct value (the register array is allocas SROA turns back into registers).
+mlir::Value load_accumulators(Trace& t, const ValueInfo& acc, int count, mlir::Location l) {
+  mlir::OpBuilder& b = t.builder();
+  llvm::SmallVector<mlir::Type> fields(count, b.getF32Type());
+  mlir::Value s = mlir::LLVM::PoisonOp::create(b, l, mlir::LLVM::LLVMStructType::getLiteral(&t.context(), fields));
+  for (int i = 0; i < count; ++i)
+    s = mlir::LLVM::InsertValueOp::create(b, l, s, mlir::LLVM::LoadOp::create(b, l, b.getF32Type(), accumulator_slot(t, acc, i, l), 4),
+                                          llvm::ArrayRef<int64_t>{i});
+  return s;
+}
+void store_accumulators(Trace& t, const ValueInfo& acc, mlir::Value s, int count, mlir::Location l) {
+  mlir::OpBuilder& b = t.builder();
+  for (int i = 0; i < count; ++i)
+    mlir::LLVM::StoreOp::create(b, l, mlir::LLVM::ExtractValueOp::create(b, l, s, llvm::ArrayRef<int64_t>{i}),
+                                accumulator_slot(t, acc, i, l), 4);
+}
+}  // namespace
+
+void wgmma_fence_operands(ValueId accumulators, int count, Where where) {
+  Trace& t = Trace::current(where);
+  const ValueInfo& acc = accumulator_array(t, accumulators, where);
+  mlir::Location l = t.loc(where);
+  mlir::Value in = load_accumulators(t, acc, count, l);
+  std::string constraints;
+  for (int i = 0; i < count; ++i) constraints += (i ? ",=f" : "=f");
+  for (int i = 0; i < count; ++i) constraints += "," + std::to_string(i);
+  llvm::SmallVector<mlir::Value> operands;
+  for (int i = 0; i < count; ++i) operands.push_back(mlir::LLVM::ExtractValueOp::create(t.builder(), l, in, llvm::ArrayRef<int64_t>{i}));
+  auto fence = mlir::LLVM::InlineAsmOp::create(t.builder(), l, in.getType(), operands, "", constraints, /*has_side_effects=*/true,
+                                               false, mlir::LLVM::TailCallKind::None, mlir::LLVM::AsmDialectAttr(),
+                                               mlir::ArrayAttr());
+  store_accumulators(t, acc, fence.getResult(0), count, l);
+}
+
+void wgmma_mma(DType ab, int n, ValueId desc_a, ValueId desc_b, ValueId accumulators, Where where) {
+  Trace& t = Trace::current(where);
+  t.require(Feature::wgmma, "wgmma.mma_async", where);
+  if (ab != DType::bf16 && ab != DType::f16)
+    trace_error("wgmma with A and B from shared memory supports bf16 and f16 operands here, not " + std::string(name(ab)), where);
+  if (n < 8 || n > 256 || n % 8 != 0) trace_error("wgmma's N is a multiple of 8 from 8 to 256, not " + std::to_string(n), where);
+  const ValueInfo& acc = accumulator_array(t, accumulators, where);
+  for (ValueId d : {desc_a, desc_b})
+    if (t.get(d, where).type != DType::u64 || t.get(d, where).pointer)
+      trace_error("wgmma's A and B operands are 64-bit shared-memory descriptors (wgmma_descriptor)", where);
+  mlir::OpBuilder& b = t.builder();
+  mlir::Location l = t.loc(where);
+  mlir::MLIRContext* ctx = &t.context();
+  // The op takes and returns the accumulators as one struct.
+  int count = n / 2;
+  mlir::Value in = load_accumulators(t, acc, count, l);
+  auto type = [&](mlir::NVVM::WGMMATypes x) { return mlir::NVVM::WGMMATypesAttr::get(ctx, x); };
+  auto operand = type(ab == DType::bf16 ? mlir::NVVM::WGMMATypes::bf16 : mlir::NVVM::WGMMATypes::f16);
+  auto one = mlir::NVVM::WGMMAScaleInAttr::get(ctx, mlir::NVVM::WGMMAScaleIn::one);
+  // Row-major A and column-major B are both K-major in shared memory (no transpose bits).
+  auto out = mlir::NVVM::WgmmaMmaAsyncOp::create(
+      b, l, in.getType(), in, t.value(desc_a, where), t.value(desc_b, where), mlir::NVVM::MMAShapeAttr::get(ctx, 64, n, 16), operand,
+      operand, type(mlir::NVVM::WGMMATypes::f32), mlir::NVVM::WGMMAScaleOutAttr::get(ctx, mlir::NVVM::WGMMAScaleOut::one), one,
+      one, mlir::NVVM::MMALayoutAttr::get(ctx, mlir::NVVM::MMALayout::row),
+      mlir::NVVM::MMALayoutAttr::get(ctx, mlir::NVVM::MMALayout::col), mlir::NVVM::MMAIntOverflowAttr());
+  store_accumulators(t, acc, out, count, l);
+}
+
+}  // namespace cutejit::detail

@@ -1,0 +1,127 @@
+// Bad input gets a cutejit::Error with a precise message, never an abort or a wrong kernel.
+// Each case asserts the message a user would read.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+
+#include "support.hpp"
+
+using namespace cutejit;
+using Catch::Contains;
+
+namespace {
+const Target sm90a = Target::parse("sm_90a");
+}
+
+TEST_CASE("an op the target lacks is a trace-time error naming the op, the target and the line", "[error]") {
+  Kernel wgmma{"uses_wgmma", [](Tensor<f32> a) { wgmma_fence(); }};
+  auto v = test::vector_arg<float>();
+  CHECK_THROWS_WITH(wgmma.compile(Target::parse("sm_80"), v),
+                    Contains("test_errors.cpp") && Contains("in kernel 'uses_wgmma' (sm_80)") &&
+                        Contains("wgmma.fence is not available on sm_80; it needs sm_90a only"));
+  CHECK_THROWS_WITH(wgmma.compile(Target::parse("sm_120a"), v), Contains("wgmma.fence is not available on sm_120a"));
+
+  Kernel tcgen05{"uses_tcgen05", [](Tensor<f32> a) { tcgen05_fence_before_thread_sync(); }};
+  CHECK_THROWS_WITH(tcgen05.compile(sm90a, v),
+                    Contains("tcgen05.fence::before_thread_sync is not available on sm_90a; it needs sm_100a only"));
+
+  // The MLIR verifier does not check setmaxnreg on non-"a" targets and LLVM would abort: we refuse.
+  Kernel setmax{"uses_setmaxnreg", [](Tensor<f32> a) { increase_max_registers(232); }};
+  CHECK_THROWS_WITH(setmax.compile(Target::parse("sm_90"), v),
+                    Contains("setmaxnreg is not available on sm_90; it needs sm_90a and sm_100a"));
+
+  Kernel elect{"uses_elect", [](Tensor<f32> a) { elect_one(); }};
+  CHECK_THROWS_WITH(elect.compile(Target::parse("sm_86"), v), Contains("elect_one (elect.sync) is not available on sm_86"));
+}
+
+TEST_CASE("a traced value used outside any kernel", "[error]") {
+  CHECK_THROWS_WITH(Int(3), Contains("test_errors.cpp") && Contains("a traced value was used outside any kernel"));
+}
+
+TEST_CASE("a value from another kernel's trace", "[error]") {
+  static Int leaked;
+  Kernel first{"first", [](Tensor<i32> a) { leaked = thread_idx().x; }};
+  Kernel second{"second", [](Tensor<i32> a) { a(0) = leaked + 1; }};
+  auto v = test::vector_arg<int32_t>();
+  first.compile(sm90a, v);
+  CHECK_THROWS_WITH(second.compile(sm90a, v),
+                    Contains("in kernel 'second'") && Contains("this value belongs to another trace"));
+}
+
+TEST_CASE("indexing a tensor with the wrong number of coordinates", "[error]") {
+  Kernel k{"rank_mismatch", [](Tensor<f32> a) { a(0, 1) = 1.0f; }};
+  CHECK_THROWS_WITH(k.compile(sm90a, test::vector_arg<float>()),
+                    Contains("test_errors.cpp") && Contains("a rank-1 tensor is indexed with 2 coordinate(s); give one per mode"));
+}
+
+TEST_CASE("an unprovable vector access names the alignment it could prove", "[error]") {
+  Kernel k{"unaligned_vector", [](Tensor<f32> a) {
+    Int i = thread_idx().x * 2;
+    a.pointer_at({i}).load_vector<4>();
+  }};
+  CHECK_THROWS_WITH(k.compile(sm90a, test::vector_arg<float>()),
+                    Contains("cannot prove that this 16-byte vector access is aligned: the address is known to be 8-byte aligned") &&
+                        Contains("assume_divisible(i, 4)"));
+  Kernel fixed{"assumed_vector", [](Tensor<f32> a, Int i) {
+    a.pointer_at({assume_divisible(i, 4)}).store_vector<4>({F32(1.0f), F32(2.0f), F32(3.0f), F32(4.0f)});
+  }};
+  CHECK(test::contains(fixed.compile(sm90a, test::vector_arg<float>(), 0).ptx, "st.global.v4"));
+}
+
+TEST_CASE("register array index out of range", "[error]") {
+  Kernel k{"out_of_range", [](Tensor<f32> a) {
+    RegisterArray<f32, 4> r(0.0f);
+    a(0) = r[4];
+  }};
+  CHECK_THROWS_WITH(k.compile(sm90a, test::vector_arg<float>()),
+                    Contains("index 4 is out of range for a register array of 4 elements (valid: 0..3)"));
+}
+
+TEST_CASE("static shared memory over the 48 KB a block may declare", "[error]") {
+  Kernel k{"too_much_shared", [](Tensor<f32> a) {
+    Pointer<f32> s = shared_array<f32>(8192);
+    Pointer<f32> t = shared_array<f32>(8192);
+    s[0] = t[0];
+  }};
+  CHECK_THROWS_WITH(k.compile(sm90a, test::vector_arg<float>()),
+                    Contains("static shared memory would reach 65536 bytes, over the 48 KB") && Contains("dynamic_shared<T>()"));
+}
+
+TEST_CASE("invalid kernel names and targets", "[error]") {
+  CHECK_THROWS_WITH((Kernel{"9lives", [](Tensor<f32>) {}}), Contains("kernel name '9lives' is not a valid symbol"));
+  CHECK_THROWS_WITH(Target::parse("sm_75"), Contains("unknown target 'sm_75'; valid targets: sm_80"));
+}
+
+TEST_CASE("argument checks before a launch: null and misaligned pointers", "[error]") {
+  using P = detail::KernelParam<Tensor<f32>>;
+  CHECK_THROWS_WITH(P::check(test::vector_arg<float>(16, 0), "k", 2), "error: argument 2 of kernel 'k' is a null pointer");
+  CHECK_THROWS_WITH(P::check(test::vector_arg<float>(16, 0x1002), "k", 0),
+                    "error: argument 0 of kernel 'k' is not aligned to its element size (4 bytes)");
+}
+
+TEST_CASE("tensor views outside 32-bit indexing or outside their buffer", "[error]") {
+  CHECK_THROWS_WITH(test::vector_arg<float>(int64_t(1) << 32), Contains("past the 32-bit indexing limit"));
+  CHECK_THROWS_WITH(Buffer<float>(0x1000, 100, nullptr).view({10, 11}), Contains("reaches element 109 but the buffer holds 100"));
+}
+
+TEST_CASE("no GPU: creating a Device says so; cross-compiling still works", "[error]") {
+  if (Device::count() > 0) {
+    SUCCEED("a GPU is present: the no-GPU message cannot be provoked here");
+    return;
+  }
+  CHECK_THROWS_WITH(Device(), Contains("CUDA driver") && (Contains("could not be loaded") || Contains("no usable GPU")));
+  CHECK_NOTHROW(Kernel{"still_compiles", [](Tensor<f32> a) { a(0) = 1.0f; }}.compile(sm90a, test::vector_arg<float>()));
+}
+
+TEST_CASE("no nvJitLink and no ptxas: the error says where it looked", "[error]") {
+  setenv("CUTEJIT_CUDA_HOME", "/nonexistent-cuda", 1);
+  Kernel k{"no_assembler", [](Tensor<f32> a) { a(0) = 1.0f; }};
+  CHECK_THROWS_WITH(k.compile(sm90a, test::vector_arg<float>()),
+                    Contains("cannot turn PTX into a cubin: neither libnvJitLink.so") && Contains("Install the CUDA toolkit"));
+  unsetenv("CUTEJIT_CUDA_HOME");
+  setenv("CUTEJIT_ASSEMBLER", "ptxas", 1);
+  CompiledKernel with_ptxas = k.compile(sm90a, test::vector_arg<float>());
+  unsetenv("CUTEJIT_ASSEMBLER");
+  CHECK(with_ptxas.assembler == "ptxas");
+  CHECK(test::cubin_contains(with_ptxas.cubin, "sm_90a"));
+}

@@ -1,0 +1,127 @@
+// GPU benchmarks for the JIT foundation, each printed next to what it is compared with:
+//  - process start -> first kernel launched (context creation, JIT, load, launch);
+//  - vector add f32 over 3 x 1 GiB: bandwidth (torch.add is measured by peers.py in the same call);
+//  - hot launch overhead: a raw cuLaunchKernel of the same cubin vs Kernel::operator() vs a
+//    PreparedLaunch, host time per launch.
+#include <cuda.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include "vector_add.hpp"
+
+using namespace cutejit;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+void check(CUresult rc, const char* what) {
+  if (rc != CUDA_SUCCESS) {
+    const char* name = "?";
+    cuGetErrorName(rc, &name);
+    std::fprintf(stderr, "%s failed: %s\n", what, name);
+    std::exit(1);
+  }
+}
+double ms(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double, std::milli>(b - a).count(); }
+
+template <class F>
+double median_gpu_ms(F&& run, int reps) {
+  CUevent start, stop;
+  check(cuEventCreate(&start, 0), "cuEventCreate");
+  check(cuEventCreate(&stop, 0), "cuEventCreate");
+  std::vector<double> t;
+  for (int r = 0; r < reps; ++r) {
+    check(cuEventRecord(start, nullptr), "cuEventRecord");
+    run();
+    check(cuEventRecord(stop, nullptr), "cuEventRecord");
+    check(cuEventSynchronize(stop), "cuEventSynchronize");
+    float m = 0;
+    check(cuEventElapsedTime(&m, start, stop), "cuEventElapsedTime");
+    t.push_back(m);
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+/// Host time per launch: batches small enough never to fill the launch queue, synchronised
+/// between batches (not timed), so the figure is the CPU cost of submitting, not GPU time.
+template <class F>
+double host_us_per_launch(F&& launch) {
+  const int batches = 200, per_batch = 100;
+  for (int i = 0; i < per_batch; ++i) launch();
+  check(cuCtxSynchronize(), "cuCtxSynchronize");
+  std::vector<double> per;
+  for (int b = 0; b < batches; ++b) {
+    auto t0 = Clock::now();
+    for (int i = 0; i < per_batch; ++i) launch();
+    auto t1 = Clock::now();
+    check(cuCtxSynchronize(), "cuCtxSynchronize");
+    per.push_back(ms(t0, t1) * 1000.0 / per_batch);
+  }
+  std::sort(per.begin(), per.end());
+  return per[per.size() / 2];
+}
+}  // namespace
+
+int main() {
+  setenv("CUTEJIT_CACHE", "off", 1);  // first-launch figures here are cold JIT, not cache hits
+  auto process_start = Clock::now();
+  Device gpu;
+  auto context_ready = Clock::now();
+  {
+    auto a = gpu.alloc<float>(1024), b = gpu.alloc<float>(1024), c = gpu.alloc<float>(1024);
+    examples::vector_add(gpu, examples::vector_add_launch(1024), a, b, c);
+    gpu.synchronize();
+  }
+  auto first_done = Clock::now();
+  std::printf("first_kernel: context %.1f ms, then JIT + load + launch + sync %.1f ms (total %.1f ms from main)\n",
+              ms(process_start, context_ready), ms(context_ready, first_done), ms(process_start, first_done));
+
+  // A second, different kernel in the same process: cold JIT after the first.
+  {
+    auto t0 = Clock::now();
+    auto v = DeviceTensor<f32>::make(0, std::array<int64_t, 1>{1 << 20}, std::array<int64_t, 1>{1});
+    CompiledKernel k = examples::vector_add.compile(gpu.target(), v, v, DeviceTensor<f32>::make(0, std::array<int64_t, 1>{1 << 20}, std::array<int64_t, 1>{1}));
+    std::printf("cold_jit_after_first: vector_add trace->cubin %.1f ms (pipeline %.1f ms: trace %.2f verify %.2f lower %.2f "
+                "O3+PTX %.2f assemble %.2f)\n",
+                ms(t0, Clock::now()), k.times.total_ms(), k.times.trace_ms, k.times.verify_ms, k.times.lower_ms,
+                k.times.codegen_ms, k.times.assemble_ms);
+  }
+
+  // Bandwidth: 3 x 1 GiB.
+  {
+    const int64_t n = int64_t(1) << 28;
+    auto a = gpu.upload(examples::random_floats(n, 1)), b = gpu.upload(examples::random_floats(n, 2));
+    auto c = gpu.alloc<float>(n);
+    auto launch = examples::vector_add.prepare(gpu, examples::vector_add_launch(n), a, b, c);
+    double t = median_gpu_ms([&] { launch(); }, 30);
+    double gbs = 3.0 * double(n) * 4 / (t * 1e-3) / 1e9;
+    std::printf("vector_add_bandwidth: %.3f ms per call, %.1f GB/s (3 x 1 GiB f32)\n", t, gbs);
+  }
+
+  // Launch overhead.
+  {
+    const int64_t n = 1024;
+    auto a = gpu.alloc<float>(n), b = gpu.alloc<float>(n), c = gpu.alloc<float>(n);
+    Launch cfg = examples::vector_add_launch(n);
+    CompiledKernel k = examples::vector_add.compile(gpu.target(), DeviceTensor<f32>(a), DeviceTensor<f32>(b), DeviceTensor<f32>(c));
+    CUmodule module;
+    CUfunction raw;
+    check(cuModuleLoadData(&module, k.cubin.data()), "cuModuleLoadData");
+    check(cuModuleGetFunction(&raw, module, "vector_add"), "cuModuleGetFunction");
+    CUdeviceptr pa = a.data(), pb = b.data(), pc = c.data();
+    int32_t shape = int32_t(n), stride = 1;
+    void* params[] = {&pa, &shape, &stride, &pb, &shape, &stride, &pc, &shape, &stride};
+    double raw_us = host_us_per_launch(
+        [&] { check(cuLaunchKernel(raw, cfg.grid.x, 1, 1, cfg.block.x, 1, 1, 0, nullptr, params, nullptr), "cuLaunchKernel"); });
+    double ours_us = host_us_per_launch([&] { examples::vector_add(gpu, cfg, a, b, c); });
+    auto prepared = examples::vector_add.prepare(gpu, cfg, a, b, c);
+    double prepared_us = host_us_per_launch([&] { prepared(); });
+    std::printf("launch_overhead: raw cuLaunchKernel %.3f us, Kernel::operator() %.3f us (+%.3f), PreparedLaunch %.3f us (+%.3f)\n",
+                raw_us, ours_us, ours_us - raw_us, prepared_us, prepared_us - raw_us);
+  }
+  return 0;
+}

@@ -1,0 +1,62 @@
+"""Peer figures measured in the same device call as cutejit_bench: torch.add bandwidth on
+3 x 1 GiB f32, and Triton's first-call time and launch overhead for a vector add."""
+import os
+import tempfile
+import time
+
+os.environ.setdefault("TRITON_CACHE_DIR", tempfile.mkdtemp(prefix="triton-cold-"))  # cold cache
+
+import torch  # noqa: E402
+import triton  # noqa: E402
+import triton.language as tl  # noqa: E402
+
+
+def median_ms(fn, reps=30):
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    times = []
+    for _ in range(reps):
+        start.record()
+        fn()
+        stop.record()
+        stop.synchronize()
+        times.append(start.elapsed_time(stop))
+    times.sort()
+    return times[len(times) // 2]
+
+
+@triton.jit
+def add_kernel(a, b, c, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(c + offs, tl.load(a + offs, mask=mask) + tl.load(b + offs, mask=mask), mask=mask)
+
+
+def main():
+    n = 1 << 28
+    a = torch.rand(n, device="cuda") * 2 - 1
+    b = torch.rand(n, device="cuda") * 2 - 1
+    c = torch.empty_like(a)
+    t = median_ms(lambda: torch.add(a, b, out=c))
+    print(f"torch_add_bandwidth: {t:.3f} ms per call, {3 * n * 4 / (t * 1e-3) / 1e9:.1f} GB/s (3 x 1 GiB f32)")
+
+    small = 1024
+    x, y, z = (torch.empty(small, device="cuda") for _ in range(3))
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    add_kernel[(4,)](x, y, z, small, BLOCK=256)
+    torch.cuda.synchronize()
+    print(f"triton_first_call: {(time.perf_counter() - t0) * 1e3:.1f} ms (cold cache, in a warm process)")
+
+    per = []
+    for _ in range(200):
+        t0 = time.perf_counter()
+        for _ in range(100):
+            add_kernel[(4,)](x, y, z, small, BLOCK=256)
+        per.append((time.perf_counter() - t0) * 1e6 / 100)
+        torch.cuda.synchronize()
+    per.sort()
+    print(f"triton_launch_overhead: {per[len(per) // 2]:.3f} us per launch (host time, same method as cutejit_bench)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,24 @@
+// Small helpers shared by the test files.
+#pragma once
+
+#include <cutejit/cutejit.hpp>
+
+#include <array>
+#include <string>
+#include <string_view>
+
+namespace test {
+
+/// A 1-D tensor argument for cross-compiling (no memory behind it).
+template <class T>
+cutejit::DeviceTensor<T> vector_arg(int64_t n = 1024, uint64_t ptr = 0) {
+  return cutejit::DeviceTensor<T>::make(ptr, std::array<int64_t, 1>{n}, std::array<int64_t, 1>{1});
+}
+
+inline bool contains(std::string_view haystack, std::string_view needle) { return haystack.find(needle) != std::string_view::npos; }
+
+inline bool cubin_contains(const std::vector<char>& cubin, std::string_view needle) {
+  return contains(std::string_view(cubin.data(), cubin.size()), needle);
+}
+
+}  // namespace test

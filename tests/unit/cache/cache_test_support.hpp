@@ -1,0 +1,105 @@
+// What the cache tests share: a fresh cache directory per test, a kernel to compile, and a way
+// to run this test program again as a separate process.
+#pragma once
+
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <cutejit/cutejit.hpp>
+#include <cutejit/jit/cache.hpp>
+
+#include "vector_add.hpp"
+
+extern char** environ;
+
+namespace cache_test {
+
+/// Sets an environment variable for one scope and puts the old value back.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::optional<std::string>& value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value) setenv(name, value->c_str(), 1);
+    else unsetenv(name);
+  }
+  ~ScopedEnv() {
+    if (old_) setenv(name_, old_->c_str(), 1);
+    else unsetenv(name_);
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+/// A fresh, empty directory that CUTEJIT_CACHE_DIR points at for the test's duration.
+class TempCache {
+ public:
+  TempCache() : path_(make()), dir_("CUTEJIT_CACHE_DIR", path_.string()), on_("CUTEJIT_CACHE", std::nullopt) {}
+  ~TempCache() {
+    std::error_code ec;
+    std::filesystem::permissions(path_, std::filesystem::perms::owner_all, ec);
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::filesystem::path& path() const { return path_; }
+  cutejit::KernelCache cache() const { return cutejit::KernelCache(path_); }
+  std::filesystem::path entry(const std::string& key) const { return path_ / "v1" / (key + ".entry"); }
+
+ private:
+  static std::filesystem::path make() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "cutejit-cache-test-XXXXXX").string();
+    if (!mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
+    return pattern;
+  }
+  std::filesystem::path path_;
+  ScopedEnv dir_, on_;
+};
+
+inline cutejit::CompiledKernel compile_vector_add(const char* target = "sm_90a") {
+  auto v = cutejit::DeviceTensor<cutejit::f32>::make(0, std::array<int64_t, 1>{1024}, std::array<int64_t, 1>{1});
+  return examples::vector_add.compile(cutejit::Target::parse(target), v, v, v);
+}
+
+inline std::string read_text(const std::filesystem::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+inline void write_bytes(const std::filesystem::path& p, const std::string& bytes) {
+  std::ofstream(p, std::ios::binary | std::ios::trunc).write(bytes.data(), std::streamsize(bytes.size()));
+}
+
+/// Starts this test program again with `args` (e.g. a hidden test's tag); returns its pid.
+inline pid_t spawn_self(const std::vector<std::string>& args) {
+  std::vector<std::string> words{std::filesystem::read_symlink("/proc/self/exe").string()};
+  words.insert(words.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& w : words) argv.push_back(w.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  if (posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ) != 0) return -1;
+  return pid;
+}
+
+/// Waits for `pid`; true when it exited with status 0.
+inline bool exited_cleanly(pid_t pid) {
+  int status = 0;
+  return pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+/// The built cutejit-cache next to this test program's build directory.
+inline std::filesystem::path cli_path() {
+  return std::filesystem::read_symlink("/proc/self/exe").parent_path().parent_path() / "cache" / "cutejit-cache";
+}
+
+}  // namespace cache_test

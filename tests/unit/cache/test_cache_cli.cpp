@@ -1,0 +1,95 @@
+// The cutejit-cache program, run as a user would: output, exit codes and its effect on disk.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+
+#include "cache_test_support.hpp"
+
+using namespace cache_test;
+
+namespace {
+
+struct Run {
+  int exit_code;
+  std::string output;  ///< stdout and stderr
+};
+
+Run cli(const TempCache& tmp, const std::string& args) {
+  std::string command = cli_path().string() + " --dir " + tmp.path().string() + " " + args + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  REQUIRE(pipe);
+  std::string output;
+  char buffer[4096];
+  while (size_t n = fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, n);
+  int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
+}  // namespace
+
+TEST_CASE("cutejit-cache lists, shows, verifies, prunes and clears", "[cache]") {
+  REQUIRE(std::filesystem::exists(cli_path()));
+  TempCache tmp;
+  std::string a = compile_vector_add("sm_90a").cache_key;
+  std::string b = compile_vector_add("sm_120a").cache_key;
+
+  Run list = cli(tmp, "list");
+  CHECK(list.exit_code == 0);
+  CHECK_THAT(list.output, Catch::Contains(a) && Catch::Contains(b) && Catch::Contains("vector_add") && Catch::Contains("sm_120a"));
+
+  Run json = cli(tmp, "list --json");
+  CHECK(json.exit_code == 0);
+  CHECK_THAT(json.output, Catch::StartsWith("[") && Catch::Contains("\"key\": \"" + a + "\"") && Catch::Contains("\"metadata\""));
+
+  Run stats = cli(tmp, "stats");
+  CHECK(stats.exit_code == 0);
+  CHECK_THAT(stats.output, Catch::Contains("2 readable"));
+
+  Run show = cli(tmp, "show " + a.substr(0, 6));
+  CHECK(show.exit_code == 0);
+  CHECK_THAT(show.output, Catch::Contains("\"target\": \"sm_90a\"") && Catch::Contains(".entry"));
+  CHECK_THAT(cli(tmp, "show " + a + " --ptx").output, Catch::Contains(".entry vector_add"));
+  CHECK(cli(tmp, "show").exit_code == 2);
+
+  CHECK(cli(tmp, "verify").exit_code == 0);
+  std::string bytes = read_text(tmp.entry(b));
+  write_bytes(tmp.entry(b), bytes.substr(0, 100));
+  Run verify = cli(tmp, "verify");
+  CHECK(verify.exit_code == 1);
+  CHECK_THAT(verify.output, Catch::Contains(b + ".entry") && Catch::Contains("removed") && Catch::Contains("2 entries checked, 1 bad"));
+  CHECK_FALSE(std::filesystem::exists(tmp.entry(b)));
+
+  CHECK(cli(tmp, "prune").exit_code == 2);
+  CHECK(cli(tmp, "prune --max-size 1G").exit_code == 0);
+  CHECK(std::filesystem::exists(tmp.entry(a)));
+  CHECK(cli(tmp, "prune --max-size 0").exit_code == 0);
+  CHECK_FALSE(std::filesystem::exists(tmp.entry(a)));
+
+  compile_vector_add("sm_90a");
+  Run clear = cli(tmp, "clear");
+  CHECK(clear.exit_code == 0);
+  CHECK_THAT(clear.output, Catch::Contains("removed 1 entries"));
+  CHECK(tmp.cache().list().empty());
+}
+
+TEST_CASE("cutejit-cache explains itself and rejects mistakes", "[cache]") {
+  REQUIRE(std::filesystem::exists(cli_path()));
+  TempCache tmp;
+  Run help = cli(tmp, "--help");
+  CHECK(help.exit_code == 0);
+  for (const char* command : {"list", "stats", "show", "verify", "prune", "clear"}) {
+    CHECK_THAT(help.output, Catch::Contains(command));
+    Run sub = cli(tmp, std::string(command) + " --help");
+    CHECK(sub.exit_code == 0);
+    CHECK_THAT(sub.output, Catch::StartsWith(std::string("usage: cutejit-cache ") + command));
+  }
+  Run unknown = cli(tmp, "frobnicate");
+  CHECK(unknown.exit_code == 2);
+  CHECK_THAT(unknown.output, Catch::Contains("unknown command 'frobnicate'"));
+  Run bad_option = cli(tmp, "list --colour");
+  CHECK(bad_option.exit_code == 2);
+  CHECK_THAT(bad_option.output, Catch::Contains("unknown option --colour") && Catch::Contains("cutejit-cache list --help"));
+  Run bad_size = cli(tmp, "prune --max-size lots");
+  CHECK(bad_size.exit_code == 1);
+  CHECK_THAT(bad_size.output, Catch::Contains("'lots' is not a size"));
+}

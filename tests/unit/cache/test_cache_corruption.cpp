@@ -1,0 +1,100 @@
+// A damaged entry is a miss: the kernel is recompiled and the entry rewritten, never loaded.
+#include <catch2/catch.hpp>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include <cstring>
+
+#include "cache_test_support.hpp"
+
+using namespace cache_test;
+
+namespace {
+
+/// The entry header's layout (docs/cache.md): magic, format, metadata/PTX/cubin sizes, checksum.
+constexpr size_t header_bytes = 48, format_at = 8, metadata_size_at = 12, checksum_at = 32;
+
+/// Replaces `from` with `to` in the metadata and rewrites the header's metadata size and
+/// checksum: an entry intact in every way but what its metadata says.
+std::string with_metadata_changed(std::string entry, const std::string& from, const std::string& to) {
+  uint32_t metadata_bytes = 0;
+  std::memcpy(&metadata_bytes, entry.data() + metadata_size_at, 4);
+  size_t at = entry.find(from, header_bytes);
+  REQUIRE(at != std::string::npos);
+  REQUIRE(at < header_bytes + metadata_bytes);
+  entry.replace(at, from.size(), to);
+  metadata_bytes = uint32_t(metadata_bytes + to.size() - from.size());
+  std::memcpy(entry.data() + metadata_size_at, &metadata_bytes, 4);
+  XXH128_canonical_t sum;
+  XXH128_canonicalFromHash(&sum, XXH3_128bits(entry.data() + header_bytes, entry.size() - header_bytes));
+  std::memcpy(entry.data() + checksum_at, sum.digest, 16);
+  return entry;
+}
+
+}  // namespace
+
+TEST_CASE("truncated, bit-flipped, empty and wrong-version entries are recompiled and replaced", "[cache]") {
+  TempCache tmp;
+  cutejit::CompiledKernel original = compile_vector_add();
+  std::filesystem::path entry = tmp.entry(original.cache_key);
+  const std::string good = read_text(entry);
+  REQUIRE(good.size() > header_bytes + original.cubin.size());
+
+  std::string flipped = good;
+  flipped[good.size() - original.cubin.size() / 2] ^= 0x10;  // inside the cubin
+  std::string flipped_metadata = good;
+  flipped_metadata[header_bytes + 20] ^= 0x01;
+  std::string wrong_format = good;
+  wrong_format[format_at] = 2;
+  std::string other_cutejit = with_metadata_changed(good, "\"cutejit\": \"", "\"cutejit\": \"9");
+  std::string not_json = with_metadata_changed(good, "{", "[");
+
+  const std::pair<const char*, std::string> damaged[] = {
+      {"truncated to half", good.substr(0, good.size() / 2)},
+      {"truncated inside the header", good.substr(0, 20)},
+      {"one byte short", good.substr(0, good.size() - 1)},
+      {"zero length", ""},
+      {"a bit flipped in the cubin", flipped},
+      {"a bit flipped in the metadata", flipped_metadata},
+      {"another format version", wrong_format},
+      {"written by another cutejit version", other_cutejit},
+      {"metadata that is not an object", not_json},
+      {"not an entry at all", std::string(good.size(), 'x')},
+  };
+  for (const auto& [what, bytes] : damaged) {
+    SECTION(what) {
+      write_bytes(entry, bytes);
+      CHECK_FALSE(tmp.cache().load(original.cache_key));
+      // Only the version check can refuse this one: the entry itself is sound.
+      if (bytes == other_cutejit) CHECK(tmp.cache().verify(/*remove_bad=*/false).bad.empty());
+      cutejit::CompiledKernel again = compile_vector_add();
+      CHECK_FALSE(again.from_cache);
+      CHECK(again.cubin == original.cubin);
+      // The recompiled kernel replaced the bad entry, and verify finds nothing wrong.
+      CHECK(tmp.cache().load(original.cache_key));
+      CHECK(compile_vector_add().from_cache);
+      CHECK(tmp.cache().verify(/*remove_bad=*/false).bad.empty());
+    }
+  }
+}
+
+TEST_CASE("verify reports bad entries and removes them", "[cache]") {
+  TempCache tmp;
+  std::string good_key = compile_vector_add("sm_90a").cache_key;
+  std::string bad_key = compile_vector_add("sm_100a").cache_key;
+  std::string bytes = read_text(tmp.entry(bad_key));
+  write_bytes(tmp.entry(bad_key), bytes.substr(0, bytes.size() - 7));
+
+  cutejit::CacheVerifyReport kept = tmp.cache().verify(/*remove_bad=*/false);
+  CHECK(kept.checked == 2);
+  REQUIRE(kept.bad.size() == 1);
+  CHECK(kept.bad[0].first == bad_key + ".entry");
+  CHECK_THAT(kept.bad[0].second, Catch::Contains("header says"));
+  CHECK(std::filesystem::exists(tmp.entry(bad_key)));
+
+  CHECK(tmp.cache().verify(/*remove_bad=*/true).bad.size() == 1);
+  CHECK_FALSE(std::filesystem::exists(tmp.entry(bad_key)));
+  CHECK(std::filesystem::exists(tmp.entry(good_key)));
+  CHECK(tmp.cache().verify(/*remove_bad=*/true).bad.empty());
+}

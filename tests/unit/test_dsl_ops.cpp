@@ -1,0 +1,152 @@
+// The DSL's operations reach the PTX as the instructions they promise. Each kernel here is
+// cross-compiled for sm_90a (no GPU needed) and its PTX searched.
+#include <catch2/catch.hpp>
+
+#include "support.hpp"
+
+using namespace cutejit;
+using test::contains;
+
+namespace {
+std::string ptx_of(auto& kernel, auto... args) { return kernel.compile(Target::parse("sm_90a"), args...).ptx; }
+}  // namespace
+
+TEST_CASE("integer and float arithmetic, comparisons, select and casts", "[unit]") {
+  Kernel k{"arith", [](Tensor<i32> a, Tensor<u32> b, Tensor<f32> c, Tensor<f64> d) {
+    Int i = thread_idx().x;
+    Int x = a(i);
+    UInt y = b(i);
+    Int p = a(0);
+    UInt e = b(0);
+    a(i) = (x / p) % p + (x << 2) - (x >> 1) ^ ~x;  // divisors unknown at compile time: real div/rem
+    b(i) = (y / e) + (y >> 3u);                       // unsigned: div.u32, shr.u32
+    F32 f = c(i);
+    c(i) = select(f > 0.0f, f * 2.0f, -f) + cast<f32>(x) + cast<f32>(cast<f16>(f));
+    d(i) = cast<f64>(f) / 3.0;
+  }};
+  auto ptx = ptx_of(k, test::vector_arg<int32_t>(), test::vector_arg<uint32_t>(), test::vector_arg<float>(),
+                    test::vector_arg<double>());
+  CHECK(contains(ptx, "div.u32"));
+  CHECK(contains(ptx, "shr.u32"));
+  CHECK(contains(ptx, "shr.s32"));
+  CHECK(contains(ptx, "rem.s32"));
+  CHECK(contains(ptx, "cvt.rn.f32.s32"));
+  CHECK(contains(ptx, "cvt.rn.f16.f32"));
+  CHECK(contains(ptx, "cvt.f64.f32"));
+  CHECK(contains(ptx, "div.rn.f64"));
+  CHECK(contains(ptx, "selp.f32"));
+}
+
+TEST_CASE("accurate math links libdevice; fast math uses the approximate instructions", "[unit]") {
+  Kernel accurate{"accurate", [](Tensor<f32> a) {
+    Int i = thread_idx().x;
+    F32 x = a(i);
+    a(i) = exp(x) + log(x) + sin(x) + tanh(x) + sqrt(x) + rsqrt(x);
+  }};
+  auto ptx = ptx_of(accurate, test::vector_arg<float>());
+  CHECK_FALSE(contains(ptx, "__nv_"));  // every libdevice call was linked and inlined
+  CHECK(contains(ptx, "sqrt.rn.f32"));  // IEEE-rounded, not sqrt.approx
+
+  Kernel fast_math{"fast_math", [](Tensor<f32> a) {
+    Int i = thread_idx().x;
+    F32 x = a(i);
+    a(i) = fast::exp(x) + fast::log2(x) + fast::sin(x) + fast::cos(x) + fast::tanh(x) + fast::rsqrt(x) +
+           fast::reciprocal(x);
+  }};
+  ptx = ptx_of(fast_math, test::vector_arg<float>());
+  for (const char* i : {"ex2.approx.ftz.f32", "lg2.approx.ftz.f32", "sin.approx.ftz.f32", "cos.approx.ftz.f32",
+                        "tanh.approx.f32", "rsqrt.approx.ftz.f32", "rcp.approx.ftz.f32"}) {
+    INFO(i);
+    CHECK(contains(ptx, i));
+  }
+}
+
+TEST_CASE("control flow: if/else, for with unroll hints, while", "[unit]") {
+  Kernel k{"control", [](Tensor<i32> a, Int n) {
+    Int i = thread_idx().x;
+    Var<i32> acc = 0;
+    if_(i < n, [&] { acc = 1; }).else_([&] { acc = 2; });
+    for_(0, n, 1, [&](Int j) { a(j) = acc + j; }, Unroll{1});  // a store keeps the loop a loop
+    Var<i32> x = n;
+    while_([&] { return Int(x) > 1; }, [&] { x = x / 2; });
+    a(i) = acc + x;
+  }};
+  auto ptx = ptx_of(k, test::vector_arg<int32_t>(), 5);
+  CHECK(contains(ptx, ".pragma \"nounroll\""));  // Unroll{1} reached LLVM's loop metadata
+  CHECK(contains(ptx, "bra"));
+  CHECK_FALSE(contains(ptx, ".local"));  // Vars were promoted to registers
+}
+
+TEST_CASE("register arrays: static indices stay in registers, dynamic ones use local memory", "[unit]") {
+  Kernel statically{"static_index", [](Tensor<f32> a) {
+    RegisterArray<f32, 4> r(0.0f);
+    for (int k = 0; k < 4; ++k) r[k] = a(thread_idx().x + k);
+    a(thread_idx().x) = r[0] + r[3];
+  }};
+  CHECK_FALSE(contains(ptx_of(statically, test::vector_arg<float>()), ".local"));
+  Kernel dynamically{"dynamic_index", [](Tensor<f32> a, Int j) {
+    RegisterArray<f32, 8> r(1.0f);
+    r[j] = 5.0f;
+    a(thread_idx().x) = r[thread_idx().x % 8];
+  }};
+  CHECK(contains(ptx_of(dynamically, test::vector_arg<float>(), 3), ".local"));
+}
+
+TEST_CASE("warp shuffles, votes, atomics, shared memory, printf and trap", "[unit]") {
+  Kernel k{"warp_ops", [](Tensor<i32> a, Tensor<f32> f) {
+    Int i = thread_idx().x;
+    Int v = a(i);
+    Int s = shuffle_idx(v, 0) + shuffle_up(v, 1) + shuffle_down(v, 2) + shuffle_xor(v, 4);
+    UInt mask = ballot(v > 0);
+    Bool any = vote_any(v > 3), all = vote_all(v > 3);
+    atomic_add(a(0), s);
+    atomic_min(a(1), v);
+    atomic_max(a(2), v);
+    atomic_exchange(a(3), v);
+    atomic_cas(a(4), 0, v);
+    atomic_add(f(0), 1.0f);
+    Pointer<i32> smem = shared_array<i32>(64);
+    smem[i % 64] = cast<i32>(mask);
+    Pointer<f32> dyn = dynamic_shared<f32>(256);
+    dyn[i] = 1.0f;
+    sync_threads();
+    if_(any && all, [&] { device_printf("lane %d value %d\n", lane_idx(), Int(smem[0])); });
+    device_assert(v != 12345, "v must not be 12345");
+  }};
+  auto ptx = ptx_of(k, test::vector_arg<int32_t>(), test::vector_arg<float>());
+  for (const char* i : {"shfl.sync.idx.b32", "shfl.sync.up.b32", "shfl.sync.down.b32", "shfl.sync.bfly.b32",
+                        "vote.sync.ballot.b32", "vote.sync.any.pred", "vote.sync.all.pred", "atom.global.add.u32",
+                        "atom.global.min.s32", "atom.global.max.s32", "atom.global.exch.b32", "global.cas.b32",
+                        "atom.global.add.f32", ".shared .align 16", ".extern .shared", "vprintf", "trap;"}) {
+    INFO(i);
+    CHECK(contains(ptx, i));
+  }
+}
+
+TEST_CASE("target-specific instructions compile where the target has them", "[unit]") {
+  Kernel k{"hopper_ops", [](Tensor<i32> a) {
+    Bool leader = elect_one();
+    if_(leader, [&] { a(0) = cluster_cta_rank(); });
+    cluster_arrive();
+    cluster_wait();
+    wgmma_fence();
+    wgmma_commit_group();
+    wgmma_wait_group(0);
+  }};
+  auto ptx = ptx_of(k, test::vector_arg<int32_t>());
+  for (const char* i : {"elect.sync", "%cluster_ctarank", "barrier.cluster.arrive", "barrier.cluster.wait",
+                        "wgmma.fence.sync.aligned", "wgmma.commit_group.sync.aligned", "wgmma.wait_group.sync.aligned \t0;"}) {
+    INFO(i);
+    CHECK(contains(ptx, i));
+  }
+  Kernel setmax{"setmax", [](Tensor<i32> a) { increase_max_registers(240); }};
+  CHECK(contains(ptx_of(setmax, test::vector_arg<int32_t>()), "setmaxnreg.inc.sync.aligned.u32 \t240;"));
+  Kernel tc{"tcgen05", [](Tensor<i32> a) { tcgen05_fence_before_thread_sync(); }};
+  CHECK(contains(tc.compile(Target::parse("sm_100a"), test::vector_arg<int32_t>()).ptx, "tcgen05.fence::before_thread_sync"));
+}
+
+TEST_CASE("targets parse and print by name", "[unit]") {
+  CHECK(Target::parse("sm_90a") == Target{90, true});
+  CHECK(Target::parse("sm_80").name() == "sm_80");
+  CHECK(Target::all().size() == 6);
+}

@@ -1,0 +1,71 @@
+// Every example traces and cross-compiles for sm_90a, sm_100a and sm_120a; the PTX holds the
+// instructions the example exists to show, and each cubin records its exact target.
+#include <catch2/catch.hpp>
+
+#include "block_reduce.hpp"
+#include "saxpy.hpp"
+#include "sgemm.hpp"
+#include "softmax.hpp"
+#include "support.hpp"
+#include "transpose.hpp"
+#include "vector_add.hpp"
+
+using namespace cutejit;
+
+namespace {
+struct Expectation {
+  examples::Example example;
+  std::vector<std::string> ptx_contains;
+};
+
+std::vector<Expectation> expectations() {
+  return {
+      {examples::vector_add_example(), {"ld.global.nc.v4.b32", "st.global.v4.b32"}},
+      {examples::saxpy_example(), {"fma.rn.f32", "ld.param.b32"}},
+      {examples::block_reduce_example(), {"shfl.sync.bfly.b32", "bar.sync", "st.shared", "add.f32"}},
+      {examples::transpose_example(), {"st.shared.b32", "ld.shared.b32", "bar.sync"}},
+      {examples::softmax_example(), {"ex2.approx.ftz.f32", "shfl.sync.bfly.b32", "max.f32"}},
+      {examples::sgemm_example(), {"fma.rn.f32"}},
+  };
+}
+}  // namespace
+
+TEST_CASE("every example cross-compiles for sm_90a, sm_100a and sm_120a", "[unit]") {
+  for (const Expectation& e : expectations()) {
+    for (const char* name : {"sm_90a", "sm_100a", "sm_120a"}) {
+      INFO(e.example.name << " for " << name);
+      CompiledKernel k = e.example.compile(Target::parse(name));
+      CHECK(k.name == e.example.name);
+      CHECK(test::contains(k.ptx, std::string(".target ") + name));
+      CHECK(test::contains(k.ptx, std::string(".entry ") + e.example.name));
+      for (const std::string& instruction : e.ptx_contains) {
+        INFO("expected instruction " << instruction);
+        CHECK(test::contains(k.ptx, instruction));
+      }
+      // The ELF flags do not distinguish sm_90 from sm_90a; the tool-kit info note does.
+      CHECK(test::cubin_contains(k.cubin, std::string("-arch ") + name));
+      CHECK(k.cubin.size() > 1000);
+    }
+  }
+}
+
+TEST_CASE("PTX carries line info pointing at the user's kernel source", "[unit]") {
+  CompiledKernel k = examples::vector_add_example().compile(Target::parse("sm_90a"));
+  CHECK(test::contains(k.ptx, "vector_add.hpp"));
+  CHECK(test::contains(k.ptx, ".loc"));
+}
+
+TEST_CASE("the same specialization compiles to the same PTX; a different one does not", "[unit]") {
+  auto v = test::vector_arg<float>();
+  Target t = Target::parse("sm_90a");
+  std::string first = examples::block_reduce.compile(t, v, v, 256).ptx;
+  CHECK(examples::block_reduce.compile(t, v, v, 256).ptx == first);
+  CHECK(examples::block_reduce.compile(t, v, v, 128).ptx != first);  // a Constexpr is part of the specialization
+}
+
+TEST_CASE("a pointer only 4-byte aligned cannot take a 16-byte vector path, and the error says why", "[unit]") {
+  // 4-byte alignment: the vector_add kernel cannot prove its 16-byte loads, and says so.
+  auto v = test::vector_arg<float>(1024, 4);
+  CHECK_THROWS_WITH(examples::vector_add.compile(Target::parse("sm_90a"), v, v, v),
+                    Catch::Contains("cannot prove that this 16-byte vector access is aligned"));
+}

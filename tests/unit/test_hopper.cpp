@@ -1,0 +1,211 @@
+// Hopper building blocks cross-compiled for sm_90a (no GPU needed): mbarriers, fences, named
+// barriers, TMA with a grid-constant tensor map, wgmma; the bad inputs each with the message a
+// user reads.
+#include <catch2/catch.hpp>
+
+#include "gemm_bf16.hpp"
+#include "support.hpp"
+
+using namespace cutejit;
+using Catch::Contains;
+using test::contains;
+
+namespace {
+const Target sm90a = Target::parse("sm_90a");
+
+TensorMap<bf16> tile_map(uint32_t rows = 64, uint32_t cols = 64, TmaSwizzle s = TmaSwizzle::bytes128) {
+  return TensorMap<bf16>::for_compile(2, {rows, cols}, s);
+}
+
+// A TMA round trip: load a tile into shared memory on an mbarrier, store it back elsewhere.
+Kernel tma_copy{"tma_copy", [](TmaDescriptor<bf16> in, TmaDescriptor<bf16> out) {
+  Pointer<bf16> tile = dynamic_shared_aligned<bf16>(1024);
+  Pointer<uint64_t> bar = dynamic_shared_aligned<uint64_t>(1024, in.box_bytes());
+  Int row = block_idx().x * in.box(0);
+  if_(thread_idx().x == 0, [&] {
+    in.prefetch();
+    mbarrier_init(bar, 1);
+    fence_mbarrier_init();
+    mbarrier_arrive_expect_tx(bar, in.box_bytes());
+    in.load(tile, bar, {row, 0});
+    mbarrier_wait(bar, 0);
+    out.store(tile, {row, 0});
+    tma_store_commit();
+    tma_store_wait<0>();
+  });
+}};
+}  // namespace
+
+TEST_CASE("mbarriers, fences and named barriers reach the PTX", "[unit]") {
+  Kernel k{"barriers", [](Tensor<i32> a) {
+    Pointer<uint64_t> bar = shared_array<uint64_t>(2, 8);
+    if_(thread_idx().x == 0, [&] { mbarrier_init(bar, 128); });
+    fence_mbarrier_init();
+    sync_threads();
+    mbarrier_arrive(bar);
+    mbarrier_arrive_expect_tx(bar + 1, 1024);
+    a(0) = cast<int32_t>(mbarrier_try_wait(bar, 1));
+    mbarrier_wait(bar, 0);
+    fence_proxy_async_shared();
+    named_barrier_sync(1, 128);
+    named_barrier_arrive(2, 256);
+  }};
+  std::string ptx = k.compile(sm90a, test::vector_arg<int32_t>()).ptx;
+  for (const char* i : {"mbarrier.init.shared.b64", "mbarrier.arrive.shared.b64", "mbarrier.arrive.expect_tx.shared.b64",
+                        "mbarrier.try_wait.parity.shared.b64", "fence.mbarrier_init.release.cluster", "fence.proxy.async.shared::cta",
+                        "bar.sync 	1, 128", "bar.arrive 2, 256"}) {
+    INFO(i);
+    CHECK(contains(ptx, i));
+  }
+}
+
+TEST_CASE("a TMA copy: grid-constant tensor maps, bulk tensor load on an mbarrier, store and bulk groups", "[unit]") {
+  std::string ptx = tma_copy.compile(sm90a, tile_map(), tile_map()).ptx;
+  // The tensor maps are 64-byte-aligned 128-byte parameters, addressed in place.
+  CHECK(contains(ptx, ".param .align 64 .b8 tma_copy_param_0[128]"));
+  CHECK(contains(ptx, ".param .align 64 .b8 tma_copy_param_1[128]"));
+  CHECK(contains(ptx, "cvta.param.u64"));
+  for (const char* i : {"cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
+                        "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group", "cp.async.bulk.commit_group",
+                        "cp.async.bulk.wait_group 	0", "prefetch.tensormap", "mbarrier.try_wait.parity"}) {
+    INFO(i);
+    CHECK(contains(ptx, i));
+  }
+  // Line directives only: a `, debug` target would put ptxas in debug mode.
+  CHECK(contains(ptx, ".target sm_90a\n"));
+}
+
+TEST_CASE("the tensor map's box and swizzle are part of the specialization", "[unit]") {
+  std::string a = tma_copy.compile(sm90a, tile_map(64, 64), tile_map(64, 64)).ptx;
+  CHECK(tma_copy.compile(sm90a, tile_map(64, 64), tile_map(64, 64)).ptx == a);
+  CHECK(tma_copy.compile(sm90a, tile_map(128, 64), tile_map(128, 64)).ptx != a);  // 16 KB expected, not 8 KB
+}
+
+TEST_CASE("wgmma m64nNk16 for bf16 and f16, N in {64, 128, 256}", "[unit]") {
+  Kernel k{"wgmma_shapes", [](Tensor<f32> out) {
+    Pointer<bf16> a = dynamic_shared_aligned<bf16>(1024);
+    Pointer<bf16> b = dynamic_shared_aligned<bf16>(1024, 16384);
+    WgmmaOperand<bf16> A(a, TmaSwizzle::bytes128), B(b, TmaSwizzle::bytes128);
+    WgmmaOperand<f16> H(Pointer<f16>(a.id()), TmaSwizzle::bytes64);
+    WgmmaAccumulator<64> c64;
+    WgmmaAccumulator<128> c128;
+    WgmmaAccumulator<256> c256;
+    c64.fill(0.0f), c128.fill(0.0f), c256.fill(0.0f);
+    wgmma_fence();
+    wgmma<bf16>(c64, A.slice(0, 0), B.slice(0, 1));
+    wgmma<bf16>(c128, A.slice(8, 3), B.slice(0, 0));
+    wgmma<bf16>(c256, A.slice(0, 0), B.slice(0, 0));
+    wgmma<f16>(c128, H.slice(0, 1), H.slice(0, 0));
+    wgmma_commit_group();
+    wgmma_wait_group(0);
+    wgmma_fence_operands(c64), wgmma_fence_operands(c128), wgmma_fence_operands(c256);
+    Int t = thread_idx().x;
+    out(t) = c64[0] + c128[63] + c256[127];
+  }};
+  std::string ptx = k.compile(sm90a, test::vector_arg<float>()).ptx;
+  for (const char* i : {"wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16", "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16",
+                        "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16", "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16",
+                        "wgmma.fence.sync.aligned", "wgmma.commit_group.sync.aligned", "wgmma.wait_group.sync.aligned 	0"}) {
+    INFO(i);
+    CHECK(contains(ptx, i));
+  }
+}
+
+TEST_CASE("the wgmma accumulator layout covers the 64 x N tile once", "[unit]") {
+  using Acc = WgmmaAccumulator<128>;
+  std::vector<int> seen(64 * 128, 0);
+  for (int t = 0; t < 128; ++t)
+    for (int i = 0; i < Acc::size; ++i) ++seen[size_t(Acc::row_of(t, i) * 128 + Acc::col_of(t, i))];
+  for (int s : seen) REQUIRE(s == 1);
+  CHECK(Acc::row_of(37, 2) == 16 + 1 + 8);  // warp 1, lane 5: row 16 + 5/4, +8 for values 2 and 3
+  CHECK(Acc::col_of(37, 5) == 8 + 2 + 1);   // value 5: columns 8..15, lane 5 % 4 = 1 -> 2, odd value -> +1
+}
+
+TEST_CASE("the BF16 GEMM example: TMA ring, warp-specialised wgmma, no spills", "[unit]") {
+  CompiledKernel k = examples::gemm_bf16_example().compile(sm90a);
+  CHECK(contains(k.ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"));
+  CHECK(contains(k.ptx, "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"));
+  CHECK(contains(k.ptx, "mbarrier.try_wait.parity.shared.b64"));
+  CHECK(contains(k.ptx, "wgmma.wait_group.sync.aligned 	1"));
+  CHECK_FALSE(contains(k.ptx, ".local"));
+  CHECK(test::cubin_contains(k.cubin, "-arch sm_90a"));
+}
+
+TEST_CASE("Hopper instructions on targets without them: trace-time errors naming op, target and line", "[unit]") {
+  auto maps = [] { return std::make_pair(tile_map(), tile_map()); };
+  auto [in, out] = maps();
+  CHECK_THROWS_WITH(tma_copy.compile(Target::parse("sm_80"), in, out),
+                    Contains("test_hopper.cpp") && Contains("in kernel 'tma_copy' (sm_80)") &&
+                        Contains("prefetch.tensormap is not available on sm_80; it needs sm_90 and newer"));
+  Kernel tx{"expect_tx", [](Tensor<i32> a) { mbarrier_arrive_expect_tx(shared_array<uint64_t>(1, 8), 64); }};
+  CHECK_THROWS_WITH(tx.compile(Target::parse("sm_86"), test::vector_arg<int32_t>()),
+                    Contains("mbarrier.arrive.expect_tx is not available on sm_86; it needs sm_90 and newer"));
+
+  Kernel mma{"uses_wgmma_mma", [](Tensor<f32> a) {
+    WgmmaAccumulator<64> acc;
+    wgmma<bf16>(acc, Value<uint64_t>(0ull), Value<uint64_t>(0ull));
+  }};
+  for (const char* t : {"sm_80", "sm_90", "sm_100a", "sm_120a"}) {
+    INFO(t);
+    CHECK_THROWS_WITH(mma.compile(Target::parse(t), test::vector_arg<float>()),
+                      Contains("test_hopper.cpp") && Contains(std::string("wgmma.mma_async is not available on ") + t + "; it needs sm_90a only"));
+  }
+  CHECK_THROWS_WITH(examples::gemm_bf16_example().compile(Target::parse("sm_120a")),
+                    Contains("gemm_bf16.hpp") && Contains("is not available on sm_120a; it needs sm_90a only"));
+}
+
+TEST_CASE("bad wgmma operands and barriers are trace-time errors", "[unit]") {
+  Kernel unaligned{"unaligned_operand", [](Tensor<f32> a) {
+    WgmmaOperand<bf16> A(dynamic_shared<bf16>(), TmaSwizzle::bytes128);
+  }};
+  CHECK_THROWS_WITH(unaligned.compile(sm90a, test::vector_arg<float>()),
+                    Contains("test_hopper.cpp") &&
+                        Contains("a wgmma operand tile with a 128-byte swizzle must be 1024-byte aligned; its address is known to be only 16-byte aligned"));
+  Kernel unswizzled{"unswizzled_operand", [](Tensor<f32> a) {
+    WgmmaOperand<bf16> A(dynamic_shared_aligned<bf16>(1024), TmaSwizzle::none);
+  }};
+  CHECK_THROWS_WITH(unswizzled.compile(sm90a, test::vector_arg<float>()), Contains("a wgmma operand tile needs a 32, 64 or 128-byte swizzle"));
+  Kernel k_step{"bad_k_step", [](Tensor<f32> a) {
+    WgmmaOperand<bf16> A(dynamic_shared_aligned<bf16>(1024), TmaSwizzle::bytes64);
+    A.slice(0, 2);
+  }};
+  CHECK_THROWS_WITH(k_step.compile(sm90a, test::vector_arg<float>()), Contains("k step 2 is outside this tile's 2 steps"));
+  Kernel named{"bad_named_barrier", [](Tensor<f32> a) { named_barrier_sync(1, 100); }};
+  CHECK_THROWS_WITH(named.compile(sm90a, test::vector_arg<float>()),
+                    Contains("a named barrier's thread count must be a positive multiple of 32 (whole warps), not 100"));
+  Kernel coords{"bad_coords", [](TmaDescriptor<bf16> d) {
+    d.load(dynamic_shared_aligned<bf16>(1024), dynamic_shared_aligned<uint64_t>(1024, 8192), {0});
+  }};
+  CHECK_THROWS_WITH(coords.compile(sm90a, tile_map()), Contains("test_hopper.cpp") &&
+                                                          Contains("a TMA copy of a rank-2 tensor map needs 2 coordinates, not 1"));
+}
+
+TEST_CASE("tensor maps: bad boxes, swizzles, element types and tensors are errors before the driver is called", "[unit]") {
+  CHECK_THROWS_WITH(TensorMap<bf16>::for_compile(2, {64, 300}, TmaSwizzle::none),
+                    Contains("test_hopper.cpp") && Contains("box extent 300 of mode 1 is not in 1..256"));
+  CHECK_THROWS_WITH(TensorMap<bf16>::for_compile(2, {64, 128}, TmaSwizzle::bytes128),
+                    Contains("the box's contiguous (last) mode spans 256 bytes, more than the 128-byte swizzle span"));
+  CHECK_THROWS_WITH(TensorMap<bf16>::for_compile(2, {64, 4}, TmaSwizzle::none),
+                    Contains("the box's contiguous (last) mode spans 8 bytes; it must be a multiple of 16"));
+  CHECK_THROWS_WITH(TensorMap<bf16>::for_compile(2, {64}, TmaSwizzle::none),
+                    Contains("the box has 1 extent(s) but the tensor has 2 mode(s)"));
+  CHECK_THROWS_WITH(TensorMap<bool>::for_compile(1, {16}, TmaSwizzle::none), Contains("the copy engine cannot move elements of type"));
+
+  auto view = [](uint64_t ptr, int64_t rows, int64_t cols, int64_t row_stride, int64_t col_stride) {
+    return DeviceTensor<bf16>::make(ptr, std::array<int64_t, 2>{rows, cols}, std::array<int64_t, 2>{row_stride, col_stride});
+  };
+  CHECK_THROWS_WITH(make_tensor_map(view(0x1008, 256, 256, 256, 1), {64, 64}, TmaSwizzle::bytes128),
+                    Contains("test_hopper.cpp") && Contains("the tensor's base address must be 16-byte aligned (it is 8 bytes past)"));
+  CHECK_THROWS_WITH(make_tensor_map(view(0x1000, 256, 256, 1, 256), {64, 64}, TmaSwizzle::bytes128),
+                    Contains("the tensor's last mode must be contiguous (stride 1), not stride 256"));
+  CHECK_THROWS_WITH(make_tensor_map(view(0x1000, 256, 260, 260, 1), {64, 64}, TmaSwizzle::bytes128),
+                    Contains("the stride of mode 0 is 520 bytes; TMA needs positive multiples of 16 below 2^40"));
+  CHECK_THROWS_WITH(make_tensor_map(view(0x1000, 32, 256, 256, 1), {64, 64}, TmaSwizzle::bytes128),
+                    Contains("box extent 64 of mode 0 is larger than the tensor's extent 32"));
+}
+
+TEST_CASE("a compile-only tensor map cannot be launched", "[unit]") {
+  // Checked before any driver call, so it fails the same way with or without a GPU.
+  CHECK_THROWS_WITH(detail::KernelParam<TmaDescriptor<bf16>>::check(tile_map(), "k", 0),
+                    Contains("argument 0 of kernel 'k' is a tensor map made only for compiling"));
+}
