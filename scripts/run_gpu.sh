@@ -11,23 +11,35 @@ log="$OUT/gpu.log"
 {
   echo "== $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(cat /tmp/cj/COMMIT 2>/dev/null)"
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv
+  # Every step has a time limit: a kernel that hangs must not take the other results with it.
+  # Each [gpu] test case in its own process: a kernel fault poisons its CUDA context, and must
+  # not fail the cases after it.
   echo "== [gpu] tests"
-  ./tests/cutejit_tests "[gpu]" --durations yes
+  ./tests/cutejit_tests --list-test-names-only "[gpu]" | grep -v '^$' | while IFS= read -r name; do
+    spec=$(printf '%s' "$name" | sed 's/[],[\\]/\\&/g')  # test specs treat , [ ] as syntax
+    timeout 120 ./tests/cutejit_tests "$spec" --durations yes | grep -vE '^(=+|~+)$|^Filters:'
+  done
   echo "== all CPU suites on this machine too"
-  ./tests/cutejit_tests "~[gpu]"
+  timeout 120 ./tests/cutejit_tests "~[gpu]~[.]"
   echo "== examples"
-  for e in examples/*; do "$e"; done
+  for e in examples/*; do timeout 60 "$e" || echo "$e: exit code $?"; done
   echo "== benchmarks"
-  ./tests/perf/cutejit_bench_compile sm_90a
-  ./tests/perf/cutejit_bench
-  PYTHONUNBUFFERED=1 python3 tests/perf/peers.py
-  ./tests/perf/cutejit_bench_gemm
-  PYTHONUNBUFFERED=1 python3 tests/perf/peers_gemm.py
+  timeout 60 ./tests/perf/cutejit_bench_compile sm_90a
+  timeout 120 ./tests/perf/cutejit_bench
+  PYTHONUNBUFFERED=1 timeout 180 python3 tests/perf/peers.py
+  for b in tests/perf/cutejit_bench_*; do
+    case $b in *_compile|*/cutejit_bench) ;; *) timeout 180 "$b" || echo "$b: exit code $?" ;; esac
+  done
+  for p in tests/perf/peers_*.py; do [ -f "$p" ] && PYTHONUNBUFFERED=1 timeout 180 python3 "$p"; done
   echo "== SASS (sm_90a runs here; sm_100a / sm_120a compile-verified by disassembly)"
-  CUTEJIT_CACHE=off CUTEJIT_DUMP=/tmp/cj/dump ./examples/vector_add >/dev/null
-  CUTEJIT_CACHE=off CUTEJIT_DUMP=/tmp/cj/dump ./examples/gemm_bf16 >/dev/null
-  CUTEJIT_CACHE=off CUTEJIT_DUMP=/tmp/cj/dump ./tests/cutejit_tests "target-specific*" >/dev/null
-  for f in /tmp/cj/dump/*.cubin; do
+  export CUTEJIT_DUMP=/tmp/cj/dump
+  CUTEJIT_CACHE=off timeout 60 ./examples/vector_add >/dev/null
+  CUTEJIT_CACHE=off timeout 60 ./examples/gemm_bf16 >/dev/null
+  CUTEJIT_CACHE=off timeout 60 ./tests/cutejit_tests "target-specific*" >/dev/null
+  for t in sm_100a sm_120a; do CUTEJIT_CACHE=off timeout 60 ./tests/perf/cutejit_bench_compile $t >/dev/null; done
+  unset CUTEJIT_DUMP
+  for f in /tmp/cj/dump/{vector_add,hopper_ops,setmax,tcgen05,gemm}*.cubin; do
+    [ -f "$f" ] || continue
     echo "-- $(basename "$f"): $(cuobjdump -sass "$f" 2>&1 | grep -cE '^\s+/\*[0-9a-f]{4}\*/') SASS instructions"
     cuobjdump -sass "$f" 2>&1 | grep -oE '(LDG|STG)\.E\.128|ELECT|SETMAXNREG|WARPGROUP\.(ARRIVE|DEPBAR)[^ ;]*|UCGABAR_[A-Z]+|FENCE\.[A-Z.]*|TCGEN05[^ ;]*|HGMMA\.[^ ;]*|UTMALDG[^ ;]*|UTMASTG[^ ;]*|SYNCS\.[A-Z.]*|LDL[^ ;]*|STL[^ ;]*' | sort | uniq -c
   done

@@ -30,8 +30,10 @@ int main(int argc, char** argv) {
   auto t0 = std::chrono::steady_clock::now();
   CompiledKernel first = examples::vector_add.compile(target, v, v, v);
   double first_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("cold JIT, first kernel of the process (%s): %.1f ms wall (pipeline %.1f ms)\n", target.name().c_str(), first_ms,
-              first.times.total_ms());
+  std::printf("cold JIT, first kernel of the process (%s): %.1f ms wall (pipeline %.1f ms: trace %.2f, verify %.2f, "
+              "lower %.2f, O3+PTX %.2f, assemble %.2f)\n",
+              target.name().c_str(), first_ms, first.times.total_ms(), first.times.trace_ms, first.times.verify_ms,
+              first.times.lower_ms, first.times.codegen_ms, first.times.assemble_ms);
 
   std::vector<double> totals;
   StageTimes sum;

@@ -28,7 +28,7 @@ constexpr uint64_t param_word(ParamKind k, DType t) { return uint64_t(k) << 56 |
 /// How a kernel parameter type is specialized, packed and traced. One specialization per
 /// kind of parameter; `accepts<A>` says which host arguments it takes.
 template <class P> struct KernelParam {
-  static_assert(sizeof(P) == 0, "a kernel parameter must be Tensor<T>, Value<T> (F32, Int, ...) or Constexpr<T>");
+  static_assert(sizeof(P) == 0, "a kernel parameter must be Tensor<T>, Value<T> (F32, Int, ...), Constexpr<T> or TmaDescriptor<T>");
 };
 
 template <Element T>

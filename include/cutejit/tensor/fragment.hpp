@@ -6,6 +6,8 @@
  */
 #pragma once
 
+#include <bit>
+
 #include "cutejit/tensor/tensor.hpp"
 
 namespace cutejit {
@@ -49,9 +51,9 @@ Tensor<T> make_smem_tensor(const Layout& l, detail::Where w = detail::Where::cur
 /// that the swizzle's pattern lines up with the 32 banks.
 template <Element T>
 Tensor<T> make_smem_tensor(const ComposedLayout& l, detail::Where w = detail::Where::current()) {
-  int64_t n = detail::register_count(l.layout_b(), w);
-  int64_t span = int64_t(sizeof(T)) << (l.layout_a().base() + l.layout_a().bits() + std::abs(l.layout_a().shift()));
-  n = std::max(n, span / int64_t(sizeof(T)));  // the swizzle may move offsets up to its period
+  // The swizzle rewrites the bits of its zzz mask: offsets stay below cosize rounded up to them.
+  int64_t period = int64_t(1) << std::bit_width(uint64_t(l.layout_a().zzz_mask()));
+  int64_t n = (detail::register_count(l.layout_b(), w) + period - 1) / period * period;
   return make_tensor(shared_array<T>(n, 1024, w), l);
 }
 
