@@ -127,10 +127,9 @@ void KernelCore::launch(const LoadedFunction& f, const Device& device, const Lau
     config.attrs = &cluster;
     config.numAttrs = 1;
   }
-  size_t size = params.size;
-  void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, const_cast<unsigned char*>(params.bytes), CU_LAUNCH_PARAM_BUFFER_SIZE,
-                   &size, CU_LAUNCH_PARAM_END};
-  d.check(d.cuLaunchKernelEx(&config, static_cast<CUfunction>(f.function), nullptr, extra), "cuLaunchKernelEx");
+  void* args[ParamBuffer::max_params];
+  for (uint32_t i = 0; i < params.count; ++i) args[i] = const_cast<unsigned char*>(params.bytes) + params.offsets[i];
+  d.check(d.cuLaunchKernelEx(&config, static_cast<CUfunction>(f.function), args, nullptr), "cuLaunchKernelEx");
 }
 
 void argument_error(const std::string& kernel, int index, const std::string& message) {

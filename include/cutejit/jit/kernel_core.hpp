@@ -39,16 +39,23 @@ struct Key {
   uint64_t hash() const;
 };
 
-/// The kernel's parameter buffer, laid out as the kernel's flattened parameter list.
+/// The values of the kernel's flattened parameters, one after another, and where each starts.
+/// The launch hands the driver one pointer per parameter: only the driver knows the offsets
+/// ptxas chose in the parameter space (it pads, e.g., to align a 64-byte tensor map).
 struct ParamBuffer {
   static constexpr size_t capacity = 4096;
-  alignas(16) unsigned char bytes[capacity];
+  static constexpr size_t max_params = 256;
+  alignas(64) unsigned char bytes[capacity];
+  uint16_t offsets[max_params];
+  uint32_t count = 0;
   size_t size = 0;
   template <class T>
   void put(const T& v) {
     size_t at = (size + alignof(T) - 1) & ~(alignof(T) - 1);
-    if (at + sizeof(T) > capacity) throw Error("kernel parameters exceed 4096 bytes");
+    if (at + sizeof(T) > capacity || count == max_params)
+      throw Error("kernel parameters exceed 4096 bytes or 256 values; pass fewer or smaller arguments");
     std::memcpy(bytes + at, &v, sizeof(T));
+    offsets[count++] = uint16_t(at);
     size = at + sizeof(T);
   }
 };
