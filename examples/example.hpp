@@ -32,6 +32,14 @@ inline double relative_error(const std::vector<float>& out, const std::vector<do
   return std::sqrt(num / (den > 0 ? den : 1));
 }
 
+/// The transpose of a row-major rows x cols matrix, in float64, row-major cols x rows.
+inline std::vector<double> transposed(const std::vector<float>& h, int64_t rows, int64_t cols) {
+  std::vector<double> t(h.size());
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) t[c * rows + r] = h[r * cols + c];
+  return t;
+}
+
 /// A check runs the kernel on fresh random inputs with a poisoned output and returns the
 /// relative error against a float64 host reference.
 struct Example {

@@ -34,10 +34,7 @@ inline Example transpose_example(int64_t rows = 4099, int64_t cols = 2050) {
             transpose(gpu, Launch{.grid = {ceil_div(cols, tile), ceil_div(rows, tile)}, .block = {tile, rows_per_pass}},
                       in.view({rows, cols}), out.view({cols, rows}));
             gpu.synchronize();
-            std::vector<double> ref(rows * cols);
-            for (int64_t r = 0; r < rows; ++r)
-              for (int64_t c = 0; c < cols; ++c) ref[c * rows + r] = h[r * cols + c];
-            return relative_error(out.to_host(), ref);
+            return relative_error(out.to_host(), transposed(h, rows, cols));
           },
           [rows, cols](const Target& t) {
             auto in = DeviceTensor<f32>::make(0, std::array<int64_t, 2>{rows, cols}, std::array<int64_t, 2>{cols, 1});

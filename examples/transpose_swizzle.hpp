@@ -37,10 +37,7 @@ inline Example transpose_swizzle_example(int64_t rows = 4099, int64_t cols = 205
             transpose_swizzle(gpu, Launch{.grid = {ceil_div(cols, 32), ceil_div(rows, 32)}, .block = {32, 8}},
                               in.view({rows, cols}), out.view({cols, rows}));
             gpu.synchronize();
-            std::vector<double> ref(rows * cols);
-            for (int64_t r = 0; r < rows; ++r)
-              for (int64_t c = 0; c < cols; ++c) ref[c * rows + r] = h[r * cols + c];
-            return relative_error(out.to_host(), ref);
+            return relative_error(out.to_host(), transposed(h, rows, cols));
           },
           [rows, cols](const Target& t) {
             auto in = DeviceTensor<f32>::make(0, std::array<int64_t, 2>{rows, cols}, std::array<int64_t, 2>{cols, 1});

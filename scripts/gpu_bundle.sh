@@ -10,7 +10,7 @@ cp -L build/libcutejit.so.0 bundle/stage/
 cp build/tests/cutejit_tests bundle/stage/tests/
 cp build/cache/cutejit-cache bundle/stage/cache/
 cp build/tests/perf/cutejit_bench build/tests/perf/cutejit_bench_compile build/tests/perf/cutejit_bench_gemm tests/perf/peers.py \
-  tests/perf/peers_gemm.py bundle/stage/tests/perf/
+  tests/perf/peers_gemm.py tests/perf/gpu_timing.py bundle/stage/tests/perf/
 find build/examples -maxdepth 1 -type f -executable -exec cp {} bundle/stage/examples/ \;
 strip --strip-unneeded bundle/stage/libcutejit.so.0 bundle/stage/tests/cutejit_tests bundle/stage/tests/perf/cutejit_bench* \
   bundle/stage/cache/cutejit-cache \

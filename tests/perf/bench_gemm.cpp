@@ -11,39 +11,9 @@
 #include <vector>
 
 #include "gemm_bf16.hpp"
+#include "gpu_timing.hpp"
 
 using namespace cutejit;
-
-namespace {
-void check(CUresult rc, const char* what) {
-  if (rc != CUDA_SUCCESS) {
-    const char* name = "?";
-    cuGetErrorName(rc, &name);
-    std::fprintf(stderr, "%s failed: %s\n", what, name);
-    std::exit(1);
-  }
-}
-
-template <class F>
-double median_ms(F&& run, int reps) {
-  CUevent start, stop;
-  check(cuEventCreate(&start, 0), "cuEventCreate");
-  check(cuEventCreate(&stop, 0), "cuEventCreate");
-  for (int i = 0; i < 3; ++i) run();  // warm-up
-  std::vector<double> t;
-  for (int r = 0; r < reps; ++r) {
-    check(cuEventRecord(start, nullptr), "cuEventRecord");
-    run();
-    check(cuEventRecord(stop, nullptr), "cuEventRecord");
-    check(cuEventSynchronize(stop), "cuEventSynchronize");
-    float m = 0;
-    check(cuEventElapsedTime(&m, start, stop), "cuEventElapsedTime");
-    t.push_back(m);
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
-}  // namespace
 
 int main() {
   setenv("CUTEJIT_CACHE", "off", 1);  // the JIT figure below is cold, not a cache hit
@@ -54,11 +24,11 @@ int main() {
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     CUmodule module;
     CUfunction f;
-    check(cuModuleLoadData(&module, k.cubin.data()), "cuModuleLoadData");
-    check(cuModuleGetFunction(&f, module, "gemm_bf16"), "cuModuleGetFunction");
+    bench::check(cuModuleLoadData(&module, k.cubin.data()), "cuModuleLoadData");
+    bench::check(cuModuleGetFunction(&f, module, "gemm_bf16"), "cuModuleGetFunction");
     int regs = 0, local = 0;
-    check(cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, f), "cuFuncGetAttribute");
-    check(cuFuncGetAttribute(&local, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, f), "cuFuncGetAttribute");
+    bench::check(cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, f), "cuFuncGetAttribute");
+    bench::check(cuFuncGetAttribute(&local, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, f), "cuFuncGetAttribute");
     std::printf("gemm_bf16_jit: trace->cubin %.1f ms (trace %.2f verify %.2f lower %.2f O3+PTX %.2f assemble %.2f); "
                 "%d registers, %d bytes local memory per thread, %u bytes shared per CTA\n",
                 ms, k.times.trace_ms, k.times.verify_ms, k.times.lower_ms, k.times.codegen_ms, k.times.assemble_ms, regs, local,
@@ -68,12 +38,8 @@ int main() {
     int64_t m = size, n = size, k = size;
     auto a = gpu.upload(examples::random_bf16(m * k, 1)), b = gpu.upload(examples::random_bf16(n * k, 2));
     auto c = gpu.alloc<bf16>(m * n);
-    using namespace examples::gemm;
-    auto ta = make_tensor_map(a.view({m, k}), {tile_m, tile_k}, TmaSwizzle::bytes128);
-    auto tb = make_tensor_map(b.view({n, k}), {tile_n, tile_k}, TmaSwizzle::bytes128);
-    Launch cfg{.grid = {uint32_t(n / tile_n), uint32_t(m / tile_m)}, .block = threads, .shared_bytes = shared_bytes};
-    PreparedLaunch launch = examples::gemm_bf16.prepare(gpu, cfg, ta, tb, c.view({m, n}), int32_t(k / tile_k));
-    double ms = median_ms([&] { launch(); }, 30);
+    PreparedLaunch launch = examples::gemm_bf16_prepare(gpu, a, b, c, m, n, k);
+    double ms = bench::median_gpu_ms([&] { launch(); }, 30);
     std::printf("gemm_bf16 %lldx%lldx%lld: %.3f ms, %.1f TFLOP/s\n", (long long)m, (long long)n, (long long)k, ms,
                 2.0 * double(m) * double(n) * double(k) / (ms * 1e-3) / 1e12);
   }

@@ -11,40 +11,14 @@
 #include <cstdlib>
 #include <vector>
 
+#include "gpu_timing.hpp"
 #include "vector_add.hpp"
 
 using namespace cutejit;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-void check(CUresult rc, const char* what) {
-  if (rc != CUDA_SUCCESS) {
-    const char* name = "?";
-    cuGetErrorName(rc, &name);
-    std::fprintf(stderr, "%s failed: %s\n", what, name);
-    std::exit(1);
-  }
-}
 double ms(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double, std::milli>(b - a).count(); }
-
-template <class F>
-double median_gpu_ms(F&& run, int reps) {
-  CUevent start, stop;
-  check(cuEventCreate(&start, 0), "cuEventCreate");
-  check(cuEventCreate(&stop, 0), "cuEventCreate");
-  std::vector<double> t;
-  for (int r = 0; r < reps; ++r) {
-    check(cuEventRecord(start, nullptr), "cuEventRecord");
-    run();
-    check(cuEventRecord(stop, nullptr), "cuEventRecord");
-    check(cuEventSynchronize(stop), "cuEventSynchronize");
-    float m = 0;
-    check(cuEventElapsedTime(&m, start, stop), "cuEventElapsedTime");
-    t.push_back(m);
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
 
 /// Host time per launch: batches small enough never to fill the launch queue, synchronised
 /// between batches (not timed), so the figure is the CPU cost of submitting, not GPU time.
@@ -52,13 +26,13 @@ template <class F>
 double host_us_per_launch(F&& launch) {
   const int batches = 200, per_batch = 100;
   for (int i = 0; i < per_batch; ++i) launch();
-  check(cuCtxSynchronize(), "cuCtxSynchronize");
+  bench::check(cuCtxSynchronize(), "cuCtxSynchronize");
   std::vector<double> per;
   for (int b = 0; b < batches; ++b) {
     auto t0 = Clock::now();
     for (int i = 0; i < per_batch; ++i) launch();
     auto t1 = Clock::now();
-    check(cuCtxSynchronize(), "cuCtxSynchronize");
+    bench::check(cuCtxSynchronize(), "cuCtxSynchronize");
     per.push_back(ms(t0, t1) * 1000.0 / per_batch);
   }
   std::sort(per.begin(), per.end());
@@ -97,7 +71,7 @@ int main() {
     auto a = gpu.upload(examples::random_floats(n, 1)), b = gpu.upload(examples::random_floats(n, 2));
     auto c = gpu.alloc<float>(n);
     auto launch = examples::vector_add.prepare(gpu, examples::vector_add_launch(n), a, b, c);
-    double t = median_gpu_ms([&] { launch(); }, 30);
+    double t = bench::median_gpu_ms([&] { launch(); }, 30);
     double gbs = 3.0 * double(n) * 4 / (t * 1e-3) / 1e9;
     std::printf("vector_add_bandwidth: %.3f ms per call, %.1f GB/s (3 x 1 GiB f32)\n", t, gbs);
   }
@@ -110,13 +84,13 @@ int main() {
     CompiledKernel k = examples::vector_add.compile(gpu.target(), DeviceTensor<f32>(a), DeviceTensor<f32>(b), DeviceTensor<f32>(c));
     CUmodule module;
     CUfunction raw;
-    check(cuModuleLoadData(&module, k.cubin.data()), "cuModuleLoadData");
-    check(cuModuleGetFunction(&raw, module, "vector_add"), "cuModuleGetFunction");
+    bench::check(cuModuleLoadData(&module, k.cubin.data()), "cuModuleLoadData");
+    bench::check(cuModuleGetFunction(&raw, module, "vector_add"), "cuModuleGetFunction");
     CUdeviceptr pa = a.data(), pb = b.data(), pc = c.data();
     int32_t shape = int32_t(n), stride = 1;
     void* params[] = {&pa, &shape, &stride, &pb, &shape, &stride, &pc, &shape, &stride};
     double raw_us = host_us_per_launch(
-        [&] { check(cuLaunchKernel(raw, cfg.grid.x, 1, 1, cfg.block.x, 1, 1, 0, nullptr, params, nullptr), "cuLaunchKernel"); });
+        [&] { bench::check(cuLaunchKernel(raw, cfg.grid.x, 1, 1, cfg.block.x, 1, 1, 0, nullptr, params, nullptr), "cuLaunchKernel"); });
     double ours_us = host_us_per_launch([&] { examples::vector_add(gpu, cfg, a, b, c); });
     auto prepared = examples::vector_add.prepare(gpu, cfg, a, b, c);
     double prepared_us = host_us_per_launch([&] { prepared(); });

@@ -2,20 +2,7 @@
 call): B is stored N x K and multiplied transposed, as cutejit's gemm_bf16 does ("TN")."""
 import torch
 
-
-def median_ms(fn, reps=30):
-    for _ in range(3):
-        fn()
-    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    times = []
-    for _ in range(reps):
-        start.record()
-        fn()
-        stop.record()
-        stop.synchronize()
-        times.append(start.elapsed_time(stop))
-    times.sort()
-    return times[len(times) // 2]
+from gpu_timing import median_ms
 
 
 def main():
