@@ -11,7 +11,9 @@
 #include <cstdlib>
 #include <vector>
 
+#include "elementwise_add_tv.hpp"
 #include "gpu_timing.hpp"
+#include "transpose_swizzle.hpp"
 #include "vector_add.hpp"
 
 using namespace cutejit;
@@ -74,6 +76,23 @@ int main() {
     double t = bench::median_gpu_ms([&] { launch(); }, 30);
     double gbs = 3.0 * double(n) * 4 / (t * 1e-3) / 1e9;
     std::printf("vector_add_bandwidth: %.3f ms per call, %.1f GB/s (3 x 1 GiB f32)\n", t, gbs);
+  }
+
+  // The layout-algebra examples on an 8192 x 8192 f32 matrix (peers.py times torch on the same).
+  {
+    const int64_t m = 8192, n = 8192;
+    auto a = gpu.upload(examples::random_floats(m * n, 1)), b = gpu.upload(examples::random_floats(m * n, 2));
+    auto c = gpu.alloc<float>(m * n);
+    auto add = examples::elementwise_add_tv.prepare(gpu, examples::elementwise_add_tv_launch(m, n), a.view({m, n}),
+                                                    b.view({m, n}), c.view({m, n}));
+    double t = bench::median_gpu_ms([&] { add(); }, 30);
+    std::printf("elementwise_add_tv_bandwidth: %.3f ms per call, %.1f GB/s (8192 x 8192 f32, 3 tensors)\n", t,
+                3.0 * m * n * 4 / (t * 1e-3) / 1e9);
+    auto transpose = examples::transpose_swizzle.prepare(
+        gpu, Launch{.grid = {ceil_div(n, 32), ceil_div(m, 32)}, .block = {32, 8}}, a.view({m, n}), c.view({n, m}));
+    t = bench::median_gpu_ms([&] { transpose(); }, 30);
+    std::printf("transpose_swizzle_bandwidth: %.3f ms per call, %.1f GB/s (8192 x 8192 f32, read + write)\n", t,
+                2.0 * m * n * 4 / (t * 1e-3) / 1e9);
   }
 
   // Launch overhead.

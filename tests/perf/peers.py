@@ -27,6 +27,13 @@ def main():
     t = median_ms(lambda: torch.add(a, b, out=c))
     print(f"torch_add_bandwidth: {t:.3f} ms per call, {3 * n * 4 / (t * 1e-3) / 1e9:.1f} GB/s (3 x 1 GiB f32)")
 
+    a2, b2 = a[: 8192 * 8192].view(8192, 8192), b[: 8192 * 8192].view(8192, 8192)
+    c2 = torch.empty_like(a2)
+    t = median_ms(lambda: torch.add(a2, b2, out=c2))
+    print(f"torch_add_8192x8192: {t:.3f} ms per call, {3 * a2.numel() * 4 / (t * 1e-3) / 1e9:.1f} GB/s")
+    t = median_ms(lambda: c2.copy_(a2.t()))
+    print(f"torch_transpose_8192x8192: {t:.3f} ms per call, {2 * a2.numel() * 4 / (t * 1e-3) / 1e9:.1f} GB/s (copy_ of .t())")
+
     small = 1024
     x, y, z = (torch.empty(small, device="cuda") for _ in range(3))
     torch.cuda.synchronize()
