@@ -84,6 +84,19 @@ void set_max_registers(int count, bool increase, Where where) {
                                                 : mlir::NVVM::SetMaxRegisterAction::decrease);
 }
 
+void launch_bounds(int max_threads, int min_blocks_per_sm, Where where) {
+  Trace& t = Trace::current(where);
+  if (max_threads < 1 || max_threads > 1024 || min_blocks_per_sm < 1)
+    trace_error("launch_bounds needs 1 to 1024 threads and at least one block per multiprocessor, not " +
+                    std::to_string(max_threads) + " and " + std::to_string(min_blocks_per_sm),
+                where);
+  // Function attributes that the GPU-to-NVVM conversion carries over to the llvm.func; NVPTX
+  // writes them as `.maxntid` and `.minnctapersm`.
+  mlir::OpBuilder& b = t.builder();
+  t.function()->setAttr(mlir::NVVM::NVVMDialect::getMaxntidAttrName(), b.getDenseI32ArrayAttr({max_threads, 1, 1}));
+  t.function()->setAttr(mlir::NVVM::NVVMDialect::getMinctasmAttrName(), b.getI32IntegerAttr(min_blocks_per_sm));
+}
+
 void cluster_arrive(Where where) {
   Trace& t = Trace::current(where);
   t.require(Feature::sm90, "cluster_arrive (barrier.cluster.arrive)", where);

@@ -32,7 +32,7 @@ std::vector<Expectation> expectations() {
       {examples::elementwise_add_tv_example(), {"ld.global.nc.v4.b32", "st.global.v4.b32"}},
       {examples::transpose_swizzle_example(), {"st.shared.b32", "ld.shared.b32", "xor.b32", "bar.sync"}},
       {examples::gemm_bf16_example(),
-       {"cp.async.bulk.tensor.2d", "mbarrier.try_wait.parity", "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"}},
+       {"cp.async.bulk.tensor.2d", "mbarrier.try_wait.parity", "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16"}},
   };
 }
 }  // namespace

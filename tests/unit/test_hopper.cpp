@@ -121,9 +121,14 @@ TEST_CASE("the wgmma accumulator layout covers the 64 x N tile once", "[unit]") 
   CHECK(Acc::col_of(37, 5) == 8 + 2 + 1);   // value 5: columns 8..15, lane 5 % 4 = 1 -> 2, odd value -> +1
 }
 
-TEST_CASE("the BF16 GEMM example: TMA ring, warp-specialised wgmma, no spills", "[unit]") {
+TEST_CASE("the BF16 GEMM example: TMA ring, warp-specialised wgmma, register rebalancing, no spills", "[unit]") {
   CompiledKernel k = examples::gemm_bf16_example().compile(sm90a);
-  CHECK(contains(k.ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"));
+  CHECK(contains(k.ptx, "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16"));
+  // setmaxnreg needs a register cap at entry: launch_bounds(384, 1) gives ptxas one.
+  CHECK(contains(k.ptx, ".maxntid 384, 1, 1"));
+  CHECK(contains(k.ptx, ".minnctapersm 1"));
+  CHECK(contains(k.ptx, "setmaxnreg.dec.sync.aligned.u32 	40"));
+  CHECK(contains(k.ptx, "setmaxnreg.inc.sync.aligned.u32 	232"));
   CHECK(contains(k.ptx, "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"));
   CHECK(contains(k.ptx, "mbarrier.try_wait.parity.shared.b64"));
   CHECK(contains(k.ptx, "wgmma.wait_group.sync.aligned 	1"));
@@ -151,7 +156,21 @@ TEST_CASE("Hopper instructions on targets without them: trace-time errors naming
                       Contains("test_hopper.cpp") && Contains(std::string("wgmma.mma_async is not available on ") + t + "; it needs sm_90a only"));
   }
   CHECK_THROWS_WITH(examples::gemm_bf16_example().compile(Target::parse("sm_120a")),
-                    Contains("gemm_bf16.hpp") && Contains("is not available on sm_120a; it needs sm_90a only"));
+                    Contains("gemm_bf16.hpp") && Contains("setmaxnreg is not available on sm_120a; it needs sm_90a and sm_100a"));
+}
+
+TEST_CASE("launch_bounds: .maxntid and .minnctapersm in the PTX, bad bounds an error", "[unit]") {
+  Kernel bounded{"bounded", [](Tensor<f32> a) {
+    launch_bounds(256, 2);
+    a(thread_idx().x) = 1.0f;
+  }};
+  std::string ptx = bounded.compile(sm90a, test::vector_arg<float>()).ptx;
+  CHECK(contains(ptx, ".maxntid 256, 1, 1"));
+  CHECK(contains(ptx, ".minnctapersm 2"));
+  Kernel too_many{"too_many_threads", [](Tensor<f32> a) { launch_bounds(2048); }};
+  CHECK_THROWS_WITH(too_many.compile(sm90a, test::vector_arg<float>()),
+                    Contains("test_hopper.cpp") &&
+                        Contains("launch_bounds needs 1 to 1024 threads and at least one block per multiprocessor, not 2048 and 1"));
 }
 
 TEST_CASE("bad wgmma operands and barriers are trace-time errors", "[unit]") {

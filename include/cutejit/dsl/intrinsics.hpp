@@ -112,6 +112,12 @@ inline Bool elect_one(detail::Where w = detail::Where::current()) { return Bool(
 /// setmaxnreg (sm_90a, sm_100a): moves registers between warpgroups of a warp-specialised kernel.
 inline void increase_max_registers(int count, detail::Where w = detail::Where::current()) { detail::set_max_registers(count, true, w); }
 inline void decrease_max_registers(int count, detail::Where w = detail::Where::current()) { detail::set_max_registers(count, false, w); }
+/// Declares the most threads a launch of this kernel will have and the blocks that must fit on
+/// one multiprocessor (`.maxntid`, `.minnctapersm`: CUDA's __launch_bounds__). ptxas then caps
+/// registers per thread at entry, which setmaxnreg needs, and launches with more threads fail.
+inline void launch_bounds(int max_threads, int min_blocks_per_sm = 1, detail::Where w = detail::Where::current()) {
+  detail::launch_bounds(max_threads, min_blocks_per_sm, w);
+}
 inline void cluster_arrive(detail::Where w = detail::Where::current()) { detail::cluster_arrive(w); }
 inline void cluster_wait(detail::Where w = detail::Where::current()) { detail::cluster_wait(w); }
 inline Int cluster_cta_rank(detail::Where w = detail::Where::current()) { return Int(detail::special(detail::Special::cluster_ctarank, w)); }

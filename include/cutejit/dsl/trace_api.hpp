@@ -92,6 +92,7 @@ ValueId vote(VoteKind kind, ValueId predicate, Where where);
 // ---- target-specific instructions (checked against the target's allow-list) ----
 ValueId elect_one(Where where);
 void set_max_registers(int count, bool increase, Where where);
+void launch_bounds(int max_threads, int min_blocks_per_sm, Where where);
 void cluster_arrive(Where where);
 void cluster_wait(Where where);
 void wgmma_fence(Where where);
