@@ -138,7 +138,7 @@ inline Kernel gemm_bf16{"gemm_bf16", [](TmaDescriptor<bf16> a, TmaDescriptor<bf1
 inline PreparedLaunch gemm_bf16_prepare(const Device& gpu, const Buffer<bf16>& a, const Buffer<bf16>& b, const Buffer<bf16>& c,
                                         int64_t m, int64_t n, int64_t k) {
   using namespace gemm;
-  if (m % tile_m || n % tile_n || k % tile_k)
+  if (m % tile_m || n % b_half || k % tile_k)  // N: a half-wide last tile column is allowed
     throw Error("error: gemm_bf16 needs M, N multiples of 128 and K a multiple of 64, not " + std::to_string(m) + " x " +
                 std::to_string(n) + " x " + std::to_string(k));
   auto ta = make_tensor_map(a.view({m, k}), {tile_m, tile_k}, TmaSwizzle::bytes128);
