@@ -67,7 +67,7 @@ const LoadedFunction* KernelCore::find(const Key& key, const Device& device) con
 const LoadedFunction& KernelCore::load(const Key& key, const Device& device, const TraceFn& trace) {
   std::lock_guard compiling(state_->compiling);
   if (const LoadedFunction* f = find(key, device)) return *f;
-  CompiledKernel compiled = compile(key, device.target(), trace);
+  CompiledKernel compiled = compile(device.target(), trace);
 
   const Driver& d = Driver::get();
   make_current(device);
@@ -87,7 +87,7 @@ const LoadedFunction& KernelCore::load(const Key& key, const Device& device, con
   return *slot;
 }
 
-CompiledKernel KernelCore::compile(const Key&, const Target& target, const TraceFn& trace) const {
+CompiledKernel KernelCore::compile(const Target& target, const TraceFn& trace) const {
   return compile_specialization(name_, target, defined_at_, trace);
 }
 

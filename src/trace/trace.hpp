@@ -66,7 +66,6 @@ class Trace {
 
   void push_insertion();
   void pop_insertion();
-  int open_regions() const { return int(saved_.size()); }
   std::vector<mlir::Operation*>& if_ops() { return if_ops_; }
 
   /// Throws unless the target has `f`, naming the instruction, the target and the user's line.

@@ -190,7 +190,7 @@ class Kernel {
     check_arity<Args...>();
     detail::Key key;
     specialize_all(key, std::index_sequence_for<Args...>{}, args...);
-    return core_.compile(key, target, [&] { trace(key); });
+    return core_.compile(target, [&] { trace(key); });
   }
 
  private:
@@ -251,7 +251,7 @@ class Kernel {
     return Params{detail::KernelParam<std::tuple_element_t<I, Params>>::trace(w, index)...};
   }
 
-  mutable detail::KernelCore core_;
+  detail::KernelCore core_;
   F body_;
 };
 

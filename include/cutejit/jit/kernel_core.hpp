@@ -95,7 +95,7 @@ class KernelCore {
   /// The cold path: trace, compile and load, then remember the result.
   const LoadedFunction& load(const Key& key, const Device& device, const TraceFn& trace);
   /// Cross-compiles one specialization for any target; needs no GPU or driver.
-  CompiledKernel compile(const Key& key, const Target& target, const TraceFn& trace) const;
+  CompiledKernel compile(const Target& target, const TraceFn& trace) const;
   /// Validates the launch configuration and launches.
   void launch(const LoadedFunction& f, const Device& device, const Launch& cfg, const ParamBuffer& params) const;
 
