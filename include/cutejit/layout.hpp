@@ -7,4 +7,5 @@
 #include <cutejit/layout/int_tuple.hpp>
 #include <cutejit/layout/layout.hpp>
 #include <cutejit/layout/algebra.hpp>
+#include <cutejit/layout/identity_layout.hpp>
 #include <cutejit/layout/swizzle.hpp>

@@ -283,7 +283,12 @@ Layout composition(const Layout& lhs, const Tile& tile) {
          std::to_string(tile.rank()) + " modes but the layout only " + std::to_string(rank(lhs)) +
          " (a by-mode tiler needs at most rank(layout) modes)");
   std::vector<Layout> modes;
-  for (int i = 0; i < tile.rank(); ++i) modes.push_back(composition(mode(lhs, i), tile[i].layout()));
+  for (int i = 0; i < tile.rank(); ++i) {
+    Layout m = mode(lhs, i);
+    if (tile[i].is_underscore()) modes.push_back(m);  // `_`: the mode is kept whole
+    else if (tile[i].is_tile()) modes.push_back(composition(m, tile[i].tile()));
+    else modes.push_back(composition(m, tile[i].layout()));
+  }
   return make_layout_from_modes(modes);
 }
 
@@ -296,10 +301,13 @@ Layout complement(const Layout& layout, const IntTuple& cotarget) {
   Integers shape = leaves(f.shape());
   std::vector<int64_t> stride = static_leaves(f.stride(), "complement", layout, "strides");
   const int R = static_cast<int>(shape.size());
+  // CuTe's algorithm divides each stride by the extent below it; with a negative stride that
+  // yields a negative shape and a meaningless layout (CuTe does not check), so refuse here.
   for (int64_t d : stride)
     if (d < 0)
-      fail("complement(" + to_string(layout) + ", " + to_string(cotarget) +
-           "): negative strides are not supported (the filtered layout is " + to_string(f) + ")");
+      fail("complement(" + to_string(layout) + ", " + to_string(cotarget) + "): the filtered layout " + to_string(f) +
+           " has the negative stride " + std::to_string(d) +
+           "; complement is defined for non-negative strides only");
   auto non_injective = [&]() {
     fail("complement(" + to_string(layout) + ", " + to_string(cotarget) +
          "): non-injective layout detected: the filtered layout " + to_string(f) +

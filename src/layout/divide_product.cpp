@@ -23,25 +23,51 @@ void check_tile_rank(const char* op, const Layout& l, const Tile& t) {
          " modes but the layout only " + std::to_string(rank(l)) + " (a by-mode tiler needs at most rank(layout) modes)");
 }
 
+/// One mode of a split produced by a by-mode divide/product: its (tile, rest) shape and stride.
+struct Split {
+  IntTuple in_shape, in_stride, out_shape, out_stride;
+};
+
+Split zip2_by(const IntTuple& s, const IntTuple& d, const Tile& guide, const Layout& whole, const std::string& op);
+
+/// CuTe zip2_by for one guide mode: a nested tile recurses, anything else (a layout, an integer
+/// or `_`) splits a rank-2 mode (A,a) into A and a.
+Split zip2_by_mode(const IntTuple& s, const IntTuple& d, const TileMode& guide, const Layout& whole, const std::string& op) {
+  if (guide.is_tile()) return zip2_by(s, d, guide.tile(), whole, op);
+  if (s.is_leaf() || s.rank() != 2)
+    fail(op + ": the mode " + to_string(Layout(s, d)) + " of the by-mode result " + to_string(whole) + " is not rank-2 (" +
+         (guide.is_underscore() ? "a `_` tile mode keeps the layout's mode whole, and CuTe splits it into (tile, rest) "
+                                  "only when it already has two modes"
+                                : "expected (tile, rest)") +
+         ")");
+  return {s[0], d[0], s[1], d[1]};
+}
+
 /// CuTe zip2_by on a layout produced by a by-mode divide/product: ((A,a),(B,b),c) -> ((A,B),(a,b,c)).
-Layout tile_unzip(const Layout& l, const Tile& t, const char* op) {
+Split zip2_by(const IntTuple& s, const IntTuple& d, const Tile& guide, const Layout& whole, const std::string& op) {
+  if (s.is_leaf() || s.rank() < guide.rank())
+    fail(op + ": the tiler " + to_string(guide) + " has more modes than " + to_string(Layout(s, d)) +
+         " (in " + to_string(whole) + ")");
   std::vector<IntTuple> in_sh, in_st, out_sh, out_st;
-  for (int i = 0; i < t.rank(); ++i) {
-    const IntTuple& s = l.shape()[i];
-    const IntTuple& d = l.stride()[i];
-    if (s.is_leaf() || s.rank() != 2)
-      fail(std::string(op) + ": mode " + std::to_string(i) + " of " + to_string(l) + " is not rank-2");
-    in_sh.push_back(s[0]);
-    in_st.push_back(d[0]);
-    out_sh.push_back(s[1]);
-    out_st.push_back(d[1]);
+  for (int i = 0; i < guide.rank(); ++i) {
+    Split m = zip2_by_mode(s[i], d[i], guide[i], whole, op);
+    in_sh.push_back(m.in_shape);
+    in_st.push_back(m.in_stride);
+    out_sh.push_back(m.out_shape);
+    out_st.push_back(m.out_stride);
   }
-  for (int i = t.rank(); i < rank(l); ++i) {
-    out_sh.push_back(l.shape()[i]);
-    out_st.push_back(l.stride()[i]);
+  for (int i = guide.rank(); i < s.rank(); ++i) {
+    out_sh.push_back(s[i]);
+    out_st.push_back(d[i]);
   }
-  return Layout(IntTuple{IntTuple(std::move(in_sh)), IntTuple(std::move(out_sh))},
-                IntTuple{IntTuple(std::move(in_st)), IntTuple(std::move(out_st))});
+  return {IntTuple(std::move(in_sh)), IntTuple(std::move(in_st)), IntTuple(std::move(out_sh)),
+          IntTuple(std::move(out_st))};
+}
+
+/// `op` names the call, e.g. "zipped_divide((8,6):(1,8), (2:1,_))"; `l` is its by-mode result.
+Layout tile_unzip(const Layout& l, const Tile& t, const std::string& op) {
+  Split z = zip2_by(l.shape(), l.stride(), t, l, op);
+  return Layout(IntTuple{z.in_shape, z.out_shape}, IntTuple{z.in_stride, z.out_stride});
 }
 
 /// Slicing a mode with repeat<rank>(_): a rank>1 mode is unpacked, a rank-1 mode kept as is.
@@ -83,14 +109,18 @@ Layout logical_divide(const Layout& l, const Layout& tiler) {
 Layout logical_divide(const Layout& l, const Tile& tiler) {
   check_tile_rank("logical_divide", l, tiler);
   std::vector<Layout> modes;
-  for (int i = 0; i < rank(l); ++i)
-    modes.push_back(i < tiler.rank() ? logical_divide(mode(l, i), tiler_layout(tiler[i])) : mode(l, i));
+  for (int i = 0; i < rank(l); ++i) {
+    Layout m = mode(l, i);
+    if (i >= tiler.rank() || tiler[i].is_underscore()) modes.push_back(m);  // `_`: the mode is kept whole
+    else if (tiler[i].is_tile()) modes.push_back(logical_divide(m, tiler[i].tile()));
+    else modes.push_back(logical_divide(m, tiler_layout(tiler[i])));
+  }
   return make_layout_from_modes(modes);
 }
 
 Layout zipped_divide(const Layout& l, const Layout& tiler) { return logical_divide(l, tiler); }
 Layout zipped_divide(const Layout& l, const Tile& tiler) {
-  return tile_unzip(logical_divide(l, tiler), tiler, "zipped_divide");
+  return tile_unzip(logical_divide(l, tiler), tiler, "zipped_divide(" + to_string(l) + ", " + to_string(tiler) + ")");
 }
 Layout tiled_divide(const Layout& l, const Layout& tiler) { return tiled_from_zipped(zipped_divide(l, tiler)); }
 Layout tiled_divide(const Layout& l, const Tile& tiler) { return tiled_from_zipped(zipped_divide(l, tiler)); }
@@ -108,14 +138,19 @@ Layout logical_product(const Layout& block, const Layout& tiler) {
 Layout logical_product(const Layout& block, const Tile& tiler) {
   check_tile_rank("logical_product", block, tiler);
   std::vector<Layout> modes;
-  for (int i = 0; i < rank(block); ++i)
-    modes.push_back(i < tiler.rank() ? logical_product(mode(block, i), tiler_layout(tiler[i])) : mode(block, i));
+  for (int i = 0; i < rank(block); ++i) {
+    Layout m = mode(block, i);
+    if (i >= tiler.rank() || tiler[i].is_underscore()) modes.push_back(m);  // `_`: the mode is kept whole
+    else if (tiler[i].is_tile()) modes.push_back(logical_product(m, tiler[i].tile()));
+    else modes.push_back(logical_product(m, tiler_layout(tiler[i])));
+  }
   return make_layout_from_modes(modes);
 }
 
 Layout zipped_product(const Layout& block, const Layout& tiler) { return logical_product(block, tiler); }
 Layout zipped_product(const Layout& block, const Tile& tiler) {
-  return tile_unzip(logical_product(block, tiler), tiler, "zipped_product");
+  return tile_unzip(logical_product(block, tiler), tiler,
+                    "zipped_product(" + to_string(block) + ", " + to_string(tiler) + ")");
 }
 Layout tiled_product(const Layout& b, const Layout& t) { return tiled_from_zipped(zipped_product(b, t)); }
 Layout tiled_product(const Layout& b, const Tile& t) { return tiled_from_zipped(zipped_product(b, t)); }

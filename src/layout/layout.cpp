@@ -192,17 +192,4 @@ Layout zip(const Layout& a, const Layout& b) {
 Integer crd2idx(const IntTuple& coord, const Layout& l) { return l(coord); }
 IntTuple idx2crd(const IntTuple& idx, const Layout& l) { return idx2crd(idx, l.shape()); }
 
-// ---- Tiles ----
-
-std::string to_string(const Tile& t) {
-  std::string s = "(";
-  for (int i = 0; i < t.rank(); ++i) {
-    if (i) s += ',';
-    s += t[i].is_int() ? std::to_string(t[i].layout().shape().value()) : to_string(t[i].layout());
-  }
-  return s + ")";
-}
-
-std::ostream& operator<<(std::ostream& os, const Tile& t) { return os << to_string(t); }
-
 }  // namespace cutejit

@@ -2,6 +2,7 @@
 #include <cutejit/tensor/partition.hpp>
 
 #include <cutejit/jit/error.hpp>
+#include <cutejit/layout/identity_layout.hpp>
 
 namespace cutejit {
 
@@ -58,15 +59,8 @@ SlicedLayout local_partition_map(const Layout& l, const Layout& threads, const I
 }  // namespace detail
 
 CoordTensor make_identity_tensor(const IntTuple& shape) {
-  if (shape.is_leaf()) return CoordTensor({Layout(shape, compact_col_major(shape))}, {Integer(0)});
-  std::vector<Layout> components;
-  for (int k = 0; k < shape.rank(); ++k) {
-    std::vector<IntTuple> stride;
-    for (int i = 0; i < shape.rank(); ++i)
-      stride.push_back(i == k ? compact_col_major(shape[i]) : repeat_like(shape[i], 0));
-    components.emplace_back(shape, IntTuple(std::move(stride)));
-  }
-  return CoordTensor(std::move(components), std::vector<Integer>(size_t(shape.rank()), Integer(0)));
+  IdentityLayout id = make_identity_layout(shape);
+  return CoordTensor(id.coordinate_layouts(), std::vector<Integer>(id.coordinate_layouts().size(), Integer(0)));
 }
 
 TVLayout make_layout_tv(const Layout& threads, const Layout& values) {

@@ -26,8 +26,7 @@ namespace cutejit::detail {
 
 namespace {
 /// Stride keys for ordering: static strides as they are, dynamic ones after every static one
-/// (in mode order). Any order is correct for private storage; this one keeps the contiguous
-/// modes of a partition contiguous in registers too, so copies can vectorise.
+/// (in mode order), as CuTe orders dynamic values in make_ordered_layout.
 IntTuple order_keys(const IntTuple& stride, int64_t& next_dynamic) {
   if (stride.is_tuple()) {
     std::vector<IntTuple> out;
@@ -45,7 +44,7 @@ Layout fragment_layout(const Layout& l, Where w) {
                     " has a dynamic one; registers are allocated at compile time (partition a static tile)",
                 w);
   int64_t next_dynamic = int64_t(1) << 40;
-  return make_layout_like(Layout(l.shape(), order_keys(l.stride(), next_dynamic)));
+  return make_fragment_like(Layout(l.shape(), order_keys(l.stride(), next_dynamic)));
 }
 
 int64_t register_count(const Layout& l, Where w) {

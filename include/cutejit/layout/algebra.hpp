@@ -66,6 +66,13 @@ Layout tile_to_shape(const Layout& block, const IntTuple& trg_shape);
 Layout tile_to_shape(const Layout& block, const IntTuple& trg_shape, const IntTuple& order);
 Layout tile_to_shape(const Layout& block, const IntTuple& trg_shape, LayoutRight);
 
+// ---- Storage layouts ----
+/// CuTe make_fragment_like: a compact layout of the same size for a private copy (registers).
+/// With rank > 1 and a static shape, mode 0 is compact column-major (its stride-0 modes stay
+/// 0) and the other modes follow it, ordered by their strides, as tiled_product(mode 0, rest):
+/// (4,8):(8,1) -> (4,(8)):(1,(4)). Otherwise make_layout(shape(l)).
+Layout make_fragment_like(const Layout& l);
+
 // ---- Common vectors ----
 Integer max_common_vector(const Layout& a, const Layout& b);
 Layout max_common_layout(const Layout& a, const Layout& b);

@@ -1,6 +1,6 @@
 /** \file
  * Layout: a pair of congruent IntTuples shape:stride, a function from coordinates to offsets.
- * Tile: a by-mode tiler (a tuple of Layouts) built with make_tile(...).
+ * (The by-mode tiler, Tile, is in tile.hpp, included at the end.)
  */
 #pragma once
 
@@ -101,39 +101,6 @@ Layout zip(const Layout& a, const Layout& b);
 Integer crd2idx(const IntTuple& coord, const Layout& l);
 IntTuple idx2crd(const IntTuple& idx, const Layout& l);  ///< natural coordinate in shape(l)
 
-// ---- Tilers ----
-/// One mode of a Tile: a Layout, or a plain integer n (meaning n:1).
-class TileMode {
- public:
-  TileMode(const Layout& l) : layout_(l), is_int_(false) {}  // NOLINT
-  template <class T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>, int> = 0>
-  TileMode(T n) : layout_(static_cast<int64_t>(n), 1), is_int_(true) {}  // NOLINT
-  const Layout& layout() const { return layout_; }
-  bool is_int() const { return is_int_; }
-
- private:
-  Layout layout_;
-  bool is_int_;
-};
-
-/// A by-mode tiler: mode i of the tiler applies to mode i of the layout.
-class Tile {
- public:
-  Tile() = default;
-  Tile(std::initializer_list<TileMode> modes) : modes_(modes) {}
-  explicit Tile(std::vector<TileMode> modes) : modes_(std::move(modes)) {}
-  int rank() const { return static_cast<int>(modes_.size()); }
-  const TileMode& operator[](int i) const { return modes_.at(static_cast<size_t>(i)); }
-  const std::vector<TileMode>& modes() const { return modes_; }
-
- private:
-  std::vector<TileMode> modes_;
-};
-
-template <class... Ts>
-Tile make_tile(const Ts&... ts) { return Tile{TileMode(ts)...}; }
-
-std::string to_string(const Tile& t);
-std::ostream& operator<<(std::ostream& os, const Tile& t);
-
 }  // namespace cutejit
+
+#include <cutejit/layout/tile.hpp>  // NOLINT: Tile is part of the layout vocabulary

@@ -15,8 +15,8 @@ namespace cutejit {
 namespace detail {
 /// The number of elements a tensor of layout `l` needs (its cosize, static).
 int64_t register_count(const Layout& l, Where w);
-/// A compact layout with the shape of `l` and, as far as it is known, its stride order
-/// (CuTe make_layout_like); dynamic strides are ordered after the static ones.
+/// CuTe make_fragment_like of `l` (static shape needed): mode 0 compact column-major, the
+/// other modes after it in their stride order; dynamic strides order after the static ones.
 Layout fragment_layout(const Layout& l, Where w);
 }  // namespace detail
 
@@ -30,8 +30,9 @@ template <Element T>
 Tensor<T> make_rmem_tensor(const IntTuple& shape, detail::Where w = detail::Where::current()) {
   return make_rmem_tensor<T>(make_layout(shape), w);
 }
-/// A register tensor with the shape of `t` and its stride order (compact), for a thread's
-/// copy of its partition: CuTe make_fragment_like. Element type U (default: t's).
+/// A register tensor for a thread's copy of its partition `t`, laid out as CuTe's
+/// make_fragment_like(t.layout()): mode 0 column-major, then the other modes in t's stride
+/// order ((4,8):(8,1) gives (4,(8)):(1,(4))). Element type U (default: t's).
 template <Element U, Element T>
 Tensor<U> make_fragment_like(const Tensor<T>& t, detail::Where w = detail::Where::current()) {
   return make_rmem_tensor<U>(detail::fragment_layout(t.layout(), w), w);

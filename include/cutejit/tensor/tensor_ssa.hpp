@@ -138,32 +138,45 @@ Value<T> reduce(const TensorSSA<T>& a, Reduce op, const std::type_identity_t<Ope
   return level.empty() ? acc : detail::combine(op, acc, level[0]);
 }
 
-/// Folds mode `m` of a tile (rank >= 2): the result has the other modes (CuTeDSL reduce with
-/// a reduction profile of one mode).
+/// Folds the modes that `profile` does not mark with `_` (CuTeDSL reduce with a reduction
+/// profile, weakly congruent to the shape): over a (4,(5,6)) tile, (_,1) folds mode 1 into a
+/// (4) tile, (_,(_,1)) folds the 6 into a (4,5) tile, (1,(_,1)) gives a (5) tile. The result
+/// has the kept modes in order, flattened as CuTe's slice; folding everything gives shape 1.
+template <Element T>
+TensorSSA<T> reduce(const TensorSSA<T>& a, Reduce op, const std::type_identity_t<Operand<T>>& init,
+                    const IntTuple& profile, detail::Where w = detail::Where::current()) {
+  const IntTuple& shape = a.shape();
+  if (!weakly_congruent(profile, shape))
+    detail::fail("reduce: the reduction profile " + to_string(profile) + " does not match the tile shape " +
+                     to_string(shape) + " (give one entry per mode: `_` keeps it, 1 folds it)",
+                 w);
+  Layout full = make_layout(shape);  // element i of a tile is at column-major index i
+  Layout kept = slice(profile, full), folded = dice(profile, full);
+  bool all_folded = !has_underscore(profile);
+  int64_t n_kept = all_folded ? 1 : size(kept).value();
+  std::vector<Value<T>> out;
+  for (int64_t r = 0; r < n_kept; ++r) {
+    int64_t base = all_folded ? 0 : kept(IntTuple(r)).value();
+    std::vector<Value<T>> run;
+    for (int64_t j = 0; j < size(folded).value(); ++j) run.push_back(a[int(base + folded(IntTuple(j)).value())]);
+    out.push_back(reduce(TensorSSA<T>(IntTuple(int64_t(run.size())), std::move(run)), op, init));
+  }
+  return TensorSSA<T>(all_folded ? IntTuple(1) : kept.shape(), std::move(out));
+}
+
+/// Folds mode `m` of a tile (rank >= 2): the result has the other modes, a single one unwrapped
+/// ((4,8) reduced over mode 1 is a 4 tile). The same as the profile with 1 at m and `_` elsewhere.
 template <Element T>
 TensorSSA<T> reduce(const TensorSSA<T>& a, Reduce op, const std::type_identity_t<Operand<T>>& init, int m,
                     detail::Where w = detail::Where::current()) {
   const IntTuple& shape = a.shape();
   if (shape.is_leaf() || m < 0 || m >= shape.rank())
     detail::fail("reduce: mode " + std::to_string(m) + " does not exist in a tile of shape " + to_string(shape), w);
-  std::vector<IntTuple> kept;
-  for (int i = 0; i < shape.rank(); ++i)
-    if (i != m) kept.push_back(shape[i]);
-  IntTuple rest = kept.size() == 1 ? kept[0] : IntTuple(kept);
-  Layout full = make_layout(shape);
-  Layout inner = mode(full, m), outer = make_layout(rest);
-  std::vector<Value<T>> out;
-  for (int64_t r = 0; r < size(outer).value(); ++r) {
-    IntTuple rc = idx2crd(IntTuple(r), rest);
-    std::vector<Value<T>> run;
-    for (int64_t j = 0; j < size(inner).value(); ++j) {
-      std::vector<IntTuple> c;
-      for (int i = 0, k = 0; i < shape.rank(); ++i) c.push_back(i == m ? IntTuple(j) : kept.size() == 1 ? rc : rc[k++]);
-      run.push_back(a[int(full(IntTuple(c)).value())]);
-    }
-    out.push_back(reduce(TensorSSA<T>(inner.shape(), std::move(run)), op, init));
-  }
-  return TensorSSA<T>(rest, std::move(out));
+  std::vector<IntTuple> profile(size_t(shape.rank()), IntTuple(_));
+  profile[size_t(m)] = 1;
+  TensorSSA<T> r = reduce(a, op, init, IntTuple(std::move(profile)), w);
+  if (r.shape().is_tuple() && r.shape().rank() == 1) return TensorSSA<T>(r.shape()[0], r.values());
+  return r;
 }
 
 /// Reads every element of `t` (static size) into a tile, through a register fragment so that

@@ -134,6 +134,29 @@ TEST_CASE("register tiles fold: a reduction of constants is a constant", "[tenso
   CHECK_FALSE(contains(k.compile(sm90a, test::vector_arg<int32_t>()).ptx, "trap"));
 }
 
+TEST_CASE("register tiles: reduce over several modes with a reduction profile", "[tensor]") {
+  // t has shape (2,(3,4)); element (a,(b,c)) is its column-major index a + 2b + 6c.
+  Kernel k{"tile_reduce_profile", [](Tensor<i32> out) {
+    std::vector<Int> v;
+    for (int i = 0; i < 24; ++i) v.push_back(Int(i));
+    TensorSSA<int32_t> t(IntTuple{2, IntTuple{3, 4}}, v);
+    TensorSSA<int32_t> ab = reduce(t, Reduce::sum, 0, IntTuple{_, IntTuple{_, 1}});  // sum over c: 4a + 8b + 36
+    TensorSSA<int32_t> b = reduce(t, Reduce::max, 0, IntTuple{1, IntTuple{_, 1}});   // max over a, c: 19 + 2b
+    TensorSSA<int32_t> all = reduce(t, Reduce::sum, 0, IntTuple{1, 1});              // 0 + 1 + ... + 23
+    TensorSSA<int32_t> bc = reduce(t, Reduce::sum, 0, 0);                           // sum over a: 1 + 4b + 12c
+    CHECK(to_string(ab.shape()) == "(2,3)");
+    CHECK(to_string(b.shape()) == "(3)");
+    CHECK(to_string(all.shape()) == "1");
+    CHECK(to_string(bc.shape()) == "(3,4)");
+    if_(ab[5] != 56 || ab[0] != 36 || b[2] != 23 || b[0] != 19 || all[0] != 276 || bc[7] != 1 + 4 * 1 + 12 * 2,
+        [] { trap(); });
+    CHECK_THROWS_WITH(reduce(t, Reduce::sum, 0, IntTuple{_, _, _}),
+                      Contains("reduce: the reduction profile (_,_,_) does not match the tile shape (2,(3,4))"));
+    out(0) = 1;
+  }};
+  CHECK_FALSE(contains(k.compile(sm90a, test::vector_arg<int32_t>()).ptx, "trap"));
+}
+
 TEST_CASE("partitioning: local_partition, partition_tv and coordinate tensors agree with the host", "[tensor]") {
   Layout threads = make_layout(IntTuple{8, 32}, LayoutRight{});
   Layout tile = make_layout(IntTuple{32, 32}, LayoutRight{});
