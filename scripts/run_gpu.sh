@@ -23,6 +23,8 @@ log="$OUT/gpu.log"
   timeout 120 ./tests/cutejit_tests "~[gpu]~[.]"
   echo "== examples"
   for e in examples/*; do timeout 60 "$e" || echo "$e: exit code $?"; done
+  echo "== a program built against a cutejit-cache export (cuda.h and libcuda only)"
+  timeout 60 ./tests/export_consumer || echo "export_consumer: exit code $?"
   echo "== benchmarks"
   timeout 60 ./tests/perf/cutejit_bench_compile sm_90a
   timeout 120 ./tests/perf/cutejit_bench
@@ -35,12 +37,21 @@ log="$OUT/gpu.log"
   export CUTEJIT_DUMP=/tmp/cj/dump
   CUTEJIT_CACHE=off timeout 60 ./examples/vector_add >/dev/null
   CUTEJIT_CACHE=off timeout 60 ./examples/gemm_bf16 >/dev/null
+  CUTEJIT_CACHE=off timeout 60 ./examples/gemm_fp8 >/dev/null
+  CUTEJIT_CACHE=off timeout 60 ./examples/gemm_bf16_bias_gelu >/dev/null
   CUTEJIT_CACHE=off timeout 60 ./tests/cutejit_tests "target-specific*" >/dev/null
   for t in sm_100a sm_120a; do CUTEJIT_CACHE=off timeout 60 ./tests/perf/cutejit_bench_compile $t >/dev/null; done
   unset CUTEJIT_DUMP
   for f in /tmp/cj/dump/{vector_add,hopper_ops,setmax,tcgen05,gemm}*.cubin; do
     [ -f "$f" ] || continue
     echo "-- $(basename "$f"): $(cuobjdump -sass "$f" 2>&1 | grep -cE '^\s+/\*[0-9a-f]{4}\*/') SASS instructions"
-    cuobjdump -sass "$f" 2>&1 | grep -oE '(LDG|STG)\.E\.128|ELECT|SETMAXNREG|WARPGROUP\.(ARRIVE|DEPBAR)[^ ;]*|UCGABAR_[A-Z]+|FENCE\.[A-Z.]*|TCGEN05[^ ;]*|HGMMA\.[^ ;]*|UTMALDG[^ ;]*|UTMASTG[^ ;]*|SYNCS\.[A-Z.]*|LDL[^ ;]*|STL[^ ;]*' | sort | uniq -c
+    cuobjdump -res-usage "$f" 2>&1 | grep -oE 'REG:[0-9]+ STACK:[0-9]+ SHARED:[0-9]+ LOCAL:[0-9]+' | sed 's/^/   /'
+
+    # The FP8 GEMM must run on the FP8 tensor-core instruction (QGMMA), the others on HGMMA.
+    case $(basename "$f") in
+      gemm_fp8*) cuobjdump -sass "$f" 2>&1 | grep -q 'QGMMA\.64x256x32\.F32\.E4M3' && echo "   QGMMA 64x256x32 E4M3: yes" || echo "   QGMMA 64x256x32 E4M3: MISSING" ;;
+      gemm_bf16*) cuobjdump -sass "$f" 2>&1 | grep -q 'HGMMA\.64x256x16\.F32\.BF16' && echo "   HGMMA 64x256x16 BF16: yes" || echo "   HGMMA 64x256x16 BF16: MISSING" ;;
+    esac
+    cuobjdump -sass "$f" 2>&1 | grep -oE '(LDG|STG)\.E\.128|ELECT|SETMAXNREG|WARPGROUP\.(ARRIVE|DEPBAR)[^ ;]*|UCGABAR_[A-Z]+|FENCE\.[A-Z.]*|TCGEN05[^ ;]*|HGMMA\.[^ ;]*|QGMMA\.[^ ;]*|UTMALDG[^ ;]*|UTMASTG[^ ;]*|SYNCS\.[A-Z.]*|LDL[^ ;]*|STL[^ ;]*' | sort | uniq -c
   done
 } 2>&1 | tee "$log"

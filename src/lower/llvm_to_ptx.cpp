@@ -55,7 +55,10 @@ llvm::TargetMachine& target_machine(const Target& target) {
     llvm::Triple triple(nvptx_triple);
     const llvm::Target* t = llvm::TargetRegistry::lookupTarget(triple, error);
     if (!t) throw Error("internal error: the NVPTX back end is not available: " + error);
-    tm.reset(t->createTargetMachine(triple, target.name(), "", llvm::TargetOptions(), llvm::Reloc::PIC_, std::nullopt,
+    // LLVM's default PTX ISA for sm_89 is 7.8, but ptxas accepts the FP8 conversions
+    // (cvt ... e4m3x2/e5m2x2) on sm_89 only from PTX 8.1; every other target's default is new enough.
+    const char* features = target.sm == 89 ? "+ptx81" : "";
+    tm.reset(t->createTargetMachine(triple, target.name(), features, llvm::TargetOptions(), llvm::Reloc::PIC_, std::nullopt,
                                     llvm::CodeGenOptLevel::Aggressive));
   }
   return *tm;

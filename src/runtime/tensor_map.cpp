@@ -28,6 +28,9 @@ bool data_type(DType t, CUtensorMapDataType& out) {
     case DType::bf16: out = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16; return true;
     case DType::f32: out = CU_TENSOR_MAP_DATA_TYPE_FLOAT32; return true;
     case DType::f64: out = CU_TENSOR_MAP_DATA_TYPE_FLOAT64; return true;
+    // The copy engine only moves bytes; FP8 travels as UINT8 (the swizzle works on bytes too).
+    case DType::f8e4m3:
+    case DType::f8e5m2: out = CU_TENSOR_MAP_DATA_TYPE_UINT8; return true;
     case DType::i1: return false;
   }
   return false;

@@ -109,6 +109,13 @@ void cluster_wait(Where where) {
   mlir::NVVM::ClusterWaitOp::create(t.builder(), t.loc(where), mlir::UnitAttr());
 }
 
+void grid_dependency_control(bool wait, Where where) {
+  Trace& t = Trace::current(where);
+  t.require(Feature::sm90, wait ? "griddepcontrol_wait (griddepcontrol.wait)" : "griddepcontrol_launch_dependents", where);
+  mlir::NVVM::GriddepcontrolOp::create(t.builder(), t.loc(where),
+                                       wait ? mlir::NVVM::GridDepActionKind::wait : mlir::NVVM::GridDepActionKind::launch_dependents);
+}
+
 void wgmma_fence(Where where) {
   Trace& t = Trace::current(where);
   t.require(Feature::wgmma, "wgmma.fence", where);

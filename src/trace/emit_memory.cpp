@@ -46,7 +46,7 @@ ValueId offset_pointer(ValueId ptr, ValueId offset, DType element, Where where) 
   const ValueInfo& o = t.get(offset, where);
   if (o.pointer || is_float(o.type)) trace_error("a pointer offset must be an integer", where);
   mlir::OpBuilder& b = t.builder();
-  auto gep = mlir::LLVM::GEPOp::create(b, t.loc(where), p.value.getType(), t.type(element), p.value,
+  auto gep = mlir::LLVM::GEPOp::create(b, t.loc(where), p.value.getType(), t.memory_type(element), p.value,
                                        mlir::ValueRange{o.value}, mlir::LLVM::GEPNoWrapFlags::inbounds);
   int64_t alignment = std::min(p.known, lowest_set_bit(o.known * size_in_bytes(element)));
   return t.add_pointer(gep, p.space, alignment);
@@ -55,15 +55,17 @@ ValueId offset_pointer(ValueId ptr, ValueId offset, DType element, Where where) 
 ValueId load(ValueId ptr, DType element, Where where) {
   Trace& t = Trace::current(where);
   const ValueInfo& p = pointer_arg(t, ptr, where);
-  mlir::Value v = mlir::LLVM::LoadOp::create(t.builder(), t.loc(where), t.type(element), p.value, size_in_bytes(element));
-  return t.add(v, element);
+  mlir::Location l = t.loc(where);
+  mlir::Value v = mlir::LLVM::LoadOp::create(t.builder(), l, t.memory_type(element), p.value, size_in_bytes(element));
+  return t.add(t.from_memory(v, element, l), element);
 }
 
 void store(ValueId ptr, ValueId value, Where where) {
   Trace& t = Trace::current(where);
   const ValueInfo& p = pointer_arg(t, ptr, where);
   const ValueInfo& v = t.get(value, where);
-  mlir::LLVM::StoreOp::create(t.builder(), t.loc(where), v.value, p.value, size_in_bytes(v.type));
+  mlir::Location l = t.loc(where);
+  mlir::LLVM::StoreOp::create(t.builder(), l, t.to_memory(v.value, v.type, l), p.value, size_in_bytes(v.type));
 }
 
 void load_vector(ValueId ptr, DType element, std::span<ValueId> out, Where where) {
@@ -71,12 +73,12 @@ void load_vector(ValueId ptr, DType element, std::span<ValueId> out, Where where
   const ValueInfo& p = pointer_arg(t, ptr, where);
   mlir::OpBuilder& b = t.builder();
   mlir::Location l = t.loc(where);
-  auto vec = mlir::VectorType::get({int64_t(out.size())}, t.type(element));
+  auto vec = mlir::VectorType::get({int64_t(out.size())}, t.memory_type(element));
   unsigned bytes = unsigned(out.size()) * size_in_bytes(element);
   mlir::Value v = mlir::LLVM::LoadOp::create(b, l, vec, p.value, bytes);
   for (size_t i = 0; i < out.size(); ++i) {
     auto index = mlir::LLVM::ConstantOp::create(b, l, b.getI32Type(), b.getI32IntegerAttr(int32_t(i)));
-    out[i] = t.add(mlir::LLVM::ExtractElementOp::create(b, l, v, index), element);
+    out[i] = t.add(t.from_memory(mlir::LLVM::ExtractElementOp::create(b, l, v, index), element, l), element);
   }
 }
 
@@ -86,13 +88,13 @@ void store_vector(ValueId ptr, std::span<const ValueId> values, Where where) {
   mlir::OpBuilder& b = t.builder();
   mlir::Location l = t.loc(where);
   DType element = t.get(values[0], where).type;
-  auto vec_type = mlir::VectorType::get({int64_t(values.size())}, t.type(element));
+  auto vec_type = mlir::VectorType::get({int64_t(values.size())}, t.memory_type(element));
   mlir::Value vec = mlir::LLVM::PoisonOp::create(b, l, vec_type);
   for (size_t i = 0; i < values.size(); ++i) {
     const ValueInfo& v = t.get(values[i], where);
     if (v.type != element) trace_error("a vector store needs elements of one type", where);
     auto index = mlir::LLVM::ConstantOp::create(b, l, b.getI32Type(), b.getI32IntegerAttr(int32_t(i)));
-    vec = mlir::LLVM::InsertElementOp::create(b, l, vec, v.value, index);
+    vec = mlir::LLVM::InsertElementOp::create(b, l, vec, t.to_memory(v.value, element, l), index);
   }
   mlir::LLVM::StoreOp::create(b, l, vec, p.value, unsigned(values.size()) * size_in_bytes(element));
 }
@@ -117,7 +119,7 @@ ValueId static_shared(DType element, int64_t count, int64_t alignment, Where whe
   {
     mlir::OpBuilder::InsertionGuard guard(b);
     b.restoreInsertionPoint(t.module_point());
-    auto array = mlir::LLVM::LLVMArrayType::get(t.type(element), uint64_t(count));
+    auto array = mlir::LLVM::LLVMArrayType::get(t.memory_type(element), uint64_t(count));
     mlir::LLVM::GlobalOp::create(b, l, array, false, mlir::LLVM::Linkage::Internal, name, mlir::Attribute(), uint64_t(alignment), 3);
   }
   auto ptr3 = mlir::LLVM::LLVMPointerType::get(&t.context(), 3);
@@ -136,7 +138,8 @@ ValueId register_array(DType element, int64_t count, Where where) {
   mlir::OpBuilder::InsertionGuard guard(b);
   b.restoreInsertionPoint(t.entry_point());
   auto one = mlir::LLVM::ConstantOp::create(b, l, b.getI32Type(), b.getI32IntegerAttr(1));
-  mlir::Type elem = count == 1 ? t.type(element) : mlir::Type(mlir::LLVM::LLVMArrayType::get(t.type(element), uint64_t(count)));
+  mlir::Type elem = count == 1 ? t.memory_type(element)
+                               : mlir::Type(mlir::LLVM::LLVMArrayType::get(t.memory_type(element), uint64_t(count)));
   auto ptr = mlir::LLVM::LLVMPointerType::get(&t.context(), address_space(Space::local));
   int64_t alignment = std::min<int64_t>(16, size_in_bytes(element) * std::bit_floor(uint64_t(count)));
   auto alloca = mlir::LLVM::AllocaOp::create(b, l, ptr, elem, one, unsigned(alignment));
@@ -148,6 +151,8 @@ ValueId atomic(AtomicOp op, ValueId ptr, ValueId value, Where where) {
   const ValueInfo& p = pointer_arg(t, ptr, where);
   const ValueInfo& v = t.get(value, where);
   using K = mlir::LLVM::AtomicBinOp;
+  // No 8-bit atomics exist; FP8 values would need a CAS loop on the enclosing word.
+  if (is_fp8(v.type)) trace_error("atomics on " + std::string(name(v.type)) + " values are not supported", where);
   bool fp = is_float(v.type), u = v.type == DType::u32 || v.type == DType::u64;
   K kind = K::xchg;
   switch (op) {
@@ -169,6 +174,7 @@ ValueId atomic_cas(ValueId ptr, ValueId expected, ValueId desired, Where where) 
   const ValueInfo& e = t.get(expected, where);
   const ValueInfo& d = t.get(desired, where);
   if (e.type != d.type) trace_error("atomic_cas needs expected and desired values of one type", where);
+  if (is_fp8(e.type)) trace_error("atomics on " + std::string(name(e.type)) + " values are not supported", where);
   mlir::OpBuilder& b = t.builder();
   mlir::Location l = t.loc(where);
   auto pair = mlir::LLVM::AtomicCmpXchgOp::create(b, l, p.value, e.value, d.value, mlir::LLVM::AtomicOrdering::monotonic,

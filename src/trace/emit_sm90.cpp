@@ -309,8 +309,10 @@ void wgmma_fence_operands(ValueId accumulators, int count, Where where) {
 void wgmma_mma(DType ab, int n, ValueId desc_a, ValueId desc_b, ValueId accumulators, Where where) {
   Trace& t = Trace::current(where);
   t.require(Feature::wgmma, "wgmma.mma_async", where);
-  if (ab != DType::bf16 && ab != DType::f16)
-    trace_error("wgmma with A and B from shared memory supports bf16 and f16 operands here, not " + std::string(name(ab)), where);
+  if (ab != DType::bf16 && ab != DType::f16 && !is_fp8(ab))
+    trace_error("wgmma with A and B from shared memory supports bf16, f16, f8e4m3 and f8e5m2 operands here, not " +
+                    std::string(name(ab)),
+                where);
   if (n < 8 || n > 256 || n % 8 != 0) trace_error("wgmma's N is a multiple of 8 from 8 to 256, not " + std::to_string(n), where);
   const ValueInfo& acc = accumulator_array(t, accumulators, where);
   for (ValueId d : {desc_a, desc_b})
@@ -323,11 +325,21 @@ void wgmma_mma(DType ab, int n, ValueId desc_a, ValueId desc_b, ValueId accumula
   int count = n / 2;
   mlir::Value in = load_accumulators(t, acc, count, l);
   auto type = [&](mlir::NVVM::WGMMATypes x) { return mlir::NVVM::WGMMATypesAttr::get(ctx, x); };
-  auto operand = type(ab == DType::bf16 ? mlir::NVVM::WGMMATypes::bf16 : mlir::NVVM::WGMMATypes::f16);
+  mlir::NVVM::WGMMATypes operand_type = mlir::NVVM::WGMMATypes::f16;
+  switch (ab) {
+    case DType::bf16: operand_type = mlir::NVVM::WGMMATypes::bf16; break;
+    case DType::f8e4m3: operand_type = mlir::NVVM::WGMMATypes::e4m3; break;
+    case DType::f8e5m2: operand_type = mlir::NVVM::WGMMATypes::e5m2; break;
+    default: break;
+  }
+  auto operand = type(operand_type);
+  // One MMA covers 32 bytes of K: k16 for 2-byte operands, k32 for FP8.
+  int k = 32 / size_in_bytes(ab);
   auto one = mlir::NVVM::WGMMAScaleInAttr::get(ctx, mlir::NVVM::WGMMAScaleIn::one);
-  // Row-major A and column-major B are both K-major in shared memory (no transpose bits).
+  // Row-major A and column-major B are both K-major in shared memory (no transpose bits; FP8
+  // wgmma has none and accepts only this layout).
   auto out = mlir::NVVM::WgmmaMmaAsyncOp::create(
-      b, l, in.getType(), in, t.value(desc_a, where), t.value(desc_b, where), mlir::NVVM::MMAShapeAttr::get(ctx, 64, n, 16), operand,
+      b, l, in.getType(), in, t.value(desc_a, where), t.value(desc_b, where), mlir::NVVM::MMAShapeAttr::get(ctx, 64, n, k), operand,
       operand, type(mlir::NVVM::WGMMATypes::f32), mlir::NVVM::WGMMAScaleOutAttr::get(ctx, mlir::NVVM::WGMMAScaleOut::one), one,
       one, mlir::NVVM::MMALayoutAttr::get(ctx, mlir::NVVM::MMALayout::row),
       mlir::NVVM::MMALayoutAttr::get(ctx, mlir::NVVM::MMALayout::col), mlir::NVVM::MMAIntOverflowAttr());

@@ -39,6 +39,17 @@ struct Emitter {
     if (v.pointer) trace_error("a pointer is used where a number is expected", where);
     return v;
   }
+  /// An operand of arithmetic: a number, and not an 8-bit float (a storage type: the GPU has
+  /// no scalar FP8 arithmetic, and LLVM no FP8 type to do it in).
+  const ValueInfo& number(ValueId id) {
+    const ValueInfo& v = scalar(id);
+    if (is_fp8(v.type))
+      trace_error(std::string(name(v.type)) +
+                      " values are for storage only (load, store, cast, select); convert with cast<float> before "
+                      "arithmetic or comparison",
+                  where);
+    return v;
+  }
   void same_type(const ValueInfo& a, const ValueInfo& b2) {
     if (a.type != b2.type)
       trace_error("operands have different element types (" + std::string(name(a.type)) + " and " +
@@ -110,6 +121,12 @@ ValueId constant_int(DType type, int64_t value, Where where) {
 
 ValueId constant_float(DType type, double value, Where where) {
   Emitter e(where);
+  if (is_fp8(type)) {
+    // Built from the host conversion's bits: an FP8 constant must not reach the LLVM lowering as a float.
+    uint8_t bits = type == DType::f8e4m3 ? f8e4m3(float(value)).bits : f8e5m2(float(value)).bits;
+    auto i8 = mlir::arith::ConstantOp::create(e.b, e.loc, e.b.getIntegerAttr(e.b.getI8Type(), bits));
+    return e.t.add(mlir::arith::BitcastOp::create(e.b, e.loc, e.t.type(type), i8), type);
+  }
   mlir::Value v = mlir::arith::ConstantOp::create(e.b, e.loc, e.b.getFloatAttr(e.t.type(type), value));
   return e.t.add(v, type);
 }
@@ -126,8 +143,8 @@ int64_t known_divisor(ValueId v) {
 
 ValueId binary(BinaryOp op, ValueId a_id, ValueId b_id, Where where) {
   Emitter e(where);
-  const ValueInfo& a = e.scalar(a_id);
-  const ValueInfo& b = e.scalar(b_id);
+  const ValueInfo& a = e.number(a_id);
+  const ValueInfo& b = e.number(b_id);
   e.same_type(a, b);
   DType t = a.type;
   mlir::Value x = a.value, y = b.value;
@@ -176,7 +193,7 @@ ValueId binary(BinaryOp op, ValueId a_id, ValueId b_id, Where where) {
 
 ValueId unary(UnaryOp op, ValueId a_id, Where where) {
   Emitter e(where);
-  const ValueInfo& a = e.scalar(a_id);
+  const ValueInfo& a = e.number(a_id);
   DType t = a.type;
   mlir::Value x = a.value;
   using namespace mlir::arith;
@@ -232,8 +249,8 @@ ValueId unary(UnaryOp op, ValueId a_id, Where where) {
 
 ValueId compare(CompareOp op, ValueId a_id, ValueId b_id, Where where) {
   Emitter e(where);
-  const ValueInfo& a = e.scalar(a_id);
-  const ValueInfo& b = e.scalar(b_id);
+  const ValueInfo& a = e.number(a_id);
+  const ValueInfo& b = e.number(b_id);
   e.same_type(a, b);
   using namespace mlir::arith;
   mlir::Value r;
@@ -263,13 +280,40 @@ ValueId select(ValueId c_id, ValueId a_id, ValueId b_id, Where where) {
 
 ValueId fma(ValueId a_id, ValueId b_id, ValueId c_id, Where where) {
   Emitter e(where);
-  const ValueInfo& a = e.scalar(a_id);
-  const ValueInfo& b = e.scalar(b_id);
-  const ValueInfo& c = e.scalar(c_id);
+  const ValueInfo& a = e.number(a_id);
+  const ValueInfo& b = e.number(b_id);
+  const ValueInfo& c = e.number(c_id);
   e.same_type(a, b);
   e.same_type(a, c);
   return e.t.add(mlir::LLVM::FMAOp::create(e.b, e.loc, a.value, b.value, c.value), a.type);
 }
+
+namespace {
+/// FP8 <-> f32 through the paired conversions sm_89 added (there are no scalar ones): the
+/// value goes in both halves of an e4m3x2/e5m2x2 and the low half is kept. Inline PTX, so that
+/// LLVM never meets an FP8 intrinsic it might not select; the target is checked first.
+mlir::Value fp8_to_f32(Emitter& e, mlir::Value x, DType from) {
+  using namespace mlir::arith;
+  auto i16 = ExtUIOp::create(e.b, e.loc, e.b.getI16Type(), BitcastOp::create(e.b, e.loc, e.b.getI8Type(), x));
+  const char* ptx = from == DType::f8e4m3 ? "cvt.rn.f16x2.e4m3x2 $0, $1;" : "cvt.rn.f16x2.e5m2x2 $0, $1;";
+  mlir::Value pair = mlir::LLVM::InlineAsmOp::create(e.b, e.loc, e.b.getI32Type(), mlir::ValueRange{i16}, ptx, "=r,h", false,
+                                                     false, mlir::LLVM::TailCallKind::None, mlir::LLVM::AsmDialectAttr(),
+                                                     mlir::ArrayAttr())
+                         .getResult(0);
+  // f16 -> f32 is exact, so the result is exactly the FP8 value.
+  mlir::Value half = BitcastOp::create(e.b, e.loc, e.b.getF16Type(), TruncIOp::create(e.b, e.loc, e.b.getI16Type(), pair));
+  return ExtFOp::create(e.b, e.loc, e.b.getF32Type(), half);
+}
+mlir::Value f32_to_fp8(Emitter& e, mlir::Value x, DType to) {
+  using namespace mlir::arith;
+  const char* ptx = to == DType::f8e4m3 ? "cvt.rn.satfinite.e4m3x2.f32 $0, $1, $1;" : "cvt.rn.satfinite.e5m2x2.f32 $0, $1, $1;";
+  mlir::Value pair = mlir::LLVM::InlineAsmOp::create(e.b, e.loc, e.b.getI16Type(), mlir::ValueRange{x}, ptx, "=h,f", false, false,
+                                                     mlir::LLVM::TailCallKind::None, mlir::LLVM::AsmDialectAttr(),
+                                                     mlir::ArrayAttr())
+                         .getResult(0);
+  return BitcastOp::create(e.b, e.loc, e.t.type(to), TruncIOp::create(e.b, e.loc, e.b.getI8Type(), pair));
+}
+}  // namespace
 
 ValueId cast(ValueId a_id, DType to, Where where) {
   Emitter e(where);
@@ -279,6 +323,15 @@ ValueId cast(ValueId a_id, DType to, Where where) {
   mlir::Type ty = e.t.type(to);
   using namespace mlir::arith;
   if (from == to) return a_id;
+  if (is_fp8(from) || is_fp8(to)) {
+    e.t.require(Feature::fp8_convert, is_fp8(to) ? "conversion to FP8 (cvt.rn.satfinite.e4m3x2/e5m2x2.f32)"
+                                                 : "conversion from FP8 (cvt.rn.f16x2.e4m3x2/e5m2x2)",
+                where);
+    // Every other type goes through f32 (exact from FP8; one rounding into FP8 from f32).
+    if (is_fp8(from)) return cast(e.t.add(fp8_to_f32(e, x, from), DType::f32), to, where);
+    ValueId f = cast(a_id, DType::f32, where);
+    return e.t.add(f32_to_fp8(e, e.t.value(f, where), to), to);
+  }
   mlir::Value r;
   int from_bits = size_in_bytes(from) * 8, to_bits = size_in_bytes(to) * 8;
   if (from == DType::i1) from_bits = 1;

@@ -2,6 +2,7 @@
 
 #include <atomic>
 
+#include <mlir/Dialect/Arith/IR/Arith.h>
 #include <mlir/Dialect/LLVMIR/LLVMDialect.h>
 #include <mlir/Dialect/LLVMIR/NVVMDialect.h>
 
@@ -77,8 +78,22 @@ mlir::Type Trace::type(DType t) {
     case DType::bf16: return builder_.getBF16Type();
     case DType::f32: return builder_.getF32Type();
     case DType::f64: return builder_.getF64Type();
+    case DType::f8e4m3: return builder_.getType<mlir::Float8E4M3FNType>();
+    case DType::f8e5m2: return builder_.getType<mlir::Float8E5M2Type>();
   }
   return {};
+}
+
+mlir::Type Trace::memory_type(DType t) { return is_fp8(t) ? builder_.getI8Type() : type(t); }
+
+mlir::Value Trace::to_memory(mlir::Value v, DType t, mlir::Location l) {
+  if (!is_fp8(t)) return v;
+  return mlir::arith::BitcastOp::create(builder_, l, builder_.getI8Type(), v);
+}
+
+mlir::Value Trace::from_memory(mlir::Value v, DType t, mlir::Location l) {
+  if (!is_fp8(t)) return v;
+  return mlir::arith::BitcastOp::create(builder_, l, type(t), v);
 }
 
 ValueId Trace::add(mlir::Value v, DType t, int64_t known_divisor) {

@@ -48,6 +48,12 @@ class Trace {
 
   mlir::Location loc(const Where& w);
   mlir::Type type(DType t);
+  /// The type a value of `t` has in memory and in LLVM ops: `type(t)`, except i8 for the FP8
+  /// types, which LLVM has no type for (the lowering turns f8E4M3FN/f8E5M2 into i8 too).
+  mlir::Type memory_type(DType t);
+  /// A value as it is stored (FP8: its bits as i8), and a loaded value as the tracer types it.
+  mlir::Value to_memory(mlir::Value v, DType t, mlir::Location l);
+  mlir::Value from_memory(mlir::Value v, DType t, mlir::Location l);
 
   ValueId add(mlir::Value v, DType t, int64_t known_divisor = 1);
   ValueId add_pointer(mlir::Value v, Space space, int64_t alignment);

@@ -7,6 +7,7 @@ namespace cutejit::detail {
 bool target_has(const Target& t, Feature f) {
   switch (f) {
     case Feature::baseline: return true;
+    case Feature::fp8_convert: return t.sm >= 89;
     case Feature::sm90: return t.sm >= 90;
     case Feature::setmaxnreg: return t.arch_specific && (t.sm == 90 || t.sm == 100);
     case Feature::wgmma: return t.arch_specific && t.sm == 90;
@@ -18,6 +19,7 @@ bool target_has(const Target& t, Feature f) {
 std::string_view targets_with(Feature f) {
   switch (f) {
     case Feature::baseline: return "every target";
+    case Feature::fp8_convert: return "sm_89 and newer (sm_89, sm_90, sm_90a, sm_100a, sm_120a)";
     case Feature::sm90: return "sm_90 and newer (sm_90a, sm_100a, sm_120a)";
     case Feature::setmaxnreg: return "sm_90a and sm_100a";
     case Feature::wgmma: return "sm_90a only";
@@ -53,6 +55,7 @@ std::optional<Feature> nvvm_op_feature(std::string_view op) {
       {"nvvm.elect.sync", Feature::sm90},
       {"nvvm.cluster.arrive", Feature::sm90},
       {"nvvm.cluster.wait", Feature::sm90},
+      {"nvvm.griddepcontrol", Feature::sm90},
       {"nvvm.setmaxregister", Feature::setmaxnreg},
       {"nvvm.mbarrier.init", Feature::baseline},
       {"nvvm.mbarrier.arrive", Feature::baseline},

@@ -16,6 +16,7 @@ namespace cutejit::detail {
 
 enum class Feature {
   baseline,    ///< every supported target (sm_80 and newer)
+  fp8_convert, ///< sm_89 and newer: cvt between f32/f16 and e4m3x2/e5m2x2
   sm90,        ///< sm_90 and newer: elect.sync, clusters, mbarrier tx counts, TMA
   setmaxnreg,  ///< sm_90a, sm_100a
   wgmma,       ///< sm_90a only

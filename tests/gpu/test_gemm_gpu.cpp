@@ -1,8 +1,11 @@
-// Hopper on the GPU: a TMA round trip through shared memory (each swizzle), and the BF16
-// tensor-core GEMM against a float64 host reference on random data, output poisoned.
+// Hopper on the GPU: a TMA round trip through shared memory (each swizzle), FP8 conversions
+// against the host's, and the BF16, FP8 and fused bias+GELU tensor-core GEMMs against float64
+// host references on random data, output poisoned.
 #include <catch2/catch.hpp>
 
 #include "gemm_bf16.hpp"
+#include "gemm_bf16_bias_gelu.hpp"
+#include "gemm_fp8.hpp"
 #include "support.hpp"
 
 using namespace cutejit;
@@ -24,7 +27,70 @@ Kernel tma_round_trip{"tma_round_trip", [](TmaDescriptor<i32> in, TmaDescriptor<
     tma_store_wait<0>();
   });
 }};
+
+// Thread i: out[i] = float(codes[i]) and back[i] = the e4m3 / e5m2 of floats[i], on the GPU.
+Kernel fp8_convert{"fp8_convert", [](Tensor<f8e4m3> e4, Tensor<f8e5m2> e5, Tensor<f32> floats, Tensor<f32> out4, Tensor<f32> out5,
+                                      Tensor<f8e4m3> back4, Tensor<f8e5m2> back5) {
+  Int i = block_idx().x * block_dim().x + thread_idx().x;
+  if_(i < 256, [&] {
+    out4(i) = cast<float>(Value<f8e4m3>(e4(i)));
+    out5(i) = cast<float>(Value<f8e5m2>(e5(i)));
+  });
+  back4(i) = cast<f8e4m3>(F32(floats(i)));
+  back5(i) = cast<f8e5m2>(F32(floats(i)));
+}};
 }  // namespace
+
+TEST_CASE("FP8 conversions on the GPU (cvt) agree with the host's, bit for bit", "[gpu]") {
+  Device gpu;
+  std::vector<f8e4m3> c4(256);
+  std::vector<f8e5m2> c5(256);
+  for (int b = 0; b < 256; ++b) c4[size_t(b)].bits = c5[size_t(b)].bits = uint8_t(b);
+  // Every code's neighbourhood: the codes' values, the midpoints between neighbours (ties) and
+  // points just off them, out-of-range values, infinities and NaN; then random floats of all scales.
+  std::vector<float> floats;
+  for (int b = 0; b < 256; ++b)
+    for (float v : {float(c4[size_t(b)]), float(c5[size_t(b)])}) {
+      floats.push_back(v);
+      floats.push_back(std::nextafter(v, 0.0f));
+      floats.push_back(std::nextafter(v, INFINITY));
+    }
+  for (int b = 0; b + 1 < 127; ++b) {
+    floats.push_back(0.5f * (float(c4[size_t(b)]) + float(c4[size_t(b + 1)])));
+    floats.push_back(-0.5f * (float(c5[size_t(b)]) + float(c5[size_t(b + 1)])));
+  }
+  for (float v : {464.0f, 500.0f, 60000.0f, 1e30f, INFINITY, -INFINITY, NAN, 0.0f, -0.0f, 1e-30f}) floats.push_back(v);
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> mantissa(-2.0f, 2.0f);
+  std::uniform_int_distribution<int> exponent(-24, 20);
+  while (floats.size() % 256 != 0 || floats.size() < 8192) floats.push_back(std::ldexp(mantissa(rng), exponent(rng)));
+  int64_t n = int64_t(floats.size());
+  auto e4 = gpu.upload(c4);
+  auto e5 = gpu.upload(c5);
+  auto f = gpu.upload(floats);
+  auto out4 = gpu.alloc<float>(256), out5 = gpu.alloc<float>(256);
+  auto back4 = gpu.alloc<f8e4m3>(n);
+  auto back5 = gpu.alloc<f8e5m2>(n);
+  fp8_convert(gpu, Launch{.grid = uint32_t(n / 256), .block = 256}, e4, e5, f, out4, out5, back4, back5);
+  gpu.synchronize();
+  std::vector<float> h4 = out4.to_host(), h5 = out5.to_host();
+  for (int b = 0; b < 256; ++b) {
+    INFO("code " << b);
+    float x4 = float(c4[size_t(b)]), x5 = float(c5[size_t(b)]);
+    CHECK((std::isnan(x4) ? std::isnan(h4[size_t(b)]) : h4[size_t(b)] == x4));
+    CHECK((std::isnan(x5) ? std::isnan(h5[size_t(b)]) : h5[size_t(b)] == x5));
+  }
+  std::vector<f8e4m3> g4 = back4.to_host();
+  std::vector<f8e5m2> g5 = back5.to_host();
+  int mismatches = 0;
+  for (size_t i = 0; i < floats.size(); ++i) {
+    if (g4[i].bits == f8e4m3(floats[i]).bits && g5[i].bits == f8e5m2(floats[i]).bits) continue;
+    if (++mismatches <= 10)
+      UNSCOPED_INFO("float " << floats[i] << ": GPU e4m3 0x" << std::hex << int(g4[i].bits) << " host 0x" << int(f8e4m3(floats[i]).bits)
+                             << ", GPU e5m2 0x" << int(g5[i].bits) << " host 0x" << int(f8e5m2(floats[i]).bits) << std::dec);
+  }
+  CHECK(mismatches == 0);
+}
 
 TEST_CASE("TMA load then store reproduces the tensor, for every swizzle", "[gpu]") {
   Device gpu;
@@ -64,4 +130,34 @@ TEST_CASE("the BF16 GEMM refuses shapes its tile does not divide", "[gpu]") {
   auto a = gpu.alloc<bf16>(200 * 64), b = gpu.alloc<bf16>(128 * 64), c = gpu.alloc<bf16>(200 * 128);
   CHECK_THROWS_WITH(examples::gemm_bf16_run(gpu, a, b, c, 200, 128, 64),
                     Catch::Contains("gemm_bf16 needs M, N multiples of 128 and K a multiple of 64, not 200 x 128 x 64"));
+}
+
+TEST_CASE("the FP8 (e4m3) GEMM matches its float64 host reference", "[gpu]") {
+  Device gpu;
+  // As for BF16: one tile, several tiles with a half-wide last column (384 = 3 x 128), a
+  // non-square shape, and 2304 x 1920 (more tiles than CTAs, a short last group of tile rows).
+  for (const examples::Example& e : {examples::gemm_fp8_example(), examples::gemm_fp8_example(128, 128, 128),
+                                     examples::gemm_fp8_example(512, 1024, 768), examples::gemm_fp8_example(2304, 1920, 256)}) {
+    double err = e.check(gpu);
+    INFO(e.name << ": relative error " << err << ", tolerance " << e.tolerance);
+    CHECK(err <= e.tolerance);
+  }
+}
+
+TEST_CASE("the FP8 GEMM refuses shapes its tile does not divide", "[gpu]") {
+  Device gpu;
+  auto a = gpu.alloc<f8e4m3>(256 * 64), b = gpu.alloc<f8e4m3>(128 * 64);
+  auto c = gpu.alloc<bf16>(256 * 128);
+  CHECK_THROWS_WITH(examples::gemm_fp8_run(gpu, a, b, c, 1.0f, 1.0f, 256, 128, 64),
+                    Catch::Contains("gemm_fp8 needs M, N multiples of 128 and K a multiple of 128, not 256 x 128 x 64"));
+}
+
+TEST_CASE("the fused bias + GELU GEMM matches its float64 host reference", "[gpu]") {
+  Device gpu;
+  for (const examples::Example& e : {examples::gemm_bf16_bias_gelu_example(), examples::gemm_bf16_bias_gelu_example(512, 1024, 768),
+                                     examples::gemm_bf16_bias_gelu_example(2304, 1920, 128)}) {
+    double err = e.check(gpu);
+    INFO(e.name << ": relative error " << err << ", tolerance " << e.tolerance);
+    CHECK(err <= e.tolerance);
+  }
 }

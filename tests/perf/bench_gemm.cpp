@@ -1,7 +1,10 @@
-// The BF16 tensor-core GEMM (examples/gemm_bf16.hpp) on the GPU: TFLOP/s for 8192^3 and 4096^3
-// (median of 30 timed runs after warm-up, CUDA events through the driver API), the cold JIT
-// time of the kernel, and its registers and local memory per thread. peers_gemm.py measures
-// torch.matmul (cuBLAS) on the same shapes in the same device call; the ratio is ours / theirs.
+// The Hopper tensor-core GEMMs (examples/gemm_bf16.hpp, examples/gemm_fp8.hpp) on the GPU:
+// TFLOP/s on 8192^3, 4096^3, 8192x8192x1024, 16384x1024x8192 and 128x8192x8192 (M x N x K),
+// the median of 30 timed runs after warm-up (CUDA events through the driver API), rotating
+// through copies of A, B and C so that no run finds its inputs in L2 from the run before;
+// plus the cold JIT time of each kernel, and its registers and local memory per thread.
+// peers_gemm.py measures cuBLAS on the same shapes, layouts and method in the same device call
+// (torch.matmul for BF16, torch._scaled_mm for FP8); the ratio is ours / theirs.
 #include <cuda.h>
 
 #include <algorithm>
@@ -11,37 +14,80 @@
 #include <vector>
 
 #include "gemm_bf16.hpp"
+#include "gemm_fp8.hpp"
 #include "gpu_timing.hpp"
 
 using namespace cutejit;
 
-int main() {
-  setenv("CUTEJIT_CACHE", "off", 1);  // the JIT figure below is cold, not a cache hit
-  Device gpu;
-  {
-    auto t0 = std::chrono::steady_clock::now();
-    CompiledKernel k = examples::gemm_bf16_example(8192, 8192, 8192).compile(gpu.target());
-    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    CUmodule module;
-    CUfunction f;
-    bench::check(cuModuleLoadData(&module, k.cubin.data()), "cuModuleLoadData");
-    bench::check(cuModuleGetFunction(&f, module, "gemm_bf16"), "cuModuleGetFunction");
-    int regs = 0, local = 0;
-    bench::check(cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, f), "cuFuncGetAttribute");
-    bench::check(cuFuncGetAttribute(&local, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, f), "cuFuncGetAttribute");
-    std::printf("gemm_bf16_jit: trace->cubin %.1f ms (trace %.2f verify %.2f lower %.2f O3+PTX %.2f assemble %.2f); "
-                "%d registers, %d bytes local memory per thread, %u bytes shared per CTA\n",
-                ms, k.times.trace_ms, k.times.verify_ms, k.times.lower_ms, k.times.codegen_ms, k.times.assemble_ms, regs, local,
-                examples::gemm::shared_bytes);
+namespace {
+struct GemmShape {
+  int64_t m, n, k;
+};
+const GemmShape shapes[] = {{8192, 8192, 8192}, {4096, 4096, 4096}, {8192, 8192, 1024}, {16384, 1024, 8192}, {128, 8192, 8192}};
+
+void report_jit(const char* name, const examples::Example& e, const Device& gpu) {
+  auto t0 = std::chrono::steady_clock::now();
+  CompiledKernel k = e.compile(gpu.target());
+  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  CUmodule module;
+  CUfunction f;
+  bench::check(cuModuleLoadData(&module, k.cubin.data()), "cuModuleLoadData");
+  bench::check(cuModuleGetFunction(&f, module, name), "cuModuleGetFunction");
+  int regs = 0, local = 0;
+  bench::check(cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, f), "cuFuncGetAttribute");
+  bench::check(cuFuncGetAttribute(&local, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, f), "cuFuncGetAttribute");
+  std::printf("%s_jit: trace->cubin %.1f ms (trace %.2f verify %.2f lower %.2f O3+PTX %.2f assemble %.2f); "
+              "%d registers, %d bytes local memory per thread, %u bytes shared per CTA\n",
+              name, ms, k.times.trace_ms, k.times.verify_ms, k.times.lower_ms, k.times.codegen_ms, k.times.assemble_ms, regs, local,
+              examples::gemm::shared_bytes);
+}
+
+void report(const char* name, const GemmShape& s, double ms) {
+  std::printf("%s %lldx%lldx%lld: %.3f ms, %.1f TFLOP/s\n", name, (long long)s.m, (long long)s.n, (long long)s.k, ms,
+              2.0 * double(s.m) * double(s.n) * double(s.k) / (ms * 1e-3) / 1e12);
+}
+
+/// Times one GEMM on every shape: `prepare(a, b, c, shape)` gives the launch for one copy of the data.
+template <class T, class Prepare>
+void bench_shapes(const char* name, const Device& gpu, const std::vector<T>& pool, Prepare&& prepare) {
+  for (const GemmShape& s : shapes) {
+    double bytes = double(s.m * s.k + s.n * s.k) * sizeof(T) + double(s.m * s.n) * sizeof(bf16);
+    int sets = bench::rotation_sets(bytes);
+    std::vector<Buffer<T>> as, bs;
+    std::vector<Buffer<bf16>> cs;
+    std::vector<PreparedLaunch> launches;
+    for (int i = 0; i < sets; ++i) {
+      // Different slices of one random pool: no two copies hold the same data.
+      size_t a_at = size_t(i) * 4096 % (pool.size() - size_t(s.m * s.k) + 1);
+      size_t b_at = size_t(i) * 8192 % (pool.size() - size_t(s.n * s.k) + 1);
+      as.push_back(gpu.upload(std::span<const T>(pool.data() + a_at, size_t(s.m * s.k))));
+      bs.push_back(gpu.upload(std::span<const T>(pool.data() + b_at, size_t(s.n * s.k))));
+      cs.push_back(gpu.alloc<bf16>(size_t(s.m * s.n)));
+      launches.push_back(prepare(as.back(), bs.back(), cs.back(), s));
+    }
+    report(name, s, bench::median_gpu_ms_rotated([&](int i) { launches[size_t(i)](); }, sets, 30));
   }
-  for (int64_t size : {8192, 4096}) {
-    int64_t m = size, n = size, k = size;
-    auto a = gpu.upload(examples::random_bf16(m * k, 1)), b = gpu.upload(examples::random_bf16(n * k, 2));
-    auto c = gpu.alloc<bf16>(m * n);
-    PreparedLaunch launch = examples::gemm_bf16_prepare(gpu, a, b, c, m, n, k);
-    double ms = bench::median_gpu_ms([&] { launch(); }, 30);
-    std::printf("gemm_bf16 %lldx%lldx%lld: %.3f ms, %.1f TFLOP/s\n", (long long)m, (long long)n, (long long)k, ms,
-                2.0 * double(m) * double(n) * double(k) / (ms * 1e-3) / 1e12);
+}
+}  // namespace
+
+int main() {
+  setenv("CUTEJIT_CACHE", "off", 1);  // the JIT figures below are cold, not cache hits
+  Device gpu;
+  report_jit("gemm_bf16", examples::gemm_bf16_example(8192, 8192, 8192), gpu);
+  report_jit("gemm_fp8", examples::gemm_fp8_example(8192, 8192, 8192), gpu);
+  // The largest A (16384 x 8192) is the largest operand.
+  const size_t pool = size_t(16384) * 8192;
+  {
+    std::vector<bf16> host = examples::random_bf16(pool, 1);
+    bench_shapes("gemm_bf16", gpu, host, [&](const Buffer<bf16>& a, const Buffer<bf16>& b, const Buffer<bf16>& c, const GemmShape& s) {
+      return examples::gemm_bf16_prepare(gpu, a, b, c, s.m, s.n, s.k);
+    });
+  }
+  {
+    std::vector<f8e4m3> host = examples::random_e4m3(pool, 2);
+    bench_shapes("gemm_fp8", gpu, host, [&](const Buffer<f8e4m3>& a, const Buffer<f8e4m3>& b, const Buffer<bf16>& c, const GemmShape& s) {
+      return examples::gemm_fp8_prepare(gpu, a, b, c, 0.5f, 0.25f, s.m, s.n, s.k);
+    });
   }
   return 0;
 }

@@ -42,4 +42,17 @@ double median_gpu_ms(F&& run, int reps) {
   return t[t.size() / 2];
 }
 
+/// How many copies of a working set of `bytes` (inputs and output of one run) to rotate through
+/// so that no run finds its data in L2 from the run before: the copies used between two uses
+/// of one copy span at least 150 MB, three times the H200's 50 MB L2. At least 2, at most 16.
+inline int rotation_sets(double bytes) { return std::clamp(int(150e6 / bytes) + 2, 2, 16); }
+
+/// `median_gpu_ms` with L2 rotation: timed run r calls `run(r % sets)`, each set a separate
+/// copy of the data, so every run starts from DRAM as it would inside a larger program.
+template <class F>
+double median_gpu_ms_rotated(F&& run, int sets, int reps) {
+  int r = 0;
+  return median_gpu_ms([&] { run(r++ % sets); }, reps);
+}
+
 }  // namespace bench

@@ -5,6 +5,8 @@
 #include "block_reduce.hpp"
 #include "elementwise_add_tv.hpp"
 #include "gemm_bf16.hpp"
+#include "gemm_bf16_bias_gelu.hpp"
+#include "gemm_fp8.hpp"
 #include "saxpy.hpp"
 #include "sgemm.hpp"
 #include "softmax.hpp"
@@ -33,6 +35,10 @@ std::vector<Expectation> expectations() {
       {examples::transpose_swizzle_example(), {"st.shared.b32", "ld.shared.b32", "xor.b32", "bar.sync"}},
       {examples::gemm_bf16_example(),
        {"cp.async.bulk.tensor.2d", "mbarrier.try_wait.parity", "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16"}},
+      {examples::gemm_fp8_example(),
+       {"cp.async.bulk.tensor.2d", "mbarrier.try_wait.parity", "wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3"}},
+      {examples::gemm_bf16_bias_gelu_example(),
+       {"cp.async.bulk.tensor.2d", "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16", "cvt.f32.bf16"}},
   };
 }
 }  // namespace

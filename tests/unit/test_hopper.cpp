@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 
 #include "gemm_bf16.hpp"
+#include "gemm_bf16_bias_gelu.hpp"
+#include "gemm_fp8.hpp"
 #include "support.hpp"
 
 using namespace cutejit;
@@ -136,6 +138,52 @@ TEST_CASE("the BF16 GEMM example: TMA ring, warp-specialised wgmma, register reb
   CHECK(test::cubin_contains(k.cubin, "-arch sm_90a"));
 }
 
+namespace {
+int count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+}  // namespace
+
+TEST_CASE("the FP8 GEMM example: e4m3 TMA boxes of 128 x 128 bytes, four m64n256k32 per stage, scales in the epilogue",
+          "[unit]") {
+  CompiledKernel k = examples::gemm_fp8_example().compile(sm90a);
+  // Four k32 steps cover a stage's 128 K elements; the K loop is not unrolled (a multiple of
+  // four, should LLVM ever peel it).
+  int mmas = count(k.ptx, "wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3");
+  CHECK(mmas >= 4);
+  CHECK(mmas % 4 == 0);
+  CHECK_FALSE(contains(k.ptx, "k16.f32"));
+  CHECK(contains(k.ptx, ".maxntid 384, 1, 1"));
+  CHECK(contains(k.ptx, "setmaxnreg.dec.sync.aligned.u32 	40"));
+  CHECK(contains(k.ptx, "setmaxnreg.inc.sync.aligned.u32 	232"));
+  CHECK(contains(k.ptx, "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"));
+  // A stage is 48 KB either way: 16 KB of A plus two 16 KB halves of B armed on the barrier.
+  CHECK(examples::gemm::a_stage_bytes == 128 * 128);
+  CHECK(examples::gemm::shared_bytes <= 227u * 1024u);
+  CHECK_FALSE(contains(k.ptx, ".local"));
+  CHECK(test::cubin_contains(k.cubin, "-arch sm_90a"));
+  // Two float parameters (the scales) follow the tensor maps and C.
+  CHECK(contains(k.ptx, ".param .f32 gemm_fp8_param_"));
+}
+
+TEST_CASE("the epilogue hook: the identity adds no code, a fused epilogue is traced into the kernel", "[unit]") {
+  std::string plain = examples::gemm_bf16_example().compile(sm90a).ptx;
+  std::string fused = examples::gemm_bf16_bias_gelu_example().compile(sm90a).ptx;
+  // gemm_bf16 reads no bias; the fused kernel converts its bias values to f32.
+  CHECK_FALSE(contains(plain, "cvt.f32.bf16"));
+  CHECK(contains(fused, "cvt.f32.bf16"));
+  // A thread stores 128 values, two neighbours per 32-bit store, in both kernels.
+  CHECK(count(plain, "st.global.b32") == 64);
+  CHECK(count(fused, "st.global.b32") == 64);
+  // Its 128 values lie in 64 columns (two rows each): because the epilogue runs on all values
+  // before any store, the two rows' loads of a column's bias are one load.
+  CHECK(count(fused, "ld.global.nc.b16") == 64);
+  CHECK(contains(fused, ".maxntid 384, 1, 1"));
+  CHECK_FALSE(contains(fused, ".local"));
+}
+
 TEST_CASE("Hopper instructions on targets without them: trace-time errors naming op, target and line", "[unit]") {
   auto maps = [] { return std::make_pair(tile_map(), tile_map()); };
   auto [in, out] = maps();
@@ -155,8 +203,14 @@ TEST_CASE("Hopper instructions on targets without them: trace-time errors naming
     CHECK_THROWS_WITH(mma.compile(Target::parse(t), test::vector_arg<float>()),
                       Contains("test_hopper.cpp") && Contains(std::string("wgmma.mma_async is not available on ") + t + "; it needs sm_90a only"));
   }
+  // The GEMMs share one kernel body (gemm_sm90.hpp), where the instruction is.
   CHECK_THROWS_WITH(examples::gemm_bf16_example().compile(Target::parse("sm_120a")),
-                    Contains("gemm_bf16.hpp") && Contains("setmaxnreg is not available on sm_120a; it needs sm_90a and sm_100a"));
+                    Contains("gemm_sm90.hpp") && Contains("setmaxnreg is not available on sm_120a; it needs sm_90a and sm_100a"));
+  for (const char* t : {"sm_80", "sm_100a", "sm_120a"}) {
+    INFO(t);
+    CHECK_THROWS_WITH(examples::gemm_fp8_example().compile(Target::parse(t)),
+                      Contains("gemm_sm90.hpp") && Contains(std::string("is not available on ") + t));
+  }
 }
 
 TEST_CASE("launch_bounds: .maxntid and .minnctapersm in the PTX, bad bounds an error", "[unit]") {

@@ -120,6 +120,16 @@ inline void launch_bounds(int max_threads, int min_blocks_per_sm = 1, detail::Wh
 }
 inline void cluster_arrive(detail::Where w = detail::Where::current()) { detail::cluster_arrive(w); }
 inline void cluster_wait(detail::Where w = detail::Where::current()) { detail::cluster_wait(w); }
+/// Programmatic dependent launch (sm_90 and newer), for kernels launched with
+/// `Launch::programmatic_dependent_launch`: such a kernel may start while the kernel before it
+/// in the stream is still running, and must call `griddepcontrol_wait()` before it touches
+/// anything that kernel writes (the wait returns once it has finished and its writes are
+/// visible). `griddepcontrol_launch_dependents()` lets the next kernel start early, once every
+/// block of this one has called it or exited; without it, the next one starts as this one ends.
+inline void griddepcontrol_wait(detail::Where w = detail::Where::current()) { detail::grid_dependency_control(true, w); }
+inline void griddepcontrol_launch_dependents(detail::Where w = detail::Where::current()) {
+  detail::grid_dependency_control(false, w);
+}
 inline Int cluster_cta_rank(detail::Where w = detail::Where::current()) { return Int(detail::special(detail::Special::cluster_ctarank, w)); }
 /// wgmma ordering (sm_90a only).
 inline void wgmma_fence(detail::Where w = detail::Where::current()) { detail::wgmma_fence(w); }

@@ -95,6 +95,8 @@ void set_max_registers(int count, bool increase, Where where);
 void launch_bounds(int max_threads, int min_blocks_per_sm, Where where);
 void cluster_arrive(Where where);
 void cluster_wait(Where where);
+/// griddepcontrol.wait (wait = true) or griddepcontrol.launch_dependents.
+void grid_dependency_control(bool wait, Where where);
 void wgmma_fence(Where where);
 void wgmma_commit_group(Where where);
 void wgmma_wait_group(int pending, Where where);

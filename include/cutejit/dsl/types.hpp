@@ -1,7 +1,7 @@
 /** \file
  * Element types. A kernel's values are typed by ordinary C++ types (float, int32_t, ...) plus
- * two storage types for the 16-bit floats; `DType` is their run-time name, used in signatures,
- * cache keys and error messages.
+ * storage types for the 16-bit and 8-bit floats; `DType` is their run-time name, used in
+ * signatures, cache keys and error messages.
  */
 #pragma once
 
@@ -28,6 +28,27 @@ struct bf16 {
   explicit operator float() const;
 };
 
+/// OCP FP8 E4M3 ("E4M3FN": 4 exponent bits, bias 7, 3 mantissa bits, no infinities, 0x7F/0xFF
+/// NaN, largest finite 448), stored as its bits on the host. Converting a float rounds to
+/// nearest even and saturates: anything beyond +-448, infinities included, becomes +-448, and
+/// NaN becomes 0x7F, as the GPU's `cvt.rn.satfinite` does.
+struct f8e4m3 {
+  uint8_t bits = 0;
+  f8e4m3() = default;
+  explicit f8e4m3(float x);
+  explicit operator float() const;
+};
+
+/// OCP FP8 E5M2 (5 exponent bits, bias 15, 2 mantissa bits, IEEE-style infinities and NaNs,
+/// largest finite 57344), stored as its bits. Converting a float rounds to nearest even and
+/// saturates finite overflow and infinities to +-57344; NaN becomes 0x7F.
+struct f8e5m2 {
+  uint8_t bits = 0;
+  f8e5m2() = default;
+  explicit f8e5m2(float x);
+  explicit operator float() const;
+};
+
 using i1 = bool;
 using i8 = int8_t;
 using i16 = int16_t;
@@ -38,12 +59,15 @@ using u64 = uint64_t;
 using f32 = float;
 using f64 = double;
 
-enum class DType : uint8_t { i1, i8, i16, i32, i64, u32, u64, f16, bf16, f32, f64 };
+// New entries go last: a DType's number is part of cache keys.
+enum class DType : uint8_t { i1, i8, i16, i32, i64, u32, u64, f16, bf16, f32, f64, f8e4m3, f8e5m2 };
 
 std::string_view name(DType t);
 int size_in_bytes(DType t);
 bool is_float(DType t);
 bool is_signed(DType t);
+/// The 8-bit floats: storage only in a kernel (load, store, cast, select), no arithmetic.
+bool is_fp8(DType t);
 
 template <class T> struct dtype_of;
 template <> struct dtype_of<bool> { static constexpr DType value = DType::i1; };
@@ -57,6 +81,8 @@ template <> struct dtype_of<f16> { static constexpr DType value = DType::f16; };
 template <> struct dtype_of<bf16> { static constexpr DType value = DType::bf16; };
 template <> struct dtype_of<float> { static constexpr DType value = DType::f32; };
 template <> struct dtype_of<double> { static constexpr DType value = DType::f64; };
+template <> struct dtype_of<f8e4m3> { static constexpr DType value = DType::f8e4m3; };
+template <> struct dtype_of<f8e5m2> { static constexpr DType value = DType::f8e5m2; };
 
 /// True for the element types a kernel can be written over.
 template <class T>
@@ -64,7 +90,8 @@ concept Element = requires { dtype_of<T>::value; };
 
 template <class T> inline constexpr DType dtype_v = dtype_of<T>::value;
 template <class T> inline constexpr bool is_floating_v =
-    std::is_floating_point_v<T> || std::is_same_v<T, f16> || std::is_same_v<T, bf16>;
+    std::is_floating_point_v<T> || std::is_same_v<T, f16> || std::is_same_v<T, bf16> || std::is_same_v<T, f8e4m3> ||
+    std::is_same_v<T, f8e5m2>;
 template <class T> inline constexpr bool is_integer_v = Element<T> && !is_floating_v<T>;
 
 }  // namespace cutejit

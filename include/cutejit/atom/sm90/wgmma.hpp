@@ -1,6 +1,7 @@
 /** \file
- * The sm_90a warpgroup MMA atom: D(64 x N, f32) += A(64 x 16) * B(16 x N) with A and B in
- * shared memory, bf16 or f16, issued by the 128 threads of a warpgroup (4 consecutive warps,
+ * The sm_90a warpgroup MMA atom: D(64 x N, f32) += A(64 x K) * B(K x N) with A and B in
+ * shared memory, K = 16 for bf16 or f16 and K = 32 for FP8 (f8e4m3, f8e5m2: one MMA reads 32
+ * bytes of each row either way), issued by the 128 threads of a warpgroup (4 consecutive warps,
  * the first one's index a multiple of 4). `wgmma_fence()` before the first MMA that reads
  * accumulators written by ordinary instructions, `wgmma_commit_group()` after a batch,
  * `wgmma_wait_group(n)` before reusing the operands' shared memory, and `wgmma_wait_group(0)`
@@ -26,12 +27,18 @@
 
 namespace cutejit {
 
+/// The operand types wgmma reads from shared memory with f32 accumulation (K-major only).
+template <class T>
+inline constexpr bool is_wgmma_operand_v =
+    std::is_same_v<T, bf16> || std::is_same_v<T, f16> || std::is_same_v<T, f8e4m3> || std::is_same_v<T, f8e5m2>;
+
 /// A K-major shared-memory operand tile: rows of `swizzle` bytes of K.
 template <Element T>
-  requires(std::is_same_v<T, bf16> || std::is_same_v<T, f16>)
+  requires is_wgmma_operand_v<T>
 class WgmmaOperand {
  public:
-  static constexpr int k_per_mma = 16;
+  /// K elements per MMA: 32 bytes of a row, so 16 for 2-byte and 32 for 1-byte types.
+  static constexpr int k_per_mma = 32 / int(sizeof(T));
 
   WgmmaOperand(const Pointer<T>& tile, TmaSwizzle swizzle, detail::Where w = detail::Where::current())
       : span_(int(swizzle)) {
@@ -44,11 +51,11 @@ class WgmmaOperand {
     base_ = Value<uint64_t>(detail::wgmma_descriptor(tile.id(), span_, 16, 8 * int64_t(span_), w));
   }
 
-  /// Elements of K one row holds, and how many k16 MMAs cover them.
+  /// Elements of K one row holds, and how many MMAs (k16 or k32) cover them.
   int k_extent() const { return span_ / int(sizeof(T)); }
   int k_steps() const { return k_extent() / k_per_mma; }
 
-  /// The descriptor of the 16-wide K slice `k_step` of the rows starting at `row` (a multiple
+  /// The descriptor of the `k_per_mma`-wide K slice `k_step` of the rows starting at `row` (a multiple
   /// of 8). Offsets go into the address field, which cannot overflow in 228 KB of shared memory.
   Value<uint64_t> slice(int row, int k_step, detail::Where w = detail::Where::current()) const {
     if (row % 8 != 0) detail::fail("a wgmma operand starts at a row that is a multiple of 8, not " + std::to_string(row), w);
@@ -91,11 +98,12 @@ class WgmmaAccumulator {
   detail::ValueId base_;
 };
 
-/// acc += A * B for one k16 slice: wgmma.mma_async.sync.aligned.m64n{N}k16.f32.{T}.{T}.
+/// acc += A * B for one K slice: wgmma.mma_async.sync.aligned.m64n{N}k16.f32.{bf16,f16}.{same}, or
+/// m64n{N}k32.f32.{e4m3,e5m2}.{same} for FP8 (both operands of one type here).
 template <Element T, int N>
 void wgmma(const WgmmaAccumulator<N>& acc, const Value<uint64_t>& a, const Value<uint64_t>& b,
            detail::Where w = detail::Where::current()) {
-  static_assert(std::is_same_v<T, bf16> || std::is_same_v<T, f16>, "wgmma from shared memory: bf16 or f16 operands");
+  static_assert(is_wgmma_operand_v<T>, "wgmma from shared memory: bf16, f16, f8e4m3 or f8e5m2 operands");
   detail::wgmma_mma(dtype_v<T>, N, a.id(), b.id(), acc.registers(), w);
 }
 

@@ -1,0 +1,248 @@
+// The Hopper GEMM skeleton that gemm_bf16, gemm_fp8 and gemm_bf16_bias_gelu share:
+//     C (M x N, bf16) = epilogue(A (M x K, row-major) * B^T)
+// with B stored N x K ("TN"), A and B of one element type T (bf16 or FP8), f32 accumulation.
+//
+// Persistent and warp-specialised: one CTA per multiprocessor, three warpgroups (384 threads),
+// each CTA walking the 128 x 256 tiles of C in a grouped order (below):
+//  - warpgroup 0, one thread: the producer. It gives up registers (setmaxnreg 40) and, for each
+//    128-byte-wide K slice of each of its tiles (64 bf16 or 128 FP8 elements: one 128-byte
+//    swizzle span per row), waits for a free stage of a 4-stage ring, arms that stage's "full"
+//    mbarrier with the bytes to expect and issues three TMA loads (128 rows of A, two halves of
+//    128 rows of B, 128-byte swizzled) that complete on it. It runs ahead into the next tile
+//    while the consumers store the current one;
+//  - warpgroups 1 and 2: the consumers, rows 0-63 and 64-127 of the tile. They take the
+//    registers (setmaxnreg 232: 128 f32 accumulators each). Each waits for a full stage, issues
+//    four m64n256 wgmmas on it (k16 for bf16, k32 for FP8: 32 bytes of K each), keeps one batch
+//    in flight and releases the previous stage's "empty" mbarrier once that batch is done;
+//  - epilogue: accumulators -> (the user's epilogue) -> bf16 -> global, two neighbouring
+//    columns per store.
+// A stage is 48 KB for either element type, because it is counted in bytes of K.
+// `launch_bounds(384, 1)` caps registers at entry (168 = 64K / 384), which setmaxnreg needs.
+// M and N must be multiples of 128 and K of tile_k<T>. When N is an odd multiple of 128, the
+// last column of tiles is half wide: its second B half is not loaded (the wgmmas read stale
+// shared memory there) and its columns are neither passed to the epilogue nor stored.
+//
+// The epilogue hook (the C++ form of epilogue fusion): a callable
+//     F32 epilogue(F32 acc, Int row, Int col)
+// traced into the kernel and applied to every accumulator value the kernel stores, with the
+// value's global row and column; what it returns is converted to bf16 and stored. It is called
+// inside the kernel's body, so it may capture the kernel's other arguments (a bias tensor,
+// scales) and may load from global memory. For each half of a tile, a thread calls it on all
+// its values before it stores any of them: loads the epilogue makes (a bias per column) then
+// come before the stores to C, which LLVM cannot otherwise move them past, so the loads of
+// values sharing a column are merged. `Identity` (the default) is no call at all, and
+// gives exactly the kernel gemm_bf16 had before the hook existed.
+#pragma once
+
+#include <type_traits>
+#include <vector>
+
+#include "example.hpp"
+
+namespace examples {
+using namespace cutejit;
+
+namespace gemm {
+inline constexpr int tile_m = 128, tile_n = 256, stages = 4;
+inline constexpr int threads = 384;
+// Consecutive tiles go down a column of `group_m` tile rows before moving right, so the CTAs
+// running at once share A and B tiles in L2 instead of sweeping all of B per row of tiles.
+inline constexpr int group_m = 8;
+inline constexpr int producer_registers = 40, consumer_registers = 232;  // 40*128 + 232*256 <= 64K
+inline constexpr int b_half = 128;  // B's TMA box: N rows per load, two loads per stage
+/// Bytes of K per tile row and stage: one 128-byte swizzle span, the widest TMA box row a
+/// 128-byte swizzle allows and what one wgmma descriptor row covers.
+inline constexpr int k_bytes = 128;
+/// Elements of K per stage: 64 for bf16, 128 for FP8.
+template <class T> inline constexpr int tile_k_of = k_bytes / int(sizeof(T));
+inline constexpr int tile_k = tile_k_of<bf16>;
+inline constexpr int a_stage_bytes = tile_m * k_bytes, b_stage_bytes = tile_n * k_bytes;
+inline constexpr int barriers_offset = stages * (a_stage_bytes + b_stage_bytes);
+inline constexpr uint32_t shared_bytes = uint32_t(barriers_offset + 2 * stages * 8) + dynamic_shared_slack(1024);
+
+/// The default epilogue: the accumulators are stored as they are.
+struct Identity {};
+
+template <class E>
+concept Epilogue = std::is_same_v<E, Identity> || requires(const E& e, const F32& v, const Int& i) {
+  { e(v, i, i) } -> std::convertible_to<F32>;
+};
+
+/// The kernel body; call it from a Kernel's lambda, which declares the arguments the epilogue
+/// captures.
+template <class T, Epilogue E = Identity>
+void tn_kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const Tensor<bf16>& c, const Int& k_tiles,
+               const Int& tiles_m, const Int& n, const E& epilogue = {}) {
+  constexpr int tile_k = tile_k_of<T>;
+  launch_bounds(threads, 1);
+  Pointer<int8_t> smem = dynamic_shared_aligned<int8_t>(1024);
+  auto a_tile = [&](const Int& s) { return Pointer<T>((smem + s * a_stage_bytes).id()); };
+  auto b_tile = [&](const Int& s) { return Pointer<T>((smem + stages * a_stage_bytes + s * b_stage_bytes).id()); };
+  auto full = [&](const Int& s) { return Pointer<uint64_t>((smem + barriers_offset + s * 8).id()); };
+  auto empty = [&](const Int& s) { return Pointer<uint64_t>((smem + barriers_offset + stages * 8 + s * 8).id()); };
+
+  Int tid = thread_idx().x;
+  Int warpgroup = tid / 128;
+  // This CTA's tiles: block_idx().x, then every grid_dim().x-th after it. Tile j of the CTA
+  // uses ring iterations j * k_tiles ... j * k_tiles + k_tiles - 1 (stage = iteration % stages).
+  Int tiles_n = (n + tile_n - 1) / tile_n;
+  Int tiles = tiles_m * tiles_n;
+  Int my_tiles = (tiles - block_idx().x + grid_dim().x - 1) / grid_dim().x;
+  auto tile_origin = [&](const Int& j) {
+    Int tile = block_idx().x + j * grid_dim().x;
+    Int group = tile / (group_m * tiles_n), in_group = tile % (group_m * tiles_n);
+    Int first_m = group * group_m;
+    Int rows = min(tiles_m - first_m, Int(group_m));  // the last group may be shorter
+    return std::pair{(first_m + in_group % rows) * tile_m, (in_group / rows) * tile_n};
+  };
+
+  if_(tid == 0, [&] {
+    for (int s = 0; s < stages; ++s) {
+      mbarrier_init(full(s), 1);   // the producer's arrive_expect_tx
+      mbarrier_init(empty(s), 2);  // one arrive per consumer warpgroup
+    }
+    fence_mbarrier_init();
+    a.prefetch();
+    b.prefetch();
+  });
+  sync_threads();
+
+  if_(warpgroup == 0, [&] {
+    decrease_max_registers(producer_registers);
+    if_(tid == 0, [&] {
+      for_(0, my_tiles, [&](Int j) {
+        auto [m0, n0] = tile_origin(j);
+        Int b_halves = min(Int(2), (n - n0) / b_half);  // 1 in a half-wide last column of tiles
+        for_(0, k_tiles, [&](Int kt) {
+          Int it = j * k_tiles + kt;
+          Int s = it % stages, parity = (it / stages) & 1;
+          mbarrier_wait(empty(s), parity ^ 1);
+          mbarrier_arrive_expect_tx(full(s), a.box_bytes() + b_halves * b.box_bytes());
+          a.load(a_tile(s), full(s), {m0, kt * tile_k});
+          b.load(b_tile(s), full(s), {n0, kt * tile_k});
+          if_(b_halves == 2, [&] { b.load(b_tile(s) + b_half * tile_k, full(s), {n0 + b_half, kt * tile_k}); });
+        });
+      });
+    });
+  }).else_([&] {
+    increase_max_registers(consumer_registers);
+    Int half = warpgroup - 1;  // which 64 rows of the tile this warpgroup computes
+    Int t = tid % 128;
+    Bool leader = t == 0;
+    WgmmaAccumulator<tile_n> acc;
+    for_(0, my_tiles, [&](Int j) {
+      auto [m0, n0] = tile_origin(j);
+      acc.fill(0.0f);
+      for_(0, k_tiles, [&](Int kt) {
+        Int it = j * k_tiles + kt;
+        Int s = it % stages, parity = (it / stages) & 1;
+        mbarrier_wait(full(s), parity);
+        WgmmaOperand<T> A(a_tile(s) + half * (64 * tile_k), TmaSwizzle::bytes128);
+        WgmmaOperand<T> B(b_tile(s), TmaSwizzle::bytes128);
+        wgmma_fence();
+        for (int k = 0; k < A.k_steps(); ++k) wgmma<T>(acc, A.slice(0, k), B.slice(0, k));
+        wgmma_commit_group();
+        // One batch stays in flight; the one before it is done, so its stage can be refilled.
+        wgmma_wait_group(1);
+        if_(leader && kt > 0, [&] { mbarrier_arrive(empty((it + stages - 1) % stages)); });
+      });
+      wgmma_wait_group(0);
+      wgmma_fence_operands(acc);
+      // The tile's last stage is free too: the producer can fill it during the stores below.
+      if_(leader, [&] { mbarrier_arrive(empty((j * k_tiles + k_tiles - 1) % stages)); });
+
+      Int row = m0 + half * 64 + (t / 32) * 16 + (t % 32) / 4;
+      Int col = n0 + (t % 4) * 2;
+      auto store_columns = [&](int first_q, int end_q) {
+        if constexpr (std::is_same_v<E, Identity>) {
+          for (int q = first_q; q < end_q; ++q)
+            for (int h = 0; h < 2; ++h) {
+              int i = 4 * q + 2 * h;  // values i, i+1: row + 8h, columns 8q + 2(t%4) + {0, 1}
+              c.pointer_at({row + 8 * h, col + 8 * q}).store_vector<2>({cast<bf16>(F32(acc[i])), cast<bf16>(F32(acc[i + 1]))});
+            }
+        } else {
+          // Every value of this half through the epilogue first, then every store (see above).
+          std::vector<F32> out;
+          for (int q = first_q; q < end_q; ++q)
+            for (int h = 0; h < 2; ++h) {
+              Int r = row + 8 * h;
+              for (int e = 0; e < 2; ++e) out.push_back(F32(epilogue(F32(acc[4 * q + 2 * h + e]), r, col + (8 * q + e))));
+            }
+          size_t v = 0;
+          for (int q = first_q; q < end_q; ++q)
+            for (int h = 0; h < 2; ++h, v += 2)
+              c.pointer_at({row + 8 * h, col + 8 * q}).store_vector<2>({cast<bf16>(out[v]), cast<bf16>(out[v + 1])});
+        }
+      };
+      constexpr int half_q = b_half / 8;
+      store_columns(0, half_q);
+      if_(n0 + b_half < n, [&] { store_columns(half_q, 2 * half_q); });
+    });
+  });
+}
+
+/// Checks a shape against the tile (M, N multiples of 128, K of tile_k<T>), naming the kernel.
+template <class T>
+void check_shape(const char* kernel, int64_t m, int64_t n, int64_t k) {
+  if (m % tile_m || n % b_half || k % tile_k_of<T>)  // N: a half-wide last tile column is allowed
+    throw Error(std::string("error: ") + kernel + " needs M, N multiples of 128 and K a multiple of " +
+                std::to_string(tile_k_of<T>) + ", not " + std::to_string(m) + " x " + std::to_string(n) + " x " +
+                std::to_string(k));
+}
+
+/// The grid: one CTA per multiprocessor, or one per tile when there are fewer tiles.
+inline Launch launch_config(const Device& gpu, int64_t m, int64_t n) {
+  int64_t tiles = (m / tile_m) * ((n + tile_n - 1) / tile_n);
+  return Launch{.grid = {uint32_t(std::min<int64_t>(tiles, gpu.multiprocessors()))}, .block = threads, .shared_bytes = shared_bytes};
+}
+
+/// The tensor maps of A (m x k) and B (n x k), as the kernel's TMA boxes and swizzle want them.
+template <class T>
+std::pair<TensorMap<T>, TensorMap<T>> tensor_maps(const Buffer<T>& a, const Buffer<T>& b, int64_t m, int64_t n, int64_t k) {
+  return {make_tensor_map(a.view({m, k}), {uint32_t(tile_m), uint32_t(tile_k_of<T>)}, TmaSwizzle::bytes128),
+          make_tensor_map(b.view({n, k}), {uint32_t(b_half), uint32_t(tile_k_of<T>)}, TmaSwizzle::bytes128)};
+}
+
+/// The same, carrying only the static facts, for cross-compiling without a GPU.
+template <class T>
+std::pair<TensorMap<T>, TensorMap<T>> tensor_maps_for_compile() {
+  return {TensorMap<T>::for_compile(2, {uint32_t(tile_m), uint32_t(tile_k_of<T>)}, TmaSwizzle::bytes128),
+          TensorMap<T>::for_compile(2, {uint32_t(b_half), uint32_t(tile_k_of<T>)}, TmaSwizzle::bytes128)};
+}
+
+/// C's view for cross-compiling: an m x n row-major bf16 tensor at a 16-byte-aligned address.
+inline DeviceTensor<bf16> output_for_compile(int64_t m, int64_t n) {
+  return DeviceTensor<bf16>::make(0, std::array<int64_t, 2>{m, n}, std::array<int64_t, 2>{n, 1});
+}
+
+/// A * B^T in float64 from the host inputs (row-major m x n).
+template <class T>
+std::vector<double> reference(const std::vector<T>& a, const std::vector<T>& b, int64_t m, int64_t n, int64_t k) {
+  std::vector<double> fa(a.size()), fb(b.size()), ref(size_t(m * n), 0.0);
+  for (size_t i = 0; i < a.size(); ++i) fa[i] = double(float(a[i]));
+  for (size_t i = 0; i < b.size(); ++i) fb[i] = double(float(b[i]));
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double s = 0;
+      for (int64_t p = 0; p < k; ++p) s += fa[size_t(i * k + p)] * fb[size_t(j * k + p)];
+      ref[size_t(i * n + j)] = s;
+    }
+  return ref;
+}
+
+/// C from the device as floats, for relative_error.
+inline std::vector<float> to_floats(const Buffer<bf16>& c) {
+  std::vector<float> out;
+  for (bf16 x : c.to_host()) out.push_back(float(x));
+  return out;
+}
+
+/// An m x n output of NaNs: an element the kernel does not write makes the error infinite.
+inline std::vector<bf16> poisoned_output(int64_t m, int64_t n) {
+  bf16 poison;
+  poison.bits = 0x7fc0;  // NaN
+  return std::vector<bf16>(size_t(m * n), poison);
+}
+}  // namespace gemm
+
+}  // namespace examples

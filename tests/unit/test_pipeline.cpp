@@ -1,0 +1,92 @@
+// The pipeline and tile scheduler pieces, traced on the CPU: they compile to mbarrier and TMA
+// PTX, and the pipeline's trace-time checks turn would-be hangs into errors at the user's line.
+#include <catch2/catch.hpp>
+
+#include <cutejit/pipeline/pipeline.hpp>
+#include <cutejit/pipeline/tile_scheduler.hpp>
+
+#include "support.hpp"
+
+using namespace cutejit;
+using Catch::Contains;
+using test::contains;
+
+namespace {
+constexpr int stages = 2, tile_bytes = 8 * 32 * 4;
+
+// One producer thread streams `tiles` boxes through the ring; one consumer warp copies them out.
+// `extra_load` adds a load the stage does not expect; `acquire_twice` forgets a commit.
+auto streaming_kernel(bool extra_load, bool acquire_twice) {
+  return Kernel{"streaming", [=](TmaDescriptor<f32> in, Tensor<f32> out, Int tiles) {
+    Pointer<int8_t> smem = dynamic_shared_aligned<int8_t>(128);
+    auto tile = [&](const Int& s) { return Pointer<f32>((smem + s * tile_bytes).id()); };
+    PipelineTmaAsync pipe(Pointer<uint64_t>((smem + stages * tile_bytes).id()), stages, 1, tile_bytes);
+    Int tid = thread_idx().x;
+    if_(tid == 0, [&] {
+      pipe.init();
+      fence_mbarrier_init();
+    });
+    sync_threads();
+    if_(tid == 0, [&] {
+      for_(0, tiles, [&](Int k) {
+        PipelineState s = PipelineState::at(k, stages);
+        pipe.producer_acquire(s);
+        if (acquire_twice) pipe.producer_acquire(s);
+        pipe.load(in, tile(s.index), s, {k * 8, 0});
+        if (extra_load) pipe.load(in, tile(s.index), s, {k * 8, 0});
+        pipe.producer_commit(s);
+      });
+    });
+    if_(tid >= 32, [&] {
+      Int lane = tid - 32;
+      for_(0, tiles, [&](Int k) {
+        PipelineState s = PipelineState::at(k, stages);
+        pipe.consumer_wait(s);
+        for (int r = 0; r < 8; ++r) out(k * 256 + r * 32 + lane) = F32(tile(s.index)[r * 32 + lane]);
+        sync_warp();
+        if_(lane == 0, [&] { pipe.consumer_release(s); });
+      });
+    });
+  }};
+}
+
+CompiledKernel compile_streaming(bool extra_load, bool acquire_twice) {
+  auto k = streaming_kernel(extra_load, acquire_twice);
+  auto map = TensorMap<f32>::for_compile(2, {8, 32}, TmaSwizzle::none);
+  return k.compile(Target::parse("sm_90a"), map, test::vector_arg<float>(4096), int32_t(16));
+}
+}  // namespace
+
+TEST_CASE("a TMA pipeline compiles to mbarrier waits, expect-tx arrivals and TMA loads", "[unit]") {
+  std::string ptx = compile_streaming(false, false).ptx;
+  CHECK(contains(ptx, "mbarrier.init.shared"));
+  CHECK(contains(ptx, "mbarrier.arrive.expect_tx"));
+  CHECK(contains(ptx, "mbarrier.try_wait.parity"));
+  CHECK(contains(ptx, "cp.async.bulk.tensor.2d"));
+  CHECK(contains(ptx, "mbarrier.arrive.shared"));
+}
+
+TEST_CASE("pipeline misuse is a trace-time error naming the user's line", "[unit]") {
+  CHECK_THROWS_WITH(compile_streaming(true, false),
+                    Contains("test_pipeline.cpp:37") && Contains("bring 2048 bytes but the stage expects 1024") &&
+                        Contains("would never complete"));
+  CHECK_THROWS_WITH(compile_streaming(false, true), Contains("test_pipeline.cpp:34") && Contains("was not committed"));
+  auto map = TensorMap<f32>::for_compile(2, {8, 32}, TmaSwizzle::none);
+  Kernel no_acquire{"no_acquire", [](TmaDescriptor<f32> in) {
+    Pointer<int8_t> smem = dynamic_shared_aligned<int8_t>(128);
+    PipelineTmaAsync pipe(Pointer<uint64_t>((smem + 1024).id()), 1, 1, 1024);
+    PipelineState s = PipelineState::at(Int(0), 1);
+    pipe.load(in, Pointer<f32>(smem.id()), s, {0, 0});
+  }};
+  CHECK_THROWS_WITH(no_acquire.compile(Target::parse("sm_90a"), map), Contains("test_pipeline.cpp") && Contains("was not acquired"));
+  Kernel too_many{"too_many", [](TmaDescriptor<f32>) {
+    PipelineTmaAsync pipe(Pointer<uint64_t>(dynamic_shared_aligned<int8_t>(128).id()), 40, 1, 1024);
+  }};
+  CHECK_THROWS_WITH(too_many.compile(Target::parse("sm_90a"), map), Contains("1 to 32 stages, not 40"));
+}
+
+TEST_CASE("the tile scheduler's grid size is one CTA per multiprocessor, or per tile", "[unit]") {
+  CHECK(StaticTileScheduler::grid_size(1000, 132) == 132);
+  CHECK(StaticTileScheduler::grid_size(12, 132) == 12);
+  CHECK(StaticTileScheduler::grid_size(0, 132) == 1);
+}
