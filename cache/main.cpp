@@ -1,4 +1,5 @@
-// cutejit-cache: inspect, verify and trim cutejit's on-disk kernel cache (docs/cache.md).
+// cutejit-cache: fill, inspect, verify and trim cutejit's on-disk kernel cache, and export
+// kernels ahead of time (docs/cache.md).
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -10,13 +11,14 @@
 
 namespace {
 
-const std::vector<const cli::Command*> all_commands = {&cli::list_command,   &cli::stats_command, &cli::show_command,
-                                                       &cli::verify_command, &cli::prune_command, &cli::clear_command};
+const std::vector<const cli::Command*> all_commands = {&cli::list_command,  &cli::stats_command, &cli::show_command,
+                                                       &cli::verify_command, &cli::prune_command, &cli::clear_command,
+                                                       &cli::warm_command,   &cli::export_command};
 
 void print_help() {
   std::printf(
       "usage: cutejit-cache [--dir DIR] COMMAND [ARGS]\n\n"
-      "Inspects and maintains cutejit's on-disk kernel cache.\n\n"
+      "Fills, inspects and maintains cutejit's on-disk kernel cache; exports kernels ahead of time.\n\n"
       "commands:\n");
   for (const cli::Command* c : all_commands) std::printf("  %-8s %s\n", c->name, c->summary);
   std::printf(

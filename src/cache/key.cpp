@@ -32,13 +32,13 @@ void feed(XXH3_state_t* state, std::string_view field) {
 
 ToolchainVersions toolchain_versions() { return {CUTEJIT_VERSION, LLVM_VERSION_STRING, assembler_version()}; }
 
-std::string cache_key(std::string_view traced_mlir, const Target& target, std::string_view options) {
+std::string cache_key(std::string_view traced_module, const Target& target, std::string_view options) {
   const ToolchainVersions v = toolchain_versions();
   const std::string target_name = target.name();
   XXH3_state_t* state = XXH3_createState();
   XXH3_128bits_reset(state);
   // The schema name changes whenever the list of fields below changes.
-  for (std::string_view field : {std::string_view("cutejit-cache-key-1"), traced_mlir, std::string_view(target_name),
+  for (std::string_view field : {std::string_view("cutejit-cache-key-2"), traced_module, std::string_view(target_name),
                                  options, std::string_view(v.cutejit), std::string_view(v.llvm), std::string_view(v.assembler)})
     feed(state, field);
   std::string key = hex(XXH3_128bits_digest(state));

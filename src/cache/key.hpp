@@ -22,10 +22,10 @@ struct ToolchainVersions {
 /// toolkit's location), which a program may change between compiles.
 ToolchainVersions toolchain_versions();
 
-/// `traced_mlir` is the traced module printed with its locations: they become the PTX's line
-/// info, so a kernel moved to another line is a different cubin. `options` is the canonical text
-/// of the compile options.
-std::string cache_key(std::string_view traced_mlir, const Target& target, std::string_view options);
+/// `traced_module` is the traced module as MLIR bytecode with its locations: they become the
+/// PTX's line info, so a kernel moved to another line is a different cubin. `options` is the
+/// canonical text of the compile options.
+std::string cache_key(std::string_view traced_module, const Target& target, std::string_view options);
 
 /// XXH3-128 of `bytes` (big-endian: the hex digits' order), the entries' checksum.
 std::array<unsigned char, 16> xxh3_128(std::string_view bytes);

@@ -8,6 +8,7 @@
 #include "cutejit/runtime/device.hpp"
 #include "driver/driver.hpp"
 #include "jit/pipeline.hpp"
+#include "jit/record.hpp"
 
 namespace cutejit::detail {
 
@@ -81,6 +82,7 @@ const LoadedFunction& KernelCore::load(const Key& key, const Device& device, con
   d.check(d.cuFuncGetAttribute(&f->max_threads_per_block, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, function),
           "cuFuncGetAttribute");
 
+  record_launch(name_, key, device.target());
   std::unique_lock lock(state_->mutex);
   auto& slot = state_->loaded[DeviceKey{key, device.ordinal()}];
   slot = std::move(f);
@@ -116,16 +118,23 @@ void KernelCore::launch(const LoadedFunction& f, const Device& device, const Lau
   config.blockDimX = cfg.block.x, config.blockDimY = cfg.block.y, config.blockDimZ = cfg.block.z;
   config.sharedMemBytes = cfg.shared_bytes;
   config.hStream = static_cast<CUstream>(cfg.stream);
-  CUlaunchAttribute cluster{};
+  CUlaunchAttribute attributes[2]{};
+  config.attrs = attributes;
   if (cfg.cluster.count() > 1) {
     if (device.target().sm < 90) fail("thread-block clusters need sm_90 or newer; " + device.name() + " is " + device.target().name());
     if (cfg.cluster.count() > 8) fail("a cluster of " + std::to_string(cfg.cluster.count()) + " blocks is over the portable limit of 8");
     if (cfg.grid.x % cfg.cluster.x || cfg.grid.y % cfg.cluster.y || cfg.grid.z % cfg.cluster.z)
       fail("the grid " + dims(cfg.grid) + " is not a multiple of the cluster shape " + dims(cfg.cluster));
+    CUlaunchAttribute& cluster = attributes[config.numAttrs++];
     cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
     cluster.value.clusterDim.x = cfg.cluster.x, cluster.value.clusterDim.y = cfg.cluster.y, cluster.value.clusterDim.z = cfg.cluster.z;
-    config.attrs = &cluster;
-    config.numAttrs = 1;
+  }
+  if (cfg.programmatic_dependent_launch) {
+    if (device.target().sm < 90)
+      fail("programmatic dependent launch needs sm_90 or newer; " + device.name() + " is " + device.target().name());
+    CUlaunchAttribute& pdl = attributes[config.numAttrs++];
+    pdl.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    pdl.value.programmaticStreamSerializationAllowed = 1;
   }
   void* args[ParamBuffer::max_params];
   for (uint32_t i = 0; i < params.count; ++i) args[i] = const_cast<unsigned char*>(params.bytes) + params.offsets[i];

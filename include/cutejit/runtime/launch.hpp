@@ -1,5 +1,6 @@
 /** \file
- * How a kernel is launched: grid, block, dynamic shared memory, cluster shape and stream.
+ * How a kernel is launched: grid, block, dynamic shared memory, cluster shape, stream, and
+ * programmatic dependent launch.
  * The stream is the driver's CUstream (or a cudaStream_t, the same thing), so launches take
  * part in CUDA graph capture; a null stream is the legacy default stream.
  */
@@ -25,6 +26,10 @@ struct Launch {
   uint32_t shared_bytes = 0;  ///< dynamic shared memory per block
   Dim3 cluster;               ///< thread-block cluster shape (sm_90 and newer); 1x1x1 means none
   Stream stream = nullptr;
+  /// Programmatic dependent launch (sm_90 and newer): the kernel may start before the previous
+  /// kernel in the stream has finished; it calls griddepcontrol_wait() before reading what that
+  /// kernel writes. Hides one kernel's launch latency and tail behind the previous one's.
+  bool programmatic_dependent_launch = false;
 };
 
 /// Blocks needed to cover a count: a grid dimension. A template, so that with any integer

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -100,6 +101,28 @@ inline bool exited_cleanly(pid_t pid) {
 /// The built cutejit-cache next to this test program's build directory.
 inline std::filesystem::path cli_path() {
   return std::filesystem::read_symlink("/proc/self/exe").parent_path().parent_path() / "cache" / "cutejit-cache";
+}
+
+/// The test plugin (tests/plugin): example kernels registered for `--plugin`.
+inline std::filesystem::path plugin_path() {
+  return std::filesystem::read_symlink("/proc/self/exe").parent_path() / "libcutejit_test_kernels.so";
+}
+
+struct Run {
+  int exit_code;
+  std::string output;  ///< stdout and stderr
+};
+
+/// Runs cutejit-cache on the test's cache directory with `args` (shell words).
+inline Run cli(const TempCache& tmp, const std::string& args) {
+  std::string command = cli_path().string() + " --dir " + tmp.path().string() + " " + args + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return {-1, "popen failed"};
+  std::string output;
+  char buffer[4096];
+  while (size_t n = fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, n);
+  int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
 }
 
 }  // namespace cache_test

@@ -1,31 +1,10 @@
 // The cutejit-cache program, run as a user would: output, exit codes and its effect on disk.
 #include <catch2/catch.hpp>
 
-#include <cstdio>
-
 #include "cache_test_support.hpp"
 
 using namespace cache_test;
 
-namespace {
-
-struct Run {
-  int exit_code;
-  std::string output;  ///< stdout and stderr
-};
-
-Run cli(const TempCache& tmp, const std::string& args) {
-  std::string command = cli_path().string() + " --dir " + tmp.path().string() + " " + args + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  REQUIRE(pipe);
-  std::string output;
-  char buffer[4096];
-  while (size_t n = fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, n);
-  int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
-}
-
-}  // namespace
 
 TEST_CASE("cutejit-cache lists, shows, verifies, prunes and clears", "[cache]") {
   REQUIRE(std::filesystem::exists(cli_path()));

@@ -86,9 +86,14 @@ struct KernelParam<TmaDescriptor<T>> {
   template <class A> static constexpr bool accepts = std::is_same_v<A, TensorMap<T>>;
   static constexpr const char* expects = "a TensorMap<T> of the kernel's element type (make_tensor_map)";
 
+  static constexpr uint64_t header = param_word(ParamKind::tensor_map, dtype_v<T>);
+  static bool well_formed(const uint64_t* w) {
+    int rank = int(w[0] >> 40 & 0xff), swizzle = int(w[0] >> 32 & 0xff);
+    return rank >= 1 && rank <= 5 && (swizzle == 0 || swizzle == 32 || swizzle == 64 || swizzle == 128);
+  }
   static void specialize(const TensorMap<T>& m, Key& key) {
     const TensorMapShape& s = m.shape;
-    key.push(param_word(ParamKind::tensor_map, dtype_v<T>) | uint64_t(s.rank) << 40 | uint64_t(s.swizzle) << 32);
+    key.push(header | uint64_t(s.rank) << 40 | uint64_t(s.swizzle) << 32);
     uint64_t box = 0;
     for (int i = 0; i < s.rank; ++i) box |= uint64_t(s.box[size_t(i)] - 1) << (8 * i);  // extents 1..256 in 8 bits
     key.push(box);

@@ -1,0 +1,114 @@
+#include "work_list.hpp"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include <cutejit/jit/error.hpp>
+
+namespace cli {
+
+namespace {
+std::vector<std::string> split_commas(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    if (end > start) out.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+}  // namespace
+
+void load_plugin(const std::string& path) {
+  size_t before = cutejit::registered_kernels().size();
+  // A path without a slash would be searched for in the library path; the user means the file.
+  std::string file = path.find('/') == std::string::npos ? "./" + path : path;
+  if (!dlopen(file.c_str(), RTLD_NOW | RTLD_GLOBAL))
+    throw cutejit::Error("error: cannot load the plugin " + path + ": " + dlerror());
+  if (cutejit::registered_kernels().size() == before)
+    throw cutejit::Error("error: the plugin " + path +
+                         " registers no kernels; put CUTEJIT_REGISTER(kernel) next to each kernel it defines, and link it "
+                         "against the same libcutejit as this tool");
+}
+
+std::vector<WorkItem> work_list(const Arguments& args) {
+  std::optional<std::string> manifest = args.option("--manifest");
+  if (!manifest) throw UsageError{"--manifest FILE is required (write one with CUTEJIT_RECORD=FILE)"};
+  std::vector<cutejit::Specialization> specs = cutejit::read_manifest(*manifest);
+
+  std::optional<std::string> kernels = args.option("--kernels");
+  if (kernels) {
+    std::vector<std::string> wanted = split_commas(*kernels);
+    for (const std::string& k : wanted) cutejit::find_registered_kernel(k);  // a typo is an error, not an empty export
+    std::erase_if(specs, [&](const cutejit::Specialization& s) {
+      return std::find(wanted.begin(), wanted.end(), s.kernel) == wanted.end();
+    });
+  }
+
+  std::vector<cutejit::Target> targets;
+  if (std::optional<std::string> t = args.option("--targets"))
+    for (const std::string& name : split_commas(*t)) targets.push_back(cutejit::Target::parse(name));
+
+  std::vector<WorkItem> items;
+  std::set<std::string> seen;  // the same specialization recorded on several targets
+  for (const cutejit::Specialization& s : specs) {
+    std::vector<cutejit::Target> these = targets;
+    if (these.empty()) {
+      if (s.target.empty())
+        throw UsageError{"the manifest does not say which target '" + s.kernel + "' was recorded on; pass --targets"};
+      these.push_back(cutejit::Target::parse(s.target));
+    }
+    for (const cutejit::Target& t : these) {
+      cutejit::Specialization one = s;
+      one.target = t.name();
+      if (seen.insert(cutejit::manifest_line(one)).second) items.push_back({std::move(one), t});
+    }
+  }
+  return items;
+}
+
+std::vector<WorkResult> compile_all(const std::vector<WorkItem>& items, int jobs,
+                                    const std::function<void(size_t, const WorkItem&, WorkResult&)>& progress) {
+  std::vector<WorkResult> results(items.size());
+  std::atomic<size_t> next{0};
+  size_t done = 0;
+  std::mutex report;
+  auto worker = [&] {
+    for (size_t i; (i = next++) < items.size();) {
+      WorkResult& r = results[i];
+      try {
+        r.kernel = cutejit::find_registered_kernel(items[i].specialization.kernel).compile(items[i].target, items[i].specialization);
+      } catch (const std::exception& e) {
+        r.error = e.what();
+      }
+      std::lock_guard lock(report);
+      progress(++done, items[i], r);
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int t = 1; t < std::min<int>(jobs, int(items.size())); ++t) threads.emplace_back(worker);
+  worker();
+  for (std::thread& t : threads) t.join();
+  return results;
+}
+
+int jobs_option(const Arguments& args) {
+  std::optional<std::string> j = args.option("-j");
+  if (!j) return int(std::max(1u, std::thread::hardware_concurrency()));
+  try {
+    size_t used = 0;
+    int n = std::stoi(*j, &used);
+    if (used == j->size() && n >= 1 && n <= 1024) return n;
+  } catch (const std::exception&) {
+  }
+  throw UsageError{"-j takes a number of parallel jobs from 1 to 1024, not '" + *j + "'"};
+}
+
+}  // namespace cli

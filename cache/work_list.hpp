@@ -1,0 +1,45 @@
+// What warm and export share: load the user's kernels (--plugin), read the specializations
+// (--manifest), choose the targets (--targets), and compile the (specialization, target)
+// pairs in parallel (-j).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <cutejit/jit/compiled.hpp>
+#include <cutejit/jit/registry.hpp>
+#include <cutejit/jit/specialization.hpp>
+#include <cutejit/jit/target.hpp>
+
+#include "cli.hpp"
+
+namespace cli {
+
+struct WorkItem {
+  cutejit::Specialization specialization;
+  cutejit::Target target;
+};
+
+struct WorkResult {
+  cutejit::CompiledKernel kernel;  ///< empty cubin when it failed
+  std::string error;
+};
+
+/// dlopens the shared library that registers the kernels (CUTEJIT_REGISTER). Throws
+/// cutejit::Error with the loader's message, or when the library registers nothing.
+void load_plugin(const std::string& path);
+
+/// The specializations of --manifest (only those of --kernels a,b,... when given) crossed with
+/// --targets (default: the target each was recorded on). Throws UsageError or cutejit::Error.
+std::vector<WorkItem> work_list(const Arguments& args);
+
+/// Compiles every item with `jobs` threads, the disk cache included. `progress` is called
+/// after each item (from the worker threads, one call at a time).
+std::vector<WorkResult> compile_all(const std::vector<WorkItem>& items, int jobs,
+                                    const std::function<void(size_t done, const WorkItem&, WorkResult&)>& progress);
+
+/// -j N (default: the machine's cores).
+int jobs_option(const Arguments& args);
+
+}  // namespace cli

@@ -1,0 +1,56 @@
+/** \file
+ * Kernels a tool can find by name. `CUTEJIT_REGISTER(kernel)` next to a kernel's definition
+ * makes it known to the process that loads the code; `cutejit-cache warm --plugin LIB` and
+ * `cutejit-cache export --plugin LIB` load a user's shared library that way and compile the
+ * specializations a manifest lists, for any target, with no GPU.
+ */
+#pragma once
+
+#include <functional>
+#include <source_location>
+#include <string>
+#include <vector>
+
+#include "cutejit/jit/compiled.hpp"
+#include "cutejit/jit/specialization.hpp"
+
+namespace cutejit {
+
+struct RegisteredKernel {
+  std::string name;
+  std::source_location defined_at;
+  /// Per parameter: the C++ type of a `Constexpr<T>`'s value ("int32_t", "float", ...), empty
+  /// for every other kind of parameter. What an exported launch function takes for it.
+  std::vector<std::string> constant_types;
+  /// Traces and compiles one specialization (disk cache included). Throws cutejit::Error when
+  /// the words are not this kernel's (a manifest recorded from another version of the code).
+  std::function<CompiledKernel(const Target&, const Specialization&)> compile;
+  const void* identity = nullptr;  ///< the Kernel object: registering one twice is harmless
+};
+
+/// Adds a kernel to the process's registry.
+void register_kernel(RegisteredKernel kernel);
+/// Every registered kernel, in registration order.
+std::vector<RegisteredKernel> registered_kernels();
+/// The kernel registered under `name`. Throws cutejit::Error when there is none, or when two
+/// different kernels share the name, listing what is registered.
+RegisteredKernel find_registered_kernel(const std::string& name);
+
+namespace detail {
+template <class K>
+bool register_kernel_object(const K& kernel) {
+  register_kernel({kernel.name(), kernel.defined_at(), K::constant_types(),
+                   [&kernel](const Target& t, const Specialization& s) { return kernel.compile(t, s); }, &kernel});
+  return true;
+}
+}  // namespace detail
+
+}  // namespace cutejit
+
+#define CUTEJIT_REGISTER_CONCAT_(a, b) a##b
+#define CUTEJIT_REGISTER_CONCAT(a, b) CUTEJIT_REGISTER_CONCAT_(a, b)
+/// Registers a `Kernel` object (a namespace-scope or static one: it must outlive the registry's
+/// use of it) when the program or shared library that holds this line is loaded.
+#define CUTEJIT_REGISTER(kernel) \
+  [[maybe_unused]] static const bool CUTEJIT_REGISTER_CONCAT(cutejit_registered_, __COUNTER__) = \
+      ::cutejit::detail::register_kernel_object(kernel)
