@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include <cutejit/jit/error.hpp>
 
@@ -20,6 +21,29 @@ bool is_identifier(const std::string& s) {
   return ok;
 }
 
+/// Why `name` cannot name a namespace or function in the generated header, or "" when it can:
+/// C++ keywords, reserved identifiers, the header's own names and the CUDA/C types it uses.
+std::string name_problem(const std::string& name) {
+  static const std::set<std::string> keywords = {
+      "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break", "case", "catch", "char",
+      "char8_t", "char16_t", "char32_t", "class", "compl", "concept", "const", "consteval", "constexpr", "constinit",
+      "const_cast", "continue", "co_await", "co_return", "co_yield", "decltype", "default", "delete", "do", "double",
+      "dynamic_cast", "else", "enum", "explicit", "export", "extern", "false", "float", "for", "friend", "goto", "if",
+      "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not", "not_eq", "nullptr", "operator", "or",
+      "or_eq", "private", "protected", "public", "register", "reinterpret_cast", "requires", "return", "short", "signed",
+      "sizeof", "static", "static_assert", "static_cast", "struct", "switch", "template", "this", "thread_local", "throw",
+      "true", "try", "typedef", "typeid", "typename", "union", "unsigned", "using", "virtual", "void", "volatile",
+      "wchar_t", "while", "xor", "xor_eq", "std", "main"};
+  static const std::set<std::string> header_names = {"Tensor", "Launch", "Module", "detail", "f16", "bf16", "f8e4m3", "f8e5m2"};
+  if (!is_identifier(name)) return "is not a C++ identifier";
+  if (keywords.count(name)) return "is a C++ keyword or a name the standard library owns";
+  if (header_names.count(name)) return "is a name the generated header defines";
+  if (name.starts_with("__") || (name.size() > 1 && name[0] == '_' && std::isupper(static_cast<unsigned char>(name[1]))))
+    return "is reserved to the implementation";
+  if (name.starts_with("CU") || name.starts_with("cu") || name.ends_with("_t")) return "would hide a CUDA or C type the header uses";
+  return "";
+}
+
 void write_file(const std::filesystem::path& path, std::string_view bytes) {
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
   f.write(bytes.data(), std::streamsize(bytes.size()));
@@ -31,16 +55,20 @@ int export_kernels(const Arguments& args, const cutejit::KernelCache& cache) {
   if (!plugin) throw UsageError{"--plugin LIB is required: the shared library that registers the kernels"};
   if (!out) throw UsageError{"--out DIR is required: where the header and the cubins go"};
   if (!args.option("--targets")) throw UsageError{"--targets is required: the GPUs the export must run on, e.g. sm_90a,sm_100a"};
-  std::string ns = args.option("--namespace").value_or("cutejit_kernels");
-  if (!is_identifier(ns)) throw UsageError{"--namespace takes a C++ identifier, not '" + ns + "'"};
+  // Required: two exports in one program must not share a namespace, or the linker would keep
+  // one of two different `detail::binaries` tables.
+  std::optional<std::string> ns_option = args.option("--namespace");
+  if (!ns_option) throw UsageError{"--namespace NAME is required: the C++ namespace of the generated header, unique in your program"};
+  const std::string& ns = *ns_option;
+  if (std::string why = name_problem(ns); !why.empty()) throw UsageError{"--namespace '" + ns + "' " + why};
   int jobs = jobs_option(args);
   load_plugin(*plugin);
   std::vector<WorkItem> items = work_list(args);
   if (items.empty()) throw cutejit::Error("error: nothing to export: the manifest lists none of the chosen kernels");
   for (const WorkItem& item : items)
-    if (item.specialization.kernel == "Tensor" || item.specialization.kernel == "Launch" || item.specialization.kernel == "Module" ||
-        item.specialization.kernel == "detail")
-      throw cutejit::Error("error: a kernel named '" + item.specialization.kernel + "' would clash with the exported header's own names");
+    if (std::string why = name_problem(item.specialization.kernel); !why.empty())
+      throw cutejit::Error("error: kernel '" + item.specialization.kernel + "' cannot be exported under its name: the name " + why +
+                           "; rename the kernel");
   setenv("CUTEJIT_CACHE_DIR", cache.directory().c_str(), 1);  // reuse what warm compiled
 
   std::vector<WorkResult> results = compile_all(items, jobs, [](size_t, const WorkItem& item, WorkResult& r) {
@@ -55,7 +83,9 @@ int export_kernels(const Arguments& args, const cutejit::KernelCache& cache) {
   std::string header = export_header(ns, kernels);
 
   std::filesystem::path dir(*out);
-  std::filesystem::create_directories(dir / "cubins");
+  std::error_code ec;
+  std::filesystem::create_directories(dir / "cubins", ec);
+  if (ec) throw cutejit::Error("error: cannot create " + (dir / "cubins").string() + ": " + ec.message());
   write_file(dir / (ns + ".hpp"), header);
   for (size_t i = 0; i < kernels.size(); ++i) {
     const ExportedKernel& k = kernels[i];
@@ -70,10 +100,11 @@ int export_kernels(const Arguments& args, const cutejit::KernelCache& cache) {
 
 const Command export_command{
     "export", "write chosen kernels as cubins plus a C++ header that launches them",
-    "usage: cutejit-cache export --plugin LIB --manifest FILE --targets sm_90a,... --out DIR\n"
-    "                            [--kernels a,b] [--namespace NAME] [-j N]\n\n"
+    "usage: cutejit-cache export --plugin LIB --manifest FILE --targets sm_90a,... --out DIR --namespace NAME\n"
+    "                            [--kernels a,b] [-j N]\n\n"
     "Compiles (or takes from the cache) every specialization in FILE of the kernels LIB registers,\n"
-    "for each target, and writes DIR/NAME.hpp (default NAME: cutejit_kernels) and DIR/cubins/.\n"
+    "for each target, and writes DIR/NAME.hpp and DIR/cubins/. NAME is the header's C++ namespace,\n"
+    "which must be unique in the program that includes it.\n"
     "The header embeds the cubins and has one typed launch function per kernel signature:\n"
     "    NAME::Module m; m.load();                        // in a current CUDA context\n"
     "    NAME::vector_add(m, launch, a, b, c);            // Tensor<float, 1> a{ptr, {n}, {1}}, ...\n"

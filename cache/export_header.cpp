@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <sstream>
@@ -44,6 +45,7 @@ struct Param {
   DType element;
   TensorFacts facts;       // tensor
   uint64_t constant = 0;   // constant: the value's bits
+  uint64_t map_words[2] = {};  // tensor map: rank, swizzle and box, as specialized
   std::string type;        // the C++ type the launch function takes
 };
 
@@ -72,7 +74,7 @@ std::vector<Param> read_params(const ExportedKernel& k, const std::vector<std::s
   std::vector<Param> out;
   const std::vector<uint64_t>& w = k.specialization.words;
   for (size_t i = 0; i < w.size(); i += size_t(cutejit::detail::param_words(cutejit::detail::param_kind(w[i])))) {
-    Param p{cutejit::detail::param_kind(w[i]), cutejit::detail::param_dtype(w[i]), {}, 0, ""};
+    Param p{cutejit::detail::param_kind(w[i]), cutejit::detail::param_dtype(w[i]), {}, 0, {}, ""};
     switch (p.kind) {
       case ParamKind::tensor:
         p.facts = TensorFacts::decode(w[i]);
@@ -86,7 +88,10 @@ std::vector<Param> read_params(const ExportedKernel& k, const std::vector<std::s
           throw cutejit::Error("error: cannot export kernel '" + k.specialization.kernel + "': its parameter " + std::to_string(out.size()) +
                                " is a Constexpr whose value is not a number, bool or enum");
         break;
-      case ParamKind::tensor_map: p.type = "const CUtensorMap&"; break;
+      case ParamKind::tensor_map:
+        p.map_words[0] = w[i], p.map_words[1] = w[i + 1];
+        p.type = "const CUtensorMap&";
+        break;
       default: throw cutejit::Error("error: cannot export kernel '" + k.specialization.kernel + "': unknown parameter kind");
     }
     out.push_back(p);
@@ -154,7 +159,11 @@ std::string describe(const Spec& s) {
     } else if (p.kind == ParamKind::constant) {
       out += "//   " + a + " == " + constant_text(p) + "\n";
     } else if (p.kind == ParamKind::tensor_map) {
-      out += "//   " + a + ": a tensor map encoded as the kernel was specialized (box and swizzle of the recorded launch)\n";
+      int rank = int(p.map_words[0] >> 40 & 0xff), swizzle = int(p.map_words[0] >> 32 & 0xff);
+      std::string box;
+      for (int d = 0; d < rank; ++d) box += (d ? " x " : "") + std::to_string((p.map_words[1] >> (8 * d) & 0xff) + 1);
+      out += "//   " + a + ": a tensor map encoded with box " + box + " and " +
+             (swizzle ? std::to_string(swizzle) + "-byte swizzle" : std::string("no swizzle")) + " (not checked at run time)\n";
     }
   }
   return out;
@@ -267,7 +276,7 @@ class Module {
       const detail::Binary* best = nullptr;
       for (const detail::Binary& b : detail::binaries)
         if (b.specialization == s && (b.sm == sm || (!b.arch_specific && b.sm / 10 == major && b.sm < sm)))
-          if (!best || b.sm == sm) best = &b;
+          if (!best || b.sm == sm || (best->sm != sm && b.sm > best->sm)) best = &b;
       if (!best) continue;
       if ((r = cuModuleLoadData(&modules_[s], best->cubin)) != CUDA_SUCCESS) return unload(), r;
       if ((r = cuModuleGetFunction(&functions_[s], modules_[s], detail::kernel_names[s])) != CUDA_SUCCESS) return unload(), r;
@@ -368,10 +377,20 @@ std::string export_header(const std::string& ns, const std::vector<ExportedKerne
   }
   for (const auto& key : order) {
     std::vector<const Spec*> group = groups[key];
+    // A tensor map's box and swizzle cannot be checked at run time (the map is opaque), so one
+    // launch function must not choose between specializations that differ in them.
+    for (const Spec* s : group)
+      for (size_t i = 0; i < s->params.size(); ++i)
+        if (s->params[i].kind == ParamKind::tensor_map &&
+            (s->params[i].map_words[0] != group.front()->params[i].map_words[0] ||
+             s->params[i].map_words[1] != group.front()->params[i].map_words[1]))
+          throw cutejit::Error("error: cannot export kernel '" + key.first + "': its specializations " +
+                               std::to_string(group.front()->index) + " and " + std::to_string(s->index) + " differ in the box or swizzle of tensor map argument " +
+                               std::to_string(i) + ", which a launch function cannot tell apart at run time; export them separately (--kernels, two manifests)");
     std::stable_sort(group.begin(), group.end(), [](const Spec* a, const Spec* b) { return a->specificity() > b->specificity(); });
     const Spec& any = *group.front();
     cutejit::RegisteredKernel reg = cutejit::find_registered_kernel(key.first);
-    out << "\n/// " << key.first << ", defined at " << reg.defined_at.file_name() << ":" << reg.defined_at.line() << ".\n";
+    out << "\n/// " << key.first << ", defined in " << std::filesystem::path(reg.defined_at.file_name()).filename().string() << ".\n";
     for (const Spec* s : group) out << "// specialization " << s->index << ":\n" << describe(*s);
     out << "// Returns CUDA_ERROR_INVALID_VALUE when no exported specialization accepts the arguments.\n";
     out << "inline CUresult " << key.first << "(const Module& module, const Launch& launch";

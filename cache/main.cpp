@@ -75,5 +75,8 @@ int main(int argc, char** argv) {
   } catch (const cutejit::Error& e) {
     std::fprintf(stderr, "cutejit-cache %s: %s\n", command->name, e.what());
     return cli::exit_problems_found;
+  } catch (const std::exception& e) {  // e.g. a file system error the command did not foresee
+    std::fprintf(stderr, "cutejit-cache %s: error: %s\n", command->name, e.what());
+    return cli::exit_problems_found;
   }
 }

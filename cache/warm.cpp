@@ -41,39 +41,50 @@ class ProgressBar {
 int warm(const Arguments& args, const cutejit::KernelCache& cache) {
   std::optional<std::string> plugin = args.option("--plugin");
   if (!plugin) throw UsageError{"--plugin LIB is required: the shared library that registers the kernels"};
-  if (const char* off = std::getenv("CUTEJIT_CACHE"); off && std::string(off) == "off")
-    throw cutejit::Error("error: CUTEJIT_CACHE=off: warm fills the disk cache, so it needs the cache on");
   int jobs = jobs_option(args);
-  load_plugin(*plugin);
-  std::vector<WorkItem> items = work_list(args);
   // The JIT reads its cache directory from the environment: point it at the one chosen here.
   setenv("CUTEJIT_CACHE_DIR", cache.directory().c_str(), 1);
+  if (!cutejit::KernelCache::from_environment().enabled())
+    throw cutejit::Error("error: the disk cache is off (CUTEJIT_CACHE=" + std::string(std::getenv("CUTEJIT_CACHE") ? std::getenv("CUTEJIT_CACHE") : "") +
+                         "); warm fills it, so unset CUTEJIT_CACHE");
+  load_plugin(*plugin);
+  std::vector<WorkItem> items = work_list(args);
 
   auto start = std::chrono::steady_clock::now();
   ProgressBar bar(items.size());
   size_t compiled = 0, cached = 0;
   nlohmann::json failures = nlohmann::json::array();
+  auto fail = [&](const WorkItem& item, const std::string& error) {
+    bar.finish();
+    std::fprintf(stderr, "failed: %s for %s: %s\n", item.specialization.kernel.c_str(), item.target.name().c_str(), error.c_str());
+    failures.push_back({{"kernel", item.specialization.kernel}, {"target", item.target.name()}, {"error", error}});
+  };
+  auto stored = [&](const WorkResult& r) {
+    std::error_code ec;
+    return std::filesystem::exists(cache.entries_directory() / (r.kernel.cache_key + ".entry"), ec);
+  };
   std::vector<WorkResult> results = compile_all(items, jobs, [&](size_t done, const WorkItem& item, WorkResult& r) {
     // A kernel compiled but not stored (read-only or full directory) is a failure of warm.
-    if (r.error.empty() && !std::filesystem::exists(cache.entries_directory() / (r.kernel.cache_key + ".entry")))
-      r.error = "compiled, but the cache did not keep it (see the warning above)";
-    if (!r.error.empty()) {
-      bar.finish();
-      std::fprintf(stderr, "failed: %s for %s: %s\n", item.specialization.kernel.c_str(), item.target.name().c_str(), r.error.c_str());
-      failures.push_back({{"kernel", item.specialization.kernel}, {"target", item.target.name()}, {"error", r.error}});
-    } else {
-      ++(r.kernel.from_cache ? cached : compiled);
-    }
+    if (r.error.empty() && !stored(r)) r.error = "compiled, but the cache did not keep it (see the warning above)";
+    if (!r.error.empty()) fail(item, r.error);
+    else ++(r.kernel.from_cache ? cached : compiled);
     bar.update(done, item);
   });
   bar.finish();
+  // The size limit may have evicted early entries to make room for later ones.
+  for (size_t i = 0; i < items.size(); ++i)
+    if (results[i].error.empty() && !stored(results[i])) {
+      --(results[i].kernel.from_cache ? cached : compiled);
+      fail(items[i], "evicted by the cache's size limit (" + human_size(cache.max_bytes()) + ") before warm finished; raise CUTEJIT_CACHE_MAX_SIZE");
+    }
+
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   if (args.flag("--json")) {
     nlohmann::json out = {{"kernels", items.size()}, {"compiled", compiled}, {"already_cached", cached},
                           {"failed", failures},      {"seconds", seconds},   {"jobs", jobs},
                           {"directory", cache.directory().string()}};
-    std::printf("%s\n", out.dump(1).c_str());
+    std::printf("%s\n", out.dump(1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
   } else {
     std::printf("%zu kernels in %.2f s (%d jobs, %.1f kernels/s): %zu compiled, %zu already cached, %zu failed\n", items.size(),
                 seconds, jobs, seconds > 0 ? double(compiled + cached) / seconds : 0.0, compiled, cached, failures.size());

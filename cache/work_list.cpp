@@ -30,7 +30,7 @@ void load_plugin(const std::string& path) {
   size_t before = cutejit::registered_kernels().size();
   // A path without a slash would be searched for in the library path; the user means the file.
   std::string file = path.find('/') == std::string::npos ? "./" + path : path;
-  if (!dlopen(file.c_str(), RTLD_NOW | RTLD_GLOBAL))
+  if (!dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL))
     throw cutejit::Error("error: cannot load the plugin " + path + ": " + dlerror());
   if (cutejit::registered_kernels().size() == before)
     throw cutejit::Error("error: the plugin " + path +
@@ -53,8 +53,16 @@ std::vector<WorkItem> work_list(const Arguments& args) {
   }
 
   std::vector<cutejit::Target> targets;
-  if (std::optional<std::string> t = args.option("--targets"))
-    for (const std::string& name : split_commas(*t)) targets.push_back(cutejit::Target::parse(name));
+  if (std::optional<std::string> t = args.option("--targets")) {
+    for (const std::string& name : split_commas(*t)) {
+      try {
+        targets.push_back(cutejit::Target::parse(name));
+      } catch (const cutejit::Error& e) {
+        throw UsageError{std::string(e.what())};
+      }
+    }
+    if (targets.empty()) throw UsageError{"--targets lists no target; give e.g. sm_90a,sm_100a"};
+  }
 
   std::vector<WorkItem> items;
   std::set<std::string> seen;  // the same specialization recorded on several targets
@@ -89,13 +97,20 @@ std::vector<WorkResult> compile_all(const std::vector<WorkItem>& items, int jobs
         r.error = e.what();
       }
       std::lock_guard lock(report);
-      progress(++done, items[i], r);
+      try {
+        progress(++done, items[i], r);
+      } catch (const std::exception& e) {
+        if (r.error.empty()) r.error = e.what();
+      }
     }
   };
-  std::vector<std::thread> threads;
-  for (int t = 1; t < std::min<int>(jobs, int(items.size())); ++t) threads.emplace_back(worker);
+  std::vector<std::jthread> threads;  // joined on every way out, an exception included
+  try {
+    for (int t = 1; t < std::min<int>(jobs, int(items.size())); ++t) threads.emplace_back(worker);
+  } catch (const std::system_error&) {
+    // Fewer threads than asked for: the ones running, and this one, share the work.
+  }
   worker();
-  for (std::thread& t : threads) t.join();
   return results;
 }
 

@@ -12,10 +12,11 @@ cp build/cache/cutejit-cache bundle/stage/cache/
 # The export consumer: built against a cutejit-cache export, with cuda.h and libcuda only.
 bash tests/export/run.sh "$PWD/build" build/cache/cutejit-cache build/tests/libcutejit_test_kernels.so \
   build/tests/cutejit_write_export_manifest "${CUDA_HOME:-/usr/local/cuda}" >/dev/null
-cp build/tests/export_consumer bundle/stage/tests/
+cp build/tests/export_consumer build/tests/libcutejit_test_kernels.so bundle/stage/tests/
 cp build/tests/perf/cutejit_bench build/tests/perf/cutejit_bench_* tests/perf/peers*.py tests/perf/gpu_timing.py bundle/stage/tests/perf/
 find build/examples -maxdepth 1 -type f -executable -exec cp {} bundle/stage/examples/ \;
 strip --strip-unneeded bundle/stage/libcutejit.so.0 bundle/stage/tests/cutejit_tests bundle/stage/tests/export_consumer \
+  bundle/stage/tests/libcutejit_test_kernels.so \
   bundle/stage/tests/perf/cutejit_bench* \
   bundle/stage/cache/cutejit-cache \
   bundle/stage/examples/*

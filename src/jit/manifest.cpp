@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -24,12 +25,13 @@ std::string hex_word(uint64_t w) {
 
 // Words are written as hex strings: JSON numbers above 2^53 do not survive every JSON reader.
 uint64_t parse_word(const nlohmann::json& j) {
-  if (j.is_number_unsigned()) return j.get<uint64_t>();
-  if (!j.is_string()) throw std::invalid_argument("a word is a hex string such as \"0x0109040000000e49\"");
+  const std::string example = "a word is \"0x\" and 1 to 16 hex digits, e.g. \"0x0109010400000401\"";
+  if (!j.is_string()) throw std::invalid_argument(example);
   const std::string& s = j.get_ref<const std::string&>();
-  size_t used = 0;
-  uint64_t w = std::stoull(s, &used, 16);
-  if (used != s.size() || s.size() < 3 || s.size() > 18) throw std::invalid_argument("'" + s + "' is not a 64-bit hex word");
+  uint64_t w = 0;
+  if (s.size() < 3 || s.size() > 18 || !s.starts_with("0x")) throw std::invalid_argument("'" + s + "': " + example);
+  auto [end, error] = std::from_chars(s.data() + 2, s.data() + s.size(), w, 16);
+  if (error != std::errc() || end != s.data() + s.size()) throw std::invalid_argument("'" + s + "': " + example);
   return w;
 }
 }  // namespace
@@ -42,6 +44,9 @@ std::string manifest_line(const Specialization& s) {
 }
 
 std::vector<Specialization> read_manifest(const std::filesystem::path& file) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(file, ec))
+    throw Error("error: the manifest " + file.string() + (std::filesystem::exists(file, ec) ? " is not a file" : " does not exist"));
   std::ifstream in(file);
   if (!in) throw Error("error: cannot read the manifest " + file.string() + ": " + std::strerror(errno));
   std::vector<Specialization> out;
@@ -63,6 +68,7 @@ std::vector<Specialization> read_manifest(const std::filesystem::path& file) {
                   "); each line is {\"kernel\": NAME, \"target\": TARGET, \"words\": [\"0x...\", ...]}");
     }
   }
+  if (in.bad()) throw Error("error: reading the manifest " + file.string() + " failed: " + std::strerror(errno));
   return out;
 }
 
@@ -70,11 +76,20 @@ std::string append_to_manifest(const std::filesystem::path& file, const Speciali
   std::string line = manifest_line(s);
   int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) return "cannot open " + file.string() + ": " + std::strerror(errno);
-  ssize_t written = ::write(fd, line.data(), line.size());
-  int error = errno;
+  // One write keeps the line whole among other processes' appends; the loop only finishes a
+  // write that a signal or a full disk cut short.
+  size_t done = 0;
+  while (done < line.size()) {
+    ssize_t n = ::write(fd, line.data() + done, line.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      int error = errno;
+      ::close(fd);
+      return "cannot write " + file.string() + ": " + (n < 0 ? std::strerror(error) : "no space");
+    }
+    done += size_t(n);
+  }
   ::close(fd);
-  if (written != ssize_t(line.size()))
-    return "cannot write " + file.string() + ": " + (written < 0 ? std::strerror(error) : "short write");
   return "";
 }
 

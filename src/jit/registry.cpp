@@ -9,7 +9,7 @@ namespace cutejit {
 namespace {
 struct Registry {
   std::mutex mutex;
-  std::vector<RegisteredKernel> kernels;
+  std::vector<std::pair<const void*, detail::DescribeKernel>> kernels;
 };
 // Constructed on first use: registrations run from other libraries' static initializers.
 Registry& registry() {
@@ -22,18 +22,22 @@ std::string where(const RegisteredKernel& k) {
 }
 }  // namespace
 
-void register_kernel(RegisteredKernel kernel) {
+namespace detail {
+void register_kernel(const void* kernel, DescribeKernel describe) {
   Registry& r = registry();
   std::lock_guard lock(r.mutex);
-  for (const RegisteredKernel& k : r.kernels)
-    if (k.identity == kernel.identity) return;
-  r.kernels.push_back(std::move(kernel));
+  for (const auto& k : r.kernels)
+    if (k.first == kernel) return;
+  r.kernels.emplace_back(kernel, describe);
 }
+}  // namespace detail
 
 std::vector<RegisteredKernel> registered_kernels() {
   Registry& r = registry();
   std::lock_guard lock(r.mutex);
-  return r.kernels;
+  std::vector<RegisteredKernel> out;
+  for (const auto& [kernel, describe] : r.kernels) out.push_back(describe(kernel));
+  return out;
 }
 
 RegisteredKernel find_registered_kernel(const std::string& name) {

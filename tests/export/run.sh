@@ -12,6 +12,6 @@ CUTEJIT_CACHE_DIR=$work/cache "$cli" export --plugin "$plugin" --manifest "$work
   --targets sm_90a,sm_100a,sm_120a --namespace exported --out "$work/out"
 stubs=$cuda/lib64/stubs
 [ -e "$stubs/libcuda.so" ] || stubs=$cuda/lib64
-${CXX:-c++} -std=c++17 -O2 -Wall -Wextra -Werror -I"$work/out" -I"$cuda/include" "$source/consumer.cpp" -L"$stubs" -lcuda \
-  -o "$build/tests/export_consumer"
+${CXX:-c++} -std=c++17 -O2 -Wall -Wextra -Werror -I"$work/out" -I"$cuda/include" "$source/consumer.cpp" "$source/second_unit.cpp" \
+  -L"$stubs" -lcuda -o "$build/tests/export_consumer"
 echo "export consumer: built against $work/out/exported.hpp"

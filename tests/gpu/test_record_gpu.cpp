@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <vector>
 
 #include <cutejit/jit/specialization.hpp>
@@ -34,6 +35,10 @@ TEST_CASE("CUTEJIT_RECORD writes each launched specialization once, and it compi
   gpu.synchronize();
   unsetenv("CUTEJIT_RECORD");
 
+  std::ifstream lines(file);
+  int raw_lines = 0;
+  for (std::string line; std::getline(lines, line);) ++raw_lines;
+  CHECK(raw_lines == 3);  // each specialization written once, not once per launch
   std::vector<Specialization> recorded = read_manifest(file);
   REQUIRE(recorded.size() == 3);
   for (const Specialization& s : recorded) {

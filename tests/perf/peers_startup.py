@@ -29,15 +29,21 @@ print(f"{at_import * 1e3:.2f} {at_context * 1e3:.2f} {at_first * 1e3:.2f}")
 """
 
 
-def run(env):
-    out = subprocess.run([sys.executable, "-c", CHILD, str(time.monotonic())], env=env, capture_output=True, text=True, check=True)
+def run(env, script):
+    out = subprocess.run([sys.executable, script, str(time.monotonic())], env=env, capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(f"triton start-up child failed:\n{out.stderr}")
     return [float(v) for v in out.stdout.split()]
 
 
 def main():
-    env = dict(os.environ, TRITON_CACHE_DIR=tempfile.mkdtemp(prefix="triton-startup-"))
-    cold = run(env)
-    warm = sorted((run(env) for _ in range(5)), key=lambda t: t[2] - t[1])
+    work = tempfile.mkdtemp(prefix="triton-startup-")
+    script = os.path.join(work, "child.py")  # triton.jit reads the kernel's source from its file
+    with open(script, "w") as f:
+        f.write(CHILD)
+    env = dict(os.environ, TRITON_CACHE_DIR=os.path.join(work, "cache"))
+    cold = run(env, script)
+    warm = sorted((run(env, script) for _ in range(5)), key=lambda t: t[2] - t[1])
     m = warm[len(warm) // 2]
     print(f"triton_startup_vector_add: cold cache: first launch done {cold[2] - cold[1]:.1f} ms after the context | "
           f"warm cache (median of 5): torch+triton imported at {m[0]:.0f} ms, context at {m[1]:.0f} ms, "

@@ -36,9 +36,12 @@ struct KernelParam<Tensor<T>> {
   static constexpr const char* expects = "a Buffer<T> or DeviceTensor<T> of the kernel's element type";
 
   static constexpr uint64_t header = param_word(ParamKind::tensor, dtype_v<T>);
+  /// A word `specialize` could have written: rank 1..4, facts up to 16, no stray bits.
   static bool well_formed(const uint64_t* w) {
-    int rank = TensorFacts::decode(*w).rank;
-    return rank >= 1 && rank <= TensorFacts::max_rank;
+    const TensorFacts f = TensorFacts::decode(*w);
+    bool ok = f.rank >= 1 && f.rank <= TensorFacts::max_rank && f.alignment_log2 <= 4 && f.encode(dtype_v<T>) == *w;
+    for (int i = 0; ok && i < f.rank; ++i) ok = f.shape_log2[i] <= 4 && f.stride_log2[i] <= 4;
+    return ok;
   }
   static void specialize(const DeviceTensor<T>& a, Key& key) {
     TensorFacts f;
@@ -105,11 +108,20 @@ template <class T>
 struct KernelParam<Constexpr<T>> {
   template <class A> static constexpr bool accepts = std::is_convertible_v<A, T>;
   static constexpr const char* expects = "a host value convertible to the Constexpr's type";
+  static_assert(std::is_trivially_copyable_v<T> && sizeof(T) <= 8, "a Constexpr holds a trivially copyable value of at most 8 bytes");
   static constexpr uint64_t header = param_word(ParamKind::constant, DType::i64);
-  static bool well_formed(const uint64_t*) { return true; }
+  /// The value's size and kind in the first word, so that words recorded for a Constexpr of
+  /// another type are not read as this one.
+  static constexpr uint64_t type_tag =
+      uint64_t(sizeof(T)) << 40 | uint64_t(std::is_floating_point_v<T>) << 39 | uint64_t(std::is_same_v<T, bool>) << 38;
+  static bool well_formed(const uint64_t* w) {
+    if ((w[0] & ~param_header_mask) != type_tag) return false;
+    if constexpr (std::is_same_v<T, bool>) return w[1] <= 1;
+    else if constexpr (sizeof(T) < 8) return (w[1] >> (8 * sizeof(T))) == 0;
+    else return true;
+  }
   static void specialize(const T& a, Key& key) {
-    static_assert(std::is_trivially_copyable_v<T> && sizeof(T) <= 8, "a Constexpr holds a trivially copyable value of at most 8 bytes");
-    key.push(header);
+    key.push(header | type_tag);
     uint64_t bits = 0;
     std::memcpy(&bits, &a, sizeof(T));
     key.push(bits);
@@ -248,7 +260,7 @@ class Kernel {
     auto one = [&]<class P>(std::type_identity<P>) {
       int n = detail::param_words(detail::param_kind(P::header));
       bool ok = end - w >= n && (w[0] & detail::param_header_mask) == P::header && P::well_formed(w);
-      w += n;
+      if (ok) w += n;
       return ok;
     };
     return (one(std::type_identity<detail::KernelParam<std::tuple_element_t<I, Params>>>{}) && ...) && w == end;

@@ -28,8 +28,6 @@ struct RegisteredKernel {
   const void* identity = nullptr;  ///< the Kernel object: registering one twice is harmless
 };
 
-/// Adds a kernel to the process's registry.
-void register_kernel(RegisteredKernel kernel);
 /// Every registered kernel, in registration order.
 std::vector<RegisteredKernel> registered_kernels();
 /// The kernel registered under `name`. Throws cutejit::Error when there is none, or when two
@@ -37,10 +35,21 @@ std::vector<RegisteredKernel> registered_kernels();
 RegisteredKernel find_registered_kernel(const std::string& name);
 
 namespace detail {
+/// The registry keeps the object and a way to describe it, and describes it only when a tool
+/// asks: at registration (a static initializer) the object may not be constructed yet, when it
+/// is defined in another file.
+using DescribeKernel = RegisteredKernel (*)(const void* kernel);
+void register_kernel(const void* kernel, DescribeKernel describe);
+
+template <class K>
+RegisteredKernel describe_kernel(const void* object) {
+  const K& k = *static_cast<const K*>(object);
+  return {k.name(), k.defined_at(), K::constant_types(), [&k](const Target& t, const Specialization& s) { return k.compile(t, s); },
+          object};
+}
 template <class K>
 bool register_kernel_object(const K& kernel) {
-  register_kernel({kernel.name(), kernel.defined_at(), K::constant_types(),
-                   [&kernel](const Target& t, const Specialization& s) { return kernel.compile(t, s); }, &kernel});
+  register_kernel(&kernel, &describe_kernel<K>);
   return true;
 }
 }  // namespace detail

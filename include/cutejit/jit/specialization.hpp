@@ -27,7 +27,7 @@ struct Specialization {
 };
 
 /// A manifest is JSON Lines: one JSON object per line,
-///   {"kernel": "vector_add", "target": "sm_90a", "words": ["0x0109040000000e49", ...]}
+///   {"kernel": "vector_add", "target": "sm_90a", "words": ["0x0109010400000401", ...]}
 /// Lines can be appended by several processes at once, and `cat a b > c` merges manifests.
 std::string manifest_line(const Specialization& s);
 /// Every line of a manifest file, exact duplicates removed, in first-seen order. Throws

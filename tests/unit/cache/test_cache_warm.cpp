@@ -72,9 +72,32 @@ TEST_CASE("a manifest round-trips, and its words compile the same kernel as the 
   truncated.words.pop_back();
   CHECK_THROWS_WITH(examples::vector_add.compile(t, truncated), Catch::Contains("does not match the kernel's parameters"));
 
+  // Words that no launch could have produced: an alignment of 2^255, a stray bit, a bool
+  // Constexpr holding 2, an int Constexpr's words given to a bool one.
+  Specialization misaligned = specs[0];
+  misaligned.words[0] |= uint64_t(0xff) << 32;
+  Specialization stray = specs[0];
+  stray.words[1] |= uint64_t(1) << 7;
+  for (const Specialization& s : {misaligned, stray})
+    CHECK_THROWS_WITH(examples::vector_add.compile(t, s), Catch::Contains("does not match the kernel's parameters"));
+  cutejit::Kernel flag{"flag", [](cutejit::Tensor<float> x, cutejit::Constexpr<bool> on) {
+    if (on) x(0) = 1.0f;
+  }};
+  Specialization two = flag.specialization(v, true);
+  two.words.back() = 2;
+  CHECK_THROWS_WITH(flag.compile(t, two), Catch::Contains("does not match the kernel's parameters"));
+  Specialization from_int = specs[3];  // block_reduce's (tensor, tensor, Constexpr<int>)
+  from_int.kernel = "flag";
+  from_int.words.erase(from_int.words.begin() + 1);  // (tensor, Constexpr<int>)
+  CHECK_THROWS_WITH(flag.compile(t, from_int), Catch::Contains("does not match the kernel's parameters"));
+  CHECK_NOTHROW(flag.compile(t, flag.specialization(v, true)));
+
   write_bytes(tmp.path() / "bad.jsonl", cutejit::manifest_line(specs[0]) + "{\"kernel\": \"x\", \"words\": [\"0xZZ\"]}\n");
   CHECK_THROWS_WITH(cutejit::read_manifest(tmp.path() / "bad.jsonl"), Catch::Contains("bad.jsonl:2: not a manifest line"));
-  CHECK_THROWS_WITH(cutejit::read_manifest(tmp.path() / "missing.jsonl"), Catch::Contains("cannot read the manifest"));
+  CHECK_THROWS_WITH(cutejit::read_manifest(tmp.path() / "missing.jsonl"), Catch::Contains("does not exist"));
+  CHECK_THROWS_WITH(cutejit::read_manifest(tmp.path()), Catch::Contains("is not a file"));
+  write_bytes(tmp.path() / "signed.jsonl", "{\"kernel\": \"x\", \"words\": [\"-0x1\"]}\n");
+  CHECK_THROWS_WITH(cutejit::read_manifest(tmp.path() / "signed.jsonl"), Catch::Contains("signed.jsonl:1: not a manifest line"));
 }
 
 TEST_CASE("cutejit-cache warm compiles a manifest for three targets, then finds it all cached", "[cache]") {
@@ -129,8 +152,18 @@ TEST_CASE("cutejit-cache warm says what failed and why", "[cache]") {
   CHECK(bad_jobs.exit_code == 2);
   CHECK_THAT(bad_jobs.output, Catch::Contains("-j takes a number"));
   Run bad_target = cli(tmp, warm_args(manifest, "sm_91"));
-  CHECK(bad_target.exit_code != 0);
+  CHECK(bad_target.exit_code == 2);
   CHECK_THAT(bad_target.output, Catch::Contains("sm_91"));
+  Run no_target = cli(tmp, warm_args(manifest, ","));
+  CHECK(no_target.exit_code == 2);
+  CHECK_THAT(no_target.output, Catch::Contains("--targets lists no target"));
+  Run cache_off{};
+  {
+    ScopedEnv off("CUTEJIT_CACHE", "0");
+    cache_off = cli(tmp, warm_args(manifest, "sm_90a"));
+  }
+  CHECK(cache_off.exit_code == 1);
+  CHECK_THAT(cache_off.output, Catch::Contains("the disk cache is off (CUTEJIT_CACHE=0)"));
   write_bytes(tmp.path() / "broken.jsonl", "{\"kernel\": \"vector_add\"}\n");
   Run broken = cli(tmp, warm_args((tmp.path() / "broken.jsonl").string(), "sm_90a"));
   CHECK(broken.exit_code == 1);
@@ -172,8 +205,54 @@ TEST_CASE("cutejit-cache export refuses what it cannot do, clearly", "[cache]") 
   Run bad_namespace = cli(tmp, base + " --targets sm_90a --namespace 9lives --out " + (tmp.path() / "x").string());
   CHECK(bad_namespace.exit_code == 2);
   CHECK_THAT(bad_namespace.output, Catch::Contains("C++ identifier"));
-  Run typo = cli(tmp, base + " --targets sm_90a --kernels vector_ad --out " + (tmp.path() / "x").string());
+  Run typo = cli(tmp, base + " --namespace k --targets sm_90a --kernels vector_ad --out " + (tmp.path() / "x").string());
   CHECK(typo.exit_code == 1);
   CHECK_THAT(typo.output, Catch::Contains("no kernel named 'vector_ad'"));
+  Run no_namespace = cli(tmp, base + " --targets sm_90a --out " + (tmp.path() / "x").string());
+  CHECK(no_namespace.exit_code == 2);
+  CHECK_THAT(no_namespace.output, Catch::Contains("--namespace NAME is required"));
+  Run keyword = cli(tmp, base + " --targets sm_90a --namespace delete --out " + (tmp.path() / "x").string());
+  CHECK(keyword.exit_code == 2);
+  CHECK_THAT(keyword.output, Catch::Contains("C++ keyword"));
   CHECK_FALSE(std::filesystem::exists(tmp.path() / "x"));
+  write_bytes(tmp.path() / "a_file", "");
+  Run out_is_file = cli(tmp, base + " --targets sm_90a --namespace k --kernels saxpy --out " + (tmp.path() / "a_file").string());
+  CHECK(out_is_file.exit_code == 1);
+  CHECK_THAT(out_is_file.output, Catch::Contains("cannot create"));
+
+  // Two GEMM specializations whose B tensor maps have different boxes: the exported launch
+  // function could not tell which one a map was encoded for.
+  auto ta = cutejit::TensorMap<cutejit::bf16>::for_compile(2, {128, 64}, cutejit::TmaSwizzle::bytes128);
+  auto c = cutejit::DeviceTensor<cutejit::bf16>::make(256, std::array<int64_t, 2>{256, 256}, std::array<int64_t, 2>{256, 1});
+  Specialization box128 = examples::gemm_bf16.specialization(ta, cutejit::TensorMap<cutejit::bf16>::for_compile(2, {128, 64}, cutejit::TmaSwizzle::bytes128), c, 4, 2, 256);
+  Specialization box64 = examples::gemm_bf16.specialization(ta, cutejit::TensorMap<cutejit::bf16>::for_compile(2, {64, 64}, cutejit::TmaSwizzle::bytes128), c, 4, 2, 256);
+  std::string gemms = write_manifest(tmp, {box128, box64});
+  Run ambiguous = cli(tmp, "export --plugin " + plugin_path().string() + " --manifest " + gemms + " --targets sm_90a --namespace k --out " +
+                               (tmp.path() / "gemm").string());
+  INFO(ambiguous.output);
+  CHECK(ambiguous.exit_code == 1);
+  CHECK_THAT(ambiguous.output, Catch::Contains("differ in the box or swizzle of tensor map argument 1"));
+}
+
+TEST_CASE("cutejit-cache export writes the chosen kernels' cubins and a header for them", "[cache]") {
+  TempCache tmp;
+  std::string manifest = write_manifest(tmp, five_specializations());
+  std::filesystem::path out = tmp.path() / "out";
+  Run run = cli(tmp, "export --plugin " + plugin_path().string() + " --manifest " + manifest +
+                         " --targets sm_90a,sm_120a --kernels block_reduce --namespace reduce --out " + out.string());
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  CHECK_THAT(run.output, Catch::Contains("exported 4 cubin(s)"));
+  std::string header = read_text(out / "reduce.hpp");
+  CHECK_THAT(header, Catch::Contains("namespace reduce {") && Catch::Contains("inline CUresult block_reduce(") &&
+                         Catch::Contains("detail::same_bits(arg2, 0x100ull)") && Catch::Contains("detail::same_bits(arg2, 0x80ull)") &&
+                         Catch::Contains("arg2 == 256") && Catch::Contains("{1, 120, true, cubin_3}"));
+  CHECK_THAT(header, !Catch::Contains("vector_add") && !Catch::Contains("saxpy"));
+  size_t cubins = 0;
+  for (const auto& f : std::filesystem::directory_iterator(out / "cubins")) {
+    std::string bytes = read_text(f.path());
+    CHECK(bytes.rfind("\x7f" "ELF", 0) == 0);
+    ++cubins;
+  }
+  CHECK(cubins == 4);
 }

@@ -87,9 +87,11 @@ struct KernelParam<TmaDescriptor<T>> {
   static constexpr const char* expects = "a TensorMap<T> of the kernel's element type (make_tensor_map)";
 
   static constexpr uint64_t header = param_word(ParamKind::tensor_map, dtype_v<T>);
+  /// Words `specialize` could have written: rank 1..5, a real swizzle, no stray bits.
   static bool well_formed(const uint64_t* w) {
     int rank = int(w[0] >> 40 & 0xff), swizzle = int(w[0] >> 32 & 0xff);
-    return rank >= 1 && rank <= 5 && (swizzle == 0 || swizzle == 32 || swizzle == 64 || swizzle == 128);
+    return rank >= 1 && rank <= 5 && (swizzle == 0 || swizzle == 32 || swizzle == 64 || swizzle == 128) &&
+           (w[0] & 0xffffffffull) == 0 && (w[1] >> (8 * rank)) == 0;
   }
   static void specialize(const TensorMap<T>& m, Key& key) {
     const TensorMapShape& s = m.shape;
