@@ -6,21 +6,21 @@
 // each CTA walking the 128 x 256 tiles of C in a grouped order (below):
 //  - warpgroup 0, one thread: the producer. It gives up registers (setmaxnreg 40) and, for each
 //    128-byte-wide K slice of each of its tiles (64 bf16 or 128 FP8 elements: one 128-byte
-//    swizzle span per row), waits for a free stage of a 4-stage ring, arms that stage's "full"
-//    mbarrier with the bytes to expect and issues three TMA loads (128 rows of A, two halves of
-//    128 rows of B, 128-byte swizzled) that complete on it. It runs ahead into the next tile
-//    while the consumers store the current one;
+//    swizzle span per row), acquires a free stage of a 4-stage PipelineTmaAsync ring (which arms
+//    the stage's "full" mbarrier with its 48 KB) and issues three TMA loads into it (128 rows of
+//    A, two halves of 128 rows of B, 128-byte swizzled). It runs ahead into the next tile while
+//    the consumers store the current one. Tiles come from a StaticTileScheduler;
 //  - warpgroups 1 and 2: the consumers, rows 0-63 and 64-127 of the tile. They take the
 //    registers (setmaxnreg 232: 128 f32 accumulators each). Each waits for a full stage, issues
 //    four m64n256 wgmmas on it (k16 for bf16, k32 for FP8: 32 bytes of K each), keeps one batch
-//    in flight and releases the previous stage's "empty" mbarrier once that batch is done;
+//    in flight and releases the previous stage once that batch is done;
 //  - epilogue: accumulators -> (the user's epilogue) -> bf16 -> global, two neighbouring
 //    columns per store.
 // A stage is 48 KB for either element type, because it is counted in bytes of K.
 // `launch_bounds(384, 1)` caps registers at entry (168 = 64K / 384), which setmaxnreg needs.
 // M and N must be multiples of 128 and K of tile_k<T>. When N is an odd multiple of 128, the
-// last column of tiles is half wide: its second B half is not loaded (the wgmmas read stale
-// shared memory there) and its columns are neither passed to the epilogue nor stored.
+// last column of tiles is half wide: its second B half repeats the first (so every stage
+// brings the same bytes) and its columns are neither passed to the epilogue nor stored.
 //
 // The epilogue hook (the C++ form of epilogue fusion): a callable
 //     F32 epilogue(F32 acc, Int row, Int col)
@@ -37,6 +37,9 @@
 #include <type_traits>
 #include <vector>
 
+#include <cutejit/pipeline/pipeline.hpp>
+#include <cutejit/pipeline/tile_scheduler.hpp>
+
 #include "example.hpp"
 
 namespace examples {
@@ -45,8 +48,8 @@ using namespace cutejit;
 namespace gemm {
 inline constexpr int tile_m = 128, tile_n = 256, stages = 4;
 inline constexpr int threads = 384;
-// Consecutive tiles go down a column of `group_m` tile rows before moving right, so the CTAs
-// running at once share A and B tiles in L2 instead of sweeping all of B per row of tiles.
+// The scheduler's group: consecutive tiles go down a column of `group_m` tile rows before moving
+// right, so the CTAs running at once share A and B tiles in L2.
 inline constexpr int group_m = 8;
 inline constexpr int producer_registers = 40, consumer_registers = 232;  // 40*128 + 232*256 <= 64K
 inline constexpr int b_half = 128;  // B's TMA box: N rows per load, two loads per stage
@@ -58,7 +61,8 @@ template <class T> inline constexpr int tile_k_of = k_bytes / int(sizeof(T));
 inline constexpr int tile_k = tile_k_of<bf16>;
 inline constexpr int a_stage_bytes = tile_m * k_bytes, b_stage_bytes = tile_n * k_bytes;
 inline constexpr int barriers_offset = stages * (a_stage_bytes + b_stage_bytes);
-inline constexpr uint32_t shared_bytes = uint32_t(barriers_offset + 2 * stages * 8) + dynamic_shared_slack(1024);
+inline constexpr uint32_t shared_bytes =
+    uint32_t(barriers_offset + PipelineTmaAsync::barrier_bytes(stages)) + dynamic_shared_slack(1024);
 
 /// The default epilogue: the accumulators are stored as they are.
 struct Identity {};
@@ -78,29 +82,18 @@ void tn_kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const Tenso
   Pointer<int8_t> smem = dynamic_shared_aligned<int8_t>(1024);
   auto a_tile = [&](const Int& s) { return Pointer<T>((smem + s * a_stage_bytes).id()); };
   auto b_tile = [&](const Int& s) { return Pointer<T>((smem + stages * a_stage_bytes + s * b_stage_bytes).id()); };
-  auto full = [&](const Int& s) { return Pointer<uint64_t>((smem + barriers_offset + s * 8).id()); };
-  auto empty = [&](const Int& s) { return Pointer<uint64_t>((smem + barriers_offset + stages * 8 + s * 8).id()); };
+  // Tile j of this CTA uses ring iterations j * k_tiles ... j * k_tiles + k_tiles - 1.
+  PipelineTmaAsync pipe(Pointer<uint64_t>((smem + barriers_offset).id()), stages, /*consumers=*/2, a_stage_bytes + b_stage_bytes);
+  StaticTileScheduler scheduler(tiles_m, (n + tile_n - 1) / tile_n, group_m, Raster::along_m);
+  auto tile_origin = [&](const Int& j) {
+    auto [tm, tn] = scheduler.tile(j);
+    return std::pair{tm * tile_m, tn * tile_n};
+  };
 
   Int tid = thread_idx().x;
   Int warpgroup = tid / 128;
-  // This CTA's tiles: block_idx().x, then every grid_dim().x-th after it. Tile j of the CTA
-  // uses ring iterations j * k_tiles ... j * k_tiles + k_tiles - 1 (stage = iteration % stages).
-  Int tiles_n = (n + tile_n - 1) / tile_n;
-  Int tiles = tiles_m * tiles_n;
-  Int my_tiles = (tiles - block_idx().x + grid_dim().x - 1) / grid_dim().x;
-  auto tile_origin = [&](const Int& j) {
-    Int tile = block_idx().x + j * grid_dim().x;
-    Int group = tile / (group_m * tiles_n), in_group = tile % (group_m * tiles_n);
-    Int first_m = group * group_m;
-    Int rows = min(tiles_m - first_m, Int(group_m));  // the last group may be shorter
-    return std::pair{(first_m + in_group % rows) * tile_m, (in_group / rows) * tile_n};
-  };
-
   if_(tid == 0, [&] {
-    for (int s = 0; s < stages; ++s) {
-      mbarrier_init(full(s), 1);   // the producer's arrive_expect_tx
-      mbarrier_init(empty(s), 2);  // one arrive per consumer warpgroup
-    }
+    pipe.init();
     fence_mbarrier_init();
     a.prefetch();
     b.prefetch();
@@ -110,17 +103,18 @@ void tn_kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const Tenso
   if_(warpgroup == 0, [&] {
     decrease_max_registers(producer_registers);
     if_(tid == 0, [&] {
-      for_(0, my_tiles, [&](Int j) {
+      for_(0, scheduler.my_tile_count(), [&](Int j) {
         auto [m0, n0] = tile_origin(j);
-        Int b_halves = min(Int(2), (n - n0) / b_half);  // 1 in a half-wide last column of tiles
+        // In a half-wide last column of tiles the second half of B is past N: load the first
+        // half again (the stage's bytes stay the same), into columns that are never stored.
+        Int n1 = select(n0 + b_half < n, n0 + b_half, n0);
         for_(0, k_tiles, [&](Int kt) {
-          Int it = j * k_tiles + kt;
-          Int s = it % stages, parity = (it / stages) & 1;
-          mbarrier_wait(empty(s), parity ^ 1);
-          mbarrier_arrive_expect_tx(full(s), a.box_bytes() + b_halves * b.box_bytes());
-          a.load(a_tile(s), full(s), {m0, kt * tile_k});
-          b.load(b_tile(s), full(s), {n0, kt * tile_k});
-          if_(b_halves == 2, [&] { b.load(b_tile(s) + b_half * tile_k, full(s), {n0 + b_half, kt * tile_k}); });
+          PipelineState s = PipelineState::at(j * k_tiles + kt, stages);
+          pipe.producer_acquire(s);
+          pipe.load(a, a_tile(s.index), s, {m0, kt * tile_k});
+          pipe.load(b, b_tile(s.index), s, {n0, kt * tile_k});
+          pipe.load(b, b_tile(s.index) + b_half * tile_k, s, {n1, kt * tile_k});
+          pipe.producer_commit(s);
         });
       });
     });
@@ -130,26 +124,26 @@ void tn_kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const Tenso
     Int t = tid % 128;
     Bool leader = t == 0;
     WgmmaAccumulator<tile_n> acc;
-    for_(0, my_tiles, [&](Int j) {
+    for_(0, scheduler.my_tile_count(), [&](Int j) {
       auto [m0, n0] = tile_origin(j);
       acc.fill(0.0f);
       for_(0, k_tiles, [&](Int kt) {
         Int it = j * k_tiles + kt;
-        Int s = it % stages, parity = (it / stages) & 1;
-        mbarrier_wait(full(s), parity);
-        WgmmaOperand<T> A(a_tile(s) + half * (64 * tile_k), TmaSwizzle::bytes128);
-        WgmmaOperand<T> B(b_tile(s), TmaSwizzle::bytes128);
+        PipelineState s = PipelineState::at(it, stages);
+        pipe.consumer_wait(s);
+        WgmmaOperand<T> A(a_tile(s.index) + half * (64 * tile_k), TmaSwizzle::bytes128);
+        WgmmaOperand<T> B(b_tile(s.index), TmaSwizzle::bytes128);
         wgmma_fence();
         for (int k = 0; k < A.k_steps(); ++k) wgmma<T>(acc, A.slice(0, k), B.slice(0, k));
         wgmma_commit_group();
         // One batch stays in flight; the one before it is done, so its stage can be refilled.
         wgmma_wait_group(1);
-        if_(leader && kt > 0, [&] { mbarrier_arrive(empty((it + stages - 1) % stages)); });
+        if_(leader && kt > 0, [&] { pipe.consumer_release(PipelineState::at(it - 1, stages)); });
       });
       wgmma_wait_group(0);
       wgmma_fence_operands(acc);
       // The tile's last stage is free too: the producer can fill it during the stores below.
-      if_(leader, [&] { mbarrier_arrive(empty((j * k_tiles + k_tiles - 1) % stages)); });
+      if_(leader, [&] { pipe.consumer_release(PipelineState::at(j * k_tiles + k_tiles - 1, stages)); });
 
       Int row = m0 + half * 64 + (t / 32) * 16 + (t % 32) / 4;
       Int col = n0 + (t % 4) * 2;
@@ -193,7 +187,7 @@ void check_shape(const char* kernel, int64_t m, int64_t n, int64_t k) {
 /// The grid: one CTA per multiprocessor, or one per tile when there are fewer tiles.
 inline Launch launch_config(const Device& gpu, int64_t m, int64_t n) {
   int64_t tiles = (m / tile_m) * ((n + tile_n - 1) / tile_n);
-  return Launch{.grid = {uint32_t(std::min<int64_t>(tiles, gpu.multiprocessors()))}, .block = threads, .shared_bytes = shared_bytes};
+  return Launch{.grid = StaticTileScheduler::grid_size(tiles, gpu.multiprocessors()), .block = threads, .shared_bytes = shared_bytes};
 }
 
 /// The tensor maps of A (m x k) and B (n x k), as the kernel's TMA boxes and swizzle want them.

@@ -10,3 +10,7 @@ CUTEJIT_REGISTER(examples::vector_add);
 CUTEJIT_REGISTER(examples::saxpy);
 CUTEJIT_REGISTER(examples::block_reduce);
 CUTEJIT_REGISTER(examples::gemm_bf16);
+
+// A TMA kernel that takes any box and swizzle: the export's tensor-map checks use it.
+cutejit::Kernel tma_prefetch{"tma_prefetch", [](cutejit::TmaDescriptor<float> map) { map.prefetch(); }};
+CUTEJIT_REGISTER(tma_prefetch);

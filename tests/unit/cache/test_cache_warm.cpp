@@ -139,7 +139,7 @@ TEST_CASE("cutejit-cache warm says what failed and why", "[cache]") {
   CHECK(run.exit_code == 1);
   CHECK_THAT(run.output, Catch::Contains("failed: gemm_bf16 for sm_100a") && Catch::Contains("sm_90a only"));
   CHECK_THAT(run.output, Catch::Contains("failed: no_such_kernel for sm_90a: error: no kernel named 'no_such_kernel' is registered") &&
-                             Catch::Contains("registered: vector_add, saxpy, block_reduce, gemm_bf16"));
+                             Catch::Contains("registered: vector_add, saxpy, block_reduce, gemm_bf16, tma_prefetch"));
   CHECK_THAT(run.output, Catch::Contains("4 kernels in") && Catch::Contains("1 compiled, 0 already cached, 3 failed"));
 
   Run no_plugin = cli(tmp, "warm --manifest " + manifest);
@@ -220,18 +220,22 @@ TEST_CASE("cutejit-cache export refuses what it cannot do, clearly", "[cache]") 
   CHECK(out_is_file.exit_code == 1);
   CHECK_THAT(out_is_file.output, Catch::Contains("cannot create"));
 
-  // Two GEMM specializations whose B tensor maps have different boxes: the exported launch
-  // function could not tell which one a map was encoded for.
-  auto ta = cutejit::TensorMap<cutejit::bf16>::for_compile(2, {128, 64}, cutejit::TmaSwizzle::bytes128);
-  auto c = cutejit::DeviceTensor<cutejit::bf16>::make(256, std::array<int64_t, 2>{256, 256}, std::array<int64_t, 2>{256, 1});
-  Specialization box128 = examples::gemm_bf16.specialization(ta, cutejit::TensorMap<cutejit::bf16>::for_compile(2, {128, 64}, cutejit::TmaSwizzle::bytes128), c, 4, 2, 256);
-  Specialization box64 = examples::gemm_bf16.specialization(ta, cutejit::TensorMap<cutejit::bf16>::for_compile(2, {64, 64}, cutejit::TmaSwizzle::bytes128), c, 4, 2, 256);
-  std::string gemms = write_manifest(tmp, {box128, box64});
-  Run ambiguous = cli(tmp, "export --plugin " + plugin_path().string() + " --manifest " + gemms + " --targets sm_90a --namespace k --out " +
-                               (tmp.path() / "gemm").string());
+  // Two specializations whose tensor maps have different boxes: the exported launch function
+  // could not tell which one a map was encoded for. (The words are what the plugin's
+  // tma_prefetch(TmaDescriptor<float>) records for each box.)
+  cutejit::Kernel tma_prefetch{"tma_prefetch", [](cutejit::TmaDescriptor<float> map) { map.prefetch(); }};
+  Specialization box128 = tma_prefetch.specialization(cutejit::TensorMap<float>::for_compile(2, {128, 32}, cutejit::TmaSwizzle::bytes128));
+  Specialization box64 = tma_prefetch.specialization(cutejit::TensorMap<float>::for_compile(2, {64, 32}, cutejit::TmaSwizzle::bytes128));
+  std::string maps = write_manifest(tmp, {box128, box64});
+  Run ambiguous = cli(tmp, "export --plugin " + plugin_path().string() + " --manifest " + maps + " --targets sm_90a --namespace k --out " +
+                               (tmp.path() / "maps").string());
   INFO(ambiguous.output);
   CHECK(ambiguous.exit_code == 1);
-  CHECK_THAT(ambiguous.output, Catch::Contains("differ in the box or swizzle of tensor map argument 1"));
+  CHECK_THAT(ambiguous.output, Catch::Contains("differ in the box or swizzle of tensor map argument 0"));
+  Run one_box = cli(tmp, "export --plugin " + plugin_path().string() + " --manifest " + write_manifest(tmp, {box128}) +
+                             " --targets sm_90a --namespace k --out " + (tmp.path() / "maps").string());
+  CHECK(one_box.exit_code == 0);
+  CHECK_THAT(read_text(tmp.path() / "maps" / "k.hpp"), Catch::Contains("encoded with box 128 x 32 and 128-byte swizzle"));
 }
 
 TEST_CASE("cutejit-cache export writes the chosen kernels' cubins and a header for them", "[cache]") {
