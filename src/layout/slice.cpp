@@ -40,6 +40,7 @@ Layout from_modes(std::vector<IntTuple> sh, std::vector<IntTuple> st) {
 }  // namespace
 
 SlicedLayout slice_and_offset(const IntTuple& coord, const Layout& l) {
+  if (coord.is_underscore()) return {l, 0};  // as CuTe: slice(_, s) is s itself, not (s)
   std::vector<IntTuple> sh, st;
   Integer offset = 0;
   walk(coord, l.shape(), l.stride(), true, sh, st, offset, l, coord);
@@ -50,6 +51,7 @@ SlicedLayout slice_and_offset(const IntTuple& coord, const Layout& l) {
 Layout slice(const IntTuple& coord, const Layout& l) { return slice_and_offset(coord, l).layout; }
 
 Layout dice(const IntTuple& coord, const Layout& l) {
+  if (coord.is_leaf() && !coord.is_underscore()) return l;  // as CuTe: dice(i, s) is s itself
   std::vector<IntTuple> sh, st;
   Integer unused = 0;
   walk(coord, l.shape(), l.stride(), false, sh, st, unused, l, coord);
