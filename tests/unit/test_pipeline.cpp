@@ -85,6 +85,35 @@ TEST_CASE("pipeline misuse is a trace-time error naming the user's line", "[unit
   CHECK_THROWS_WITH(too_many.compile(Target::parse("sm_90a"), map), Contains("1 to 32 stages, not 40"));
 }
 
+TEST_CASE("PipelineAsync and PipelineTmaStore compile to arrivals, waits and bulk-group waits", "[unit]") {
+  Kernel k{"thread_pipes", [](TmaDescriptor<f32> out, Tensor<i32> sink) {
+    Pointer<int8_t> smem = dynamic_shared_aligned<int8_t>(128);
+    PipelineAsync pipe(Pointer<uint64_t>((smem + 1024).id()), 2, 32, 1);
+    pipe.init();
+    PipelineState s = PipelineState::at(thread_idx().x, 2);
+    pipe.producer_acquire(s);
+    pipe.producer_commit(s);
+    pipe.consumer_wait(s);
+    sink(0) = 1;
+    pipe.consumer_release(s);
+    PipelineTmaStore stores(3);
+    stores.producer_acquire();
+    out.store(Pointer<f32>(smem.id()), {0, 0});
+    stores.producer_commit();
+    stores.tail();
+  }};
+  auto map = TensorMap<f32>::for_compile(2, {8, 32}, TmaSwizzle::none);
+  std::string ptx = k.compile(Target::parse("sm_90a"), map, test::vector_arg<int32_t>()).ptx;
+  CHECK(contains(ptx, "mbarrier.init.shared"));
+  CHECK(contains(ptx, "mbarrier.arrive.shared"));
+  CHECK(contains(ptx, "mbarrier.try_wait.parity"));
+  CHECK(contains(ptx, "cp.async.bulk.wait_group.read \t2;"));
+  CHECK(contains(ptx, "cp.async.bulk.commit_group"));
+  CHECK(contains(ptx, "cp.async.bulk.wait_group \t0;"));
+  Kernel bad{"bad_store_ring", [](TmaDescriptor<f32>) { PipelineTmaStore stores(0); }};
+  CHECK_THROWS_WITH(bad.compile(Target::parse("sm_90a"), map), Contains("test_pipeline.cpp") && Contains("1 to 32 stages, not 0"));
+}
+
 TEST_CASE("the tile scheduler's grid size is one CTA per multiprocessor, or per tile", "[unit]") {
   CHECK(StaticTileScheduler::grid_size(1000, 132) == 132);
   CHECK(StaticTileScheduler::grid_size(12, 132) == 12);

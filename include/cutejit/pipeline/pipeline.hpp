@@ -1,7 +1,14 @@
 /** \file
- * A TMA producer feeding MMA consumers through a ring of shared-memory stages (CuTeDSL's
- * PipelineTmaAsync). Per stage there is a "full" mbarrier (the producer's arrival plus the TMA
- * bytes) and an "empty" one (one arrival per consumer). The loop of each side is
+ * Pipelines over a ring of shared-memory stages, as CuTeDSL's:
+ *
+ *  - `PipelineTmaAsync`: a TMA producer feeding MMA consumers. Per stage a "full" mbarrier
+ *    (the producer's arrival plus the TMA bytes) and an "empty" one (one arrival per consumer).
+ *  - `PipelineAsync`: producers and consumers that are both threads: the producers write the
+ *    stage with ordinary stores and arrive on "full".
+ *  - `PipelineTmaStore`: TMA stores out of a ring of shared-memory buffers, without barriers:
+ *    a buffer is reused once the bulk-store group that read it has finished reading.
+ *
+ * The loop of each side of a TMA pipeline is
  *
  *   producer (one thread):              consumers:
  *     pipe.producer_acquire(s);            pipe.consumer_wait(s);
@@ -32,33 +39,102 @@ struct PipelineState {
   static PipelineState at(const Int& k, int stages) { return {k % stages, (k / stages) & 1}; }
 };
 
-class PipelineTmaAsync {
+namespace detail {
+/// The "full" and "empty" mbarrier of each stage, and the consumer side every barrier pipeline
+/// shares.
+class StageBarriers {
  public:
   /// Shared memory the barriers take: two per stage.
   static constexpr int barrier_bytes(int stages) { return 16 * stages; }
+
+  int stages() const { return stages_; }
+
+  /// Waits until stage `s` is full.
+  void consumer_wait(const PipelineState& s, Where w = Where::current()) const {
+    mbarrier_wait(full(s.index), Operand<int32_t>(s.phase, w));
+  }
+  /// Frees stage `s` for the producers: one arrival, from one thread of each consumer, once
+  /// the consumer has finished reading the stage (for wgmma: after the wait_group that covers it).
+  void consumer_release(const PipelineState& s, Where w = Where::current()) const { mbarrier_arrive(empty(s.index), w); }
+
+ protected:
+  StageBarriers(const Pointer<uint64_t>& barriers, int stages, int consumers, Where w)
+      : barriers_(barriers), stages_(stages), consumers_(consumers) {
+    if (stages < 1 || stages > 32) fail("a pipeline has 1 to 32 stages, not " + std::to_string(stages), w);
+    if (consumers < 1) fail("a pipeline needs at least one consumer, not " + std::to_string(consumers), w);
+  }
+  void init_barriers(int producer_arrivals, Where w) const {
+    for (int s = 0; s < stages_; ++s) {
+      mbarrier_init(full(Int(s, w)), Operand<int32_t>(producer_arrivals, w));
+      mbarrier_init(empty(Int(s, w)), Operand<int32_t>(consumers_, w));
+    }
+  }
+  void wait_empty(const PipelineState& s, Where w) const { mbarrier_wait(empty(s.index), Operand<int32_t>(s.phase ^ 1, w)); }
+  Pointer<uint64_t> full(const Int& index) const { return barriers_ + index; }
+  Pointer<uint64_t> empty(const Int& index) const { return barriers_ + (index + stages_); }
+
+  Pointer<uint64_t> barriers_;
+  int stages_, consumers_;
+};
+}  // namespace detail
+
+/// Producer threads writing stages with ordinary stores; consumers reading them.
+class PipelineAsync : public detail::StageBarriers {
+ public:
+  /// `producers`: the arrivals that fill a stage (e.g. 32 when every thread of a warp writes
+  /// and arrives); `consumers`: the arrivals that free it.
+  PipelineAsync(const Pointer<uint64_t>& barriers, int stages, int producers, int consumers,
+                detail::Where w = detail::Where::current())
+      : StageBarriers(barriers, stages, consumers, w), producers_(producers) {
+    if (producers < 1) detail::fail("a pipeline needs at least one producer, not " + std::to_string(producers), w);
+  }
+  /// One thread initialises every barrier; then fence_mbarrier_init() and a block barrier.
+  void init(detail::Where w = detail::Where::current()) const { init_barriers(producers_, w); }
+  /// Waits until the consumers have freed stage `s`.
+  void producer_acquire(const PipelineState& s, detail::Where w = detail::Where::current()) const { wait_empty(s, w); }
+  /// This thread's writes to stage `s` are done: one arrival (release semantics, so the
+  /// consumers' wait sees the writes).
+  void producer_commit(const PipelineState& s, detail::Where w = detail::Where::current()) const { mbarrier_arrive(full(s.index), w); }
+
+ private:
+  int producers_;
+};
+
+/// TMA stores out of `stages` shared-memory buffers, one bulk-store group per buffer: before
+/// writing buffer k again, wait until at most `stages - 1` groups are still reading theirs.
+class PipelineTmaStore {
+ public:
+  explicit PipelineTmaStore(int stages, detail::Where w = detail::Where::current()) : stages_(stages) {
+    if (stages < 1 || stages > 32) detail::fail("a TMA store pipeline has 1 to 32 stages, not " + std::to_string(stages), w);
+  }
+  int stages() const { return stages_; }
+  /// Before writing the next buffer: the group that last read it has finished reading.
+  void producer_acquire(detail::Where w = detail::Where::current()) const { detail::tma_store_wait(stages_ - 1, /*read_only=*/true, w); }
+  /// After the buffer's TMA stores: closes their group.
+  void producer_commit(detail::Where w = detail::Where::current()) const { tma_store_commit(w); }
+  /// At the end: every store has landed in global memory.
+  void tail(detail::Where w = detail::Where::current()) const { detail::tma_store_wait(0, /*read_only=*/false, w); }
+
+ private:
+  int stages_;
+};
+
+class PipelineTmaAsync : public detail::StageBarriers {
+ public:
 
   /// `barriers`: barrier_bytes(stages) of shared memory, 8-byte aligned. `consumers`: the
   /// arrivals that free a stage (one per consumer warpgroup). `stage_bytes`: what the TMA loads
   /// of one stage bring in together.
   PipelineTmaAsync(const Pointer<uint64_t>& barriers, int stages, int consumers, int stage_bytes,
                    detail::Where w = detail::Where::current())
-      : barriers_(barriers), stages_(stages), consumers_(consumers), stage_bytes_(stage_bytes) {
-    if (stages < 1 || stages > 32) detail::fail("a pipeline has 1 to 32 stages, not " + std::to_string(stages), w);
-    if (consumers < 1) detail::fail("a pipeline needs at least one consumer, not " + std::to_string(consumers), w);
+      : StageBarriers(barriers, stages, consumers, w), stage_bytes_(stage_bytes) {
     if (stage_bytes <= 0 || stage_bytes % 16 != 0)
       detail::fail("a pipeline stage's TMA bytes are a positive multiple of 16, not " + std::to_string(stage_bytes), w);
   }
 
-  int stages() const { return stages_; }
-
   /// One thread initialises every barrier; then fence_mbarrier_init() and a block (or
   /// cluster) barrier before either side uses the pipeline.
-  void init(detail::Where w = detail::Where::current()) const {
-    for (int s = 0; s < stages_; ++s) {
-      mbarrier_init(full(Int(s, w)), Operand<int32_t>(1, w));
-      mbarrier_init(empty(Int(s, w)), Operand<int32_t>(consumers_, w));
-    }
-  }
+  void init(detail::Where w = detail::Where::current()) const { init_barriers(1, w); }
 
   // ---- producer: one thread ----
 
@@ -71,7 +147,7 @@ class PipelineTmaAsync {
                    w);
     acquired_ = true;
     loaded_bytes_ = 0;
-    mbarrier_wait(empty(s.index), Operand<int32_t>(s.phase ^ 1, w));
+    wait_empty(s, w);
     mbarrier_arrive_expect_tx(full(s.index), Operand<int32_t>(stage_bytes_, w));
   }
 
@@ -95,24 +171,10 @@ class PipelineTmaAsync {
     acquired_ = false;
   }
 
-  // ---- consumers ----
-
-  /// Waits until stage `s` is full.
-  void consumer_wait(const PipelineState& s, detail::Where w = detail::Where::current()) const {
-    mbarrier_wait(full(s.index), Operand<int32_t>(s.phase, w));
-  }
-  /// Frees stage `s` for the producer: one arrival, from one thread of each consumer, once
-  /// the consumer has finished reading the stage (for wgmma: after the wait_group that covers it).
-  void consumer_release(const PipelineState& s, detail::Where w = detail::Where::current()) const {
-    mbarrier_arrive(empty(s.index), w);
-  }
+  // ---- consumers: consumer_wait and consumer_release, as every barrier pipeline ----
 
  private:
-  Pointer<uint64_t> full(const Int& index) const { return barriers_ + index; }
-  Pointer<uint64_t> empty(const Int& index) const { return barriers_ + (index + stages_); }
-
-  Pointer<uint64_t> barriers_;
-  int stages_, consumers_, stage_bytes_;
+  int stage_bytes_;
   // What the trace has seen: an acquire not yet committed, and the bytes loaded since.
   bool acquired_ = false;
   int loaded_bytes_ = 0;
