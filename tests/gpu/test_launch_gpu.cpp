@@ -69,6 +69,8 @@ TEST_CASE("thread-block clusters: ranks within a cluster, and grid/cluster misma
   CHECK(out.to_host() == std::vector<int32_t>{0, 1, 2, 3, 0, 1, 2, 3});
   CHECK_THROWS_WITH(ranks(gpu, Launch{.grid = 6, .block = 32, .cluster = 4}, out),
                     Contains("the grid (6, 1, 1) is not a multiple of the cluster shape (4, 1, 1)"));
+  CHECK_THROWS_WITH(ranks(gpu, Launch{.grid = 16, .block = 32, .cluster = 16}, out),
+                    Contains("a cluster of 16 blocks is over the portable limit of 8"));
 }
 
 TEST_CASE("dynamic shared memory beyond 48 KB", "[gpu]") {
