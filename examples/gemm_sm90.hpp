@@ -1,6 +1,9 @@
 // The Hopper GEMM skeleton that gemm_bf16, gemm_fp8 and gemm_bf16_bias_gelu share:
 //     C (M x N, bf16) = epilogue(A (M x K, row-major) * B^T)
 // with B stored N x K ("TN"), A and B of one element type T (bf16 or FP8), f32 accumulation.
+// `gemm::kernel<T, AMajor, BMajor>` is the same kernel with A stored K x M and/or B stored K x N
+// (MN-major operands, bf16 / f16 only; gemm_bf16_nn.hpp): only the TMA boxes and the wgmma
+// descriptors differ (see there).
 //
 // Persistent and warp-specialised: one CTA per multiprocessor, three warpgroups (384 threads),
 // each CTA walking the 128 x 256 tiles of C in a grouped order (below):
@@ -34,6 +37,7 @@
 // gives exactly the kernel gemm_bf16 had before the hook existed.
 #pragma once
 
+#include <array>
 #include <type_traits>
 #include <vector>
 
@@ -59,6 +63,8 @@ inline constexpr int k_bytes = 128;
 /// Elements of K per stage: 64 for bf16, 128 for FP8.
 template <class T> inline constexpr int tile_k_of = k_bytes / int(sizeof(T));
 inline constexpr int tile_k = tile_k_of<bf16>;
+/// M or N elements of an MN-major operand's TMA box row (one 128-byte span): 64 for bf16.
+template <class T> inline constexpr int mn_chunk_of = k_bytes / int(sizeof(T));
 inline constexpr int a_stage_bytes = tile_m * k_bytes, b_stage_bytes = tile_n * k_bytes;
 inline constexpr int barriers_offset = stages * (a_stage_bytes + b_stage_bytes);
 inline constexpr uint32_t shared_bytes =
@@ -72,12 +78,18 @@ concept Epilogue = std::is_same_v<E, Identity> || requires(const E& e, const F32
   { e(v, i, i) } -> std::convertible_to<F32>;
 };
 
-/// The kernel body; call it from a Kernel's lambda, which declares the arguments the epilogue
-/// captures.
-template <class T, Epilogue E = Identity>
-void tn_kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const Tensor<bf16>& c, const Int& k_tiles,
-               const Int& tiles_m, const Int& n, const E& epilogue = {}) {
+/// The kernel body for A and B of either majorness (MN-major needs bf16 or f16); call it from a
+/// Kernel's lambda, which declares the arguments the epilogue captures. `AMajor` / `BMajor`: K
+/// (A stored M x K, B stored N x K) or MN (A stored K x M, B stored K x N). An MN-major operand arrives as boxes of tile_k K rows by one 128-byte span of M or
+/// N (`mn_chunk` elements), side by side in the stage: 2 boxes of A or 4 of B, the same bytes
+/// as the K-major boxes, so the stage stays 48 KB.
+template <class T, WgmmaMajor AMajor, WgmmaMajor BMajor, Epilogue E = Identity>
+void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const Tensor<bf16>& c, const Int& k_tiles, const Int& tiles_m,
+            const Int& n, const E& epilogue = {}) {
+  static_assert(sizeof(T) == 2 || (AMajor == WgmmaMajor::k && BMajor == WgmmaMajor::k),
+                "wgmma reads FP8 operands K-major only: A stored M x K and B stored N x K");
   constexpr int tile_k = tile_k_of<T>;
+  constexpr int mn_chunk = mn_chunk_of<T>;
   launch_bounds(threads, 1);
   Pointer<int8_t> smem = dynamic_shared_aligned<int8_t>(1024);
   auto a_tile = [&](const Int& s) { return Pointer<T>((smem + s * a_stage_bytes).id()); };
@@ -111,9 +123,23 @@ void tn_kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const Tenso
         for_(0, k_tiles, [&](Int kt) {
           PipelineState s = PipelineState::at(j * k_tiles + kt, stages);
           pipe.producer_acquire(s);
-          pipe.load(a, a_tile(s.index), s, {m0, kt * tile_k});
-          pipe.load(b, b_tile(s.index), s, {n0, kt * tile_k});
-          pipe.load(b, b_tile(s.index) + b_half * tile_k, s, {n1, kt * tile_k});
+          if constexpr (AMajor == WgmmaMajor::k) {
+            pipe.load(a, a_tile(s.index), s, {m0, kt * tile_k});
+          } else {
+            for (int i = 0; i < tile_m / mn_chunk; ++i)
+              pipe.load(a, a_tile(s.index) + i * (mn_chunk * tile_k), s, {kt * tile_k, m0 + i * mn_chunk});
+          }
+          if constexpr (BMajor == WgmmaMajor::k) {
+            pipe.load(b, b_tile(s.index), s, {n0, kt * tile_k});
+            pipe.load(b, b_tile(s.index) + b_half * tile_k, s, {n1, kt * tile_k});
+          } else {
+            // Chunk i holds columns i * mn_chunk ... of the tile; the second half's come from n1.
+            for (int i = 0; i < tile_n / mn_chunk; ++i) {
+              int in_half = i % (b_half / mn_chunk);
+              Int column = (i < b_half / mn_chunk ? n0 : n1) + in_half * mn_chunk;
+              pipe.load(b, b_tile(s.index) + i * (mn_chunk * tile_k), s, {kt * tile_k, column});
+            }
+          }
           pipe.producer_commit(s);
         });
       });
@@ -131,8 +157,13 @@ void tn_kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const Tenso
         Int it = j * k_tiles + kt;
         PipelineState s = PipelineState::at(it, stages);
         pipe.consumer_wait(s);
-        WgmmaOperand<T> A(a_tile(s.index) + half * (64 * tile_k), TmaSwizzle::bytes128);
-        WgmmaOperand<T> B(b_tile(s.index), TmaSwizzle::bytes128);
+        // This warpgroup's 64 rows of A: half `half` of the K-major rows, or chunk `half` of an
+        // MN-major tile (64 rows of 128 bytes either way, so both start half * 8 KB in).
+        auto operand = [&](const Pointer<T>& tile, const TmaDescriptor<T>& map, WgmmaMajor major) {
+          return major == WgmmaMajor::k ? WgmmaOperand<T>(tile, TmaSwizzle::bytes128) : WgmmaOperand<T>::mn_major(tile, map);
+        };
+        WgmmaOperand<T> A = operand(a_tile(s.index) + half * (64 * tile_k), a, AMajor);
+        WgmmaOperand<T> B = operand(b_tile(s.index), b, BMajor);
         wgmma_fence();
         for (int k = 0; k < A.k_steps(); ++k) wgmma<T>(acc, A.slice(0, k), B.slice(0, k));
         wgmma_commit_group();
@@ -175,6 +206,14 @@ void tn_kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const Tenso
   });
 }
 
+/// The TN kernel (A stored M x K, B stored N x K: both K-major), which gemm_bf16, gemm_fp8 and
+/// gemm_bf16_bias_gelu share.
+template <class T, Epilogue E = Identity>
+void tn_kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const Tensor<bf16>& c, const Int& k_tiles,
+               const Int& tiles_m, const Int& n, const E& epilogue = {}) {
+  kernel<T, WgmmaMajor::k, WgmmaMajor::k>(a, b, c, k_tiles, tiles_m, n, epilogue);
+}
+
 /// Checks a shape against the tile (M, N multiples of 128, K of tile_k<T>), naming the kernel.
 template <class T>
 void check_shape(const char* kernel, int64_t m, int64_t n, int64_t k) {
@@ -190,18 +229,30 @@ inline Launch launch_config(const Device& gpu, int64_t m, int64_t n) {
   return Launch{.grid = StaticTileScheduler::grid_size(tiles, gpu.multiprocessors()), .block = threads, .shared_bytes = shared_bytes};
 }
 
-/// The tensor maps of A (m x k) and B (n x k), as the kernel's TMA boxes and swizzle want them.
+/// The TMA box of an operand: rows x tile_k for a K-major one (rows of M or N), tile_k rows of K
+/// by mn_chunk for an MN-major one.
 template <class T>
+std::array<uint32_t, 2> operand_box(WgmmaMajor major, int rows) {
+  if (major == WgmmaMajor::k) return {uint32_t(rows), uint32_t(tile_k_of<T>)};
+  return {uint32_t(tile_k_of<T>), uint32_t(mn_chunk_of<T>)};
+}
+
+/// The tensor maps of A (m x k, or k x m when MN-major) and B (n x k, or k x n when MN-major),
+/// as the kernel's TMA boxes and swizzle want them.
+template <class T, WgmmaMajor AMajor = WgmmaMajor::k, WgmmaMajor BMajor = WgmmaMajor::k>
 std::pair<TensorMap<T>, TensorMap<T>> tensor_maps(const Buffer<T>& a, const Buffer<T>& b, int64_t m, int64_t n, int64_t k) {
-  return {make_tensor_map(a.view({m, k}), {uint32_t(tile_m), uint32_t(tile_k_of<T>)}, TmaSwizzle::bytes128),
-          make_tensor_map(b.view({n, k}), {uint32_t(b_half), uint32_t(tile_k_of<T>)}, TmaSwizzle::bytes128)};
+  auto a_view = AMajor == WgmmaMajor::k ? a.view({m, k}) : a.view({k, m});
+  auto b_view = BMajor == WgmmaMajor::k ? b.view({n, k}) : b.view({k, n});
+  auto ab = operand_box<T>(AMajor, tile_m), bb = operand_box<T>(BMajor, b_half);
+  return {make_tensor_map(a_view, {ab[0], ab[1]}, TmaSwizzle::bytes128), make_tensor_map(b_view, {bb[0], bb[1]}, TmaSwizzle::bytes128)};
 }
 
 /// The same, carrying only the static facts, for cross-compiling without a GPU.
-template <class T>
+template <class T, WgmmaMajor AMajor = WgmmaMajor::k, WgmmaMajor BMajor = WgmmaMajor::k>
 std::pair<TensorMap<T>, TensorMap<T>> tensor_maps_for_compile() {
-  return {TensorMap<T>::for_compile(2, {uint32_t(tile_m), uint32_t(tile_k_of<T>)}, TmaSwizzle::bytes128),
-          TensorMap<T>::for_compile(2, {uint32_t(b_half), uint32_t(tile_k_of<T>)}, TmaSwizzle::bytes128)};
+  auto ab = operand_box<T>(AMajor, tile_m), bb = operand_box<T>(BMajor, b_half);
+  return {TensorMap<T>::for_compile(2, {ab[0], ab[1]}, TmaSwizzle::bytes128),
+          TensorMap<T>::for_compile(2, {bb[0], bb[1]}, TmaSwizzle::bytes128)};
 }
 
 /// C's view for cross-compiling: an m x n row-major bf16 tensor at a 16-byte-aligned address.
@@ -209,16 +260,21 @@ inline DeviceTensor<bf16> output_for_compile(int64_t m, int64_t n) {
   return DeviceTensor<bf16>::make(0, std::array<int64_t, 2>{m, n}, std::array<int64_t, 2>{n, 1});
 }
 
-/// A * B^T in float64 from the host inputs (row-major m x n).
+/// C = A * B in float64 from the host inputs (row-major m x n), with A stored m x k (K-major) or
+/// k x m (MN-major) and B stored n x k (K-major: C = A * B^T of the stored matrix) or k x n.
 template <class T>
-std::vector<double> reference(const std::vector<T>& a, const std::vector<T>& b, int64_t m, int64_t n, int64_t k) {
+std::vector<double> reference(const std::vector<T>& a, const std::vector<T>& b, int64_t m, int64_t n, int64_t k,
+                              WgmmaMajor a_major = WgmmaMajor::k, WgmmaMajor b_major = WgmmaMajor::k) {
   std::vector<double> fa(a.size()), fb(b.size()), ref(size_t(m * n), 0.0);
   for (size_t i = 0; i < a.size(); ++i) fa[i] = double(float(a[i]));
   for (size_t i = 0; i < b.size(); ++i) fb[i] = double(float(b[i]));
+  // The element (row, p) of A and (p, col) of B, wherever the layout keeps it.
+  auto a_at = [&](int64_t i, int64_t p) { return fa[size_t(a_major == WgmmaMajor::k ? i * k + p : p * m + i)]; };
+  auto b_at = [&](int64_t p, int64_t j) { return fb[size_t(b_major == WgmmaMajor::k ? j * k + p : p * n + j)]; };
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
       double s = 0;
-      for (int64_t p = 0; p < k; ++p) s += fa[size_t(i * k + p)] * fb[size_t(j * k + p)];
+      for (int64_t p = 0; p < k; ++p) s += a_at(i, p) * b_at(p, j);
       ref[size_t(i * n + j)] = s;
     }
   return ref;

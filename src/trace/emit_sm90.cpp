@@ -65,6 +65,17 @@ void mbarrier_arrive(ValueId bar, Where where) {
   mlir::NVVM::MBarrierArriveOp::create(t.builder(), t.loc(where), t.builder().getI64Type(), b, mlir::Value(), cta_scope(t));
 }
 
+void mbarrier_arrive_cluster(ValueId bar, ValueId cta, Where where) {
+  Trace& t = Trace::current(where);
+  t.require(Feature::sm90, "mbarrier_arrive_cluster (mapa, mbarrier.arrive.shared::cluster)", where);
+  mlir::Value b = shared_pointer(t, bar, "an mbarrier", where);
+  mlir::Location l = t.loc(where);
+  mlir::Value remote = mlir::NVVM::MapaOp::create(t.builder(), l, mlir::LLVM::LLVMPointerType::get(&t.context(), 7), b,
+                                                  i32_operand(t, cta, "a CTA rank in the cluster", where));
+  mlir::NVVM::MBarrierArriveOp::create(t.builder(), l, mlir::Type(), remote, mlir::Value(),
+                                       mlir::NVVM::MemScopeKindAttr::get(&t.context(), mlir::NVVM::MemScopeKind::CLUSTER));
+}
+
 void mbarrier_arrive_expect_tx(ValueId bar, ValueId bytes, Where where) {
   Trace& t = Trace::current(where);
   t.require(Feature::sm90, "mbarrier.arrive.expect_tx", where);
@@ -171,7 +182,10 @@ void check_tile_alignment(Trace& t, ValueId tile, const Where& w) {
 }
 }  // namespace
 
-void tma_load(ValueId descriptor, ValueId shared_dst, ValueId bar, std::span<const ValueId> coords, Where where) {
+namespace {
+/// A TMA tile load; `multicast` (an i16 CTA mask) or null for this CTA only.
+void emit_tma_load(ValueId descriptor, ValueId shared_dst, ValueId bar, std::span<const ValueId> coords, Where where,
+                   mlir::Value multicast) {
   Trace& t = Trace::current(where);
   t.require(Feature::sm90, "cp.async.bulk.tensor (TMA load)", where);
   mlir::Value d = descriptor_pointer(t, descriptor, where);
@@ -186,9 +200,23 @@ void tma_load(ValueId descriptor, ValueId shared_dst, ValueId bar, std::span<con
   mlir::Value cluster_dst =
       mlir::LLVM::AddrSpaceCastOp::create(builder, l, mlir::LLVM::LLVMPointerType::get(&t.context(), 7), dst);
   mlir::NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-      builder, l, cluster_dst, d, c, b, mlir::ValueRange{}, mlir::Value(), mlir::Value(),
+      builder, l, cluster_dst, d, c, b, mlir::ValueRange{}, multicast, mlir::Value(),
       mlir::NVVM::TMALoadModeAttr::get(&t.context(), mlir::NVVM::TMALoadMode::TILE), builder.getBoolAttr(false),
       mlir::NVVM::CTAGroupKindAttr(), mlir::Value());
+}
+}  // namespace
+
+void tma_load_multicast(ValueId descriptor, ValueId shared_dst, ValueId bar, std::span<const ValueId> coords, ValueId cta_mask,
+                        Where where) {
+  Trace& t = Trace::current(where);
+  t.require(Feature::sm90, "cp.async.bulk.tensor with .multicast::cluster (TMA multicast load)", where);
+  mlir::Value mask = i32_operand(t, cta_mask, "a multicast CTA mask", where);
+  mlir::Value mask16 = mlir::arith::TruncIOp::create(t.builder(), t.loc(where), t.builder().getI16Type(), mask);
+  emit_tma_load(descriptor, shared_dst, bar, coords, where, mask16);
+}
+
+void tma_load(ValueId descriptor, ValueId shared_dst, ValueId bar, std::span<const ValueId> coords, Where where) {
+  emit_tma_load(descriptor, shared_dst, bar, coords, where, mlir::Value());
 }
 
 void tma_store(ValueId descriptor, ValueId shared_src, std::span<const ValueId> coords, Where where) {
@@ -306,12 +334,18 @@ void wgmma_fence_operands(ValueId accumulators, int count, Where where) {
   store_accumulators(t, acc, fence.getResult(0), count, l);
 }
 
-void wgmma_mma(DType ab, int n, ValueId desc_a, ValueId desc_b, ValueId accumulators, Where where) {
+void wgmma_mma(DType ab, int n, ValueId desc_a, ValueId desc_b, ValueId accumulators, bool a_mn_major, bool b_mn_major,
+               Where where) {
   Trace& t = Trace::current(where);
   t.require(Feature::wgmma, "wgmma.mma_async", where);
   if (ab != DType::bf16 && ab != DType::f16 && !is_fp8(ab))
     trace_error("wgmma with A and B from shared memory supports bf16, f16, f8e4m3 and f8e5m2 operands here, not " +
                     std::string(name(ab)),
+                where);
+  // PTX has transpose bits only for the 16-bit types; the FP8 instruction reads K-major tiles.
+  if ((a_mn_major || b_mn_major) && is_fp8(ab))
+    trace_error("wgmma with " + std::string(name(ab)) + " operands reads them K-major only; an MN-major (transposed) " +
+                    (a_mn_major ? "A" : "B") + " needs bf16 or f16",
                 where);
   if (n < 8 || n > 256 || n % 8 != 0) trace_error("wgmma's N is a multiple of 8 from 8 to 256, not " + std::to_string(n), where);
   const ValueInfo& acc = accumulator_array(t, accumulators, where);
@@ -336,13 +370,16 @@ void wgmma_mma(DType ab, int n, ValueId desc_a, ValueId desc_b, ValueId accumula
   // One MMA covers 32 bytes of K: k16 for 2-byte operands, k32 for FP8.
   int k = 32 / size_in_bytes(ab);
   auto one = mlir::NVVM::WGMMAScaleInAttr::get(ctx, mlir::NVVM::WGMMAScaleIn::one);
-  // Row-major A and column-major B are both K-major in shared memory (no transpose bits; FP8
-  // wgmma has none and accepts only this layout).
+  // The op speaks of A (M x K) and B (K x N) as matrices: a row-major A and a column-major B
+  // are K-major in shared memory (transpose bits 0); a column-major A or a row-major B is
+  // MN-major (transpose bit 1). FP8 has no transpose bits and takes only the first pair.
+  auto layout = [&](bool row_major) {
+    return mlir::NVVM::MMALayoutAttr::get(ctx, row_major ? mlir::NVVM::MMALayout::row : mlir::NVVM::MMALayout::col);
+  };
   auto out = mlir::NVVM::WgmmaMmaAsyncOp::create(
       b, l, in.getType(), in, t.value(desc_a, where), t.value(desc_b, where), mlir::NVVM::MMAShapeAttr::get(ctx, 64, n, k), operand,
       operand, type(mlir::NVVM::WGMMATypes::f32), mlir::NVVM::WGMMAScaleOutAttr::get(ctx, mlir::NVVM::WGMMAScaleOut::one), one,
-      one, mlir::NVVM::MMALayoutAttr::get(ctx, mlir::NVVM::MMALayout::row),
-      mlir::NVVM::MMALayoutAttr::get(ctx, mlir::NVVM::MMALayout::col), mlir::NVVM::MMAIntOverflowAttr());
+      one, layout(!a_mn_major), layout(b_mn_major), mlir::NVVM::MMAIntOverflowAttr());
   store_accumulators(t, acc, out, count, l);
 }
 

@@ -56,6 +56,7 @@ std::optional<Feature> nvvm_op_feature(std::string_view op) {
       {"nvvm.cluster.arrive", Feature::sm90},
       {"nvvm.cluster.wait", Feature::sm90},
       {"nvvm.griddepcontrol", Feature::sm90},
+      {"nvvm.mapa", Feature::sm90},
       {"nvvm.setmaxregister", Feature::setmaxnreg},
       {"nvvm.mbarrier.init", Feature::baseline},
       {"nvvm.mbarrier.arrive", Feature::baseline},

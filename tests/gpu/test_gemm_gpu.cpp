@@ -1,10 +1,11 @@
 // Hopper on the GPU: a TMA round trip through shared memory (each swizzle), FP8 conversions
-// against the host's, and the BF16, FP8 and fused bias+GELU tensor-core GEMMs against float64
-// host references on random data, output poisoned.
+// against the host's, and the BF16 (every operand layout), FP8 and fused bias+GELU tensor-core
+// GEMMs against float64 host references on random data, output poisoned.
 #include <catch2/catch.hpp>
 
 #include "gemm_bf16.hpp"
 #include "gemm_bf16_bias_gelu.hpp"
+#include "gemm_bf16_nn.hpp"
 #include "gemm_fp8.hpp"
 #include "support.hpp"
 
@@ -160,4 +161,40 @@ TEST_CASE("the fused bias + GELU GEMM matches its float64 host reference", "[gpu
     INFO(e.name << ": relative error " << err << ", tolerance " << e.tolerance);
     CHECK(err <= e.tolerance);
   }
+}
+
+TEST_CASE("the row-major BF16 GEMM (C = A * B, B stored K x N) matches its float64 host reference", "[gpu]") {
+  Device gpu;
+  // The shapes of the TN test (one tile; a half-wide last tile column, where B's MN-major boxes
+  // for the second half repeat the first; 144 tiles, more than one per CTA), a non-square one
+  // with M > N and a short K, and one with N an odd multiple of 128 and several tiles per CTA.
+  for (const examples::Example& e :
+       {examples::gemm_bf16_nn_example(), examples::gemm_bf16_nn_example(128, 128, 64), examples::gemm_bf16_nn_example(512, 1024, 768),
+        examples::gemm_bf16_nn_example(2304, 1920, 128), examples::gemm_bf16_nn_example(1024, 384, 64),
+        examples::gemm_bf16_nn_example(384, 2944, 320)}) {
+    double err = e.check(gpu);
+    INFO(e.name << ": relative error " << err << ", tolerance " << e.tolerance);
+    CHECK(err <= e.tolerance);
+  }
+}
+
+TEST_CASE("the BF16 GEMMs with A stored K x M (tn: B stored K x N, tt: B stored N x K) match float64 references", "[gpu]") {
+  Device gpu;
+  using examples::gemm_bf16_layout_example;
+  for (const examples::Example& e :
+       {gemm_bf16_layout_example<WgmmaMajor::mn, WgmmaMajor::mn>(256, 384, 512),
+        gemm_bf16_layout_example<WgmmaMajor::mn, WgmmaMajor::mn>(2304, 1920, 128),
+        gemm_bf16_layout_example<WgmmaMajor::mn, WgmmaMajor::k>(256, 384, 512),
+        gemm_bf16_layout_example<WgmmaMajor::mn, WgmmaMajor::k>(512, 1024, 768)}) {
+    double err = e.check(gpu);
+    INFO(e.name << ": relative error " << err << ", tolerance " << e.tolerance);
+    CHECK(err <= e.tolerance);
+  }
+}
+
+TEST_CASE("the row-major BF16 GEMM refuses shapes its tile does not divide", "[gpu]") {
+  Device gpu;
+  auto a = gpu.alloc<bf16>(256 * 96), b = gpu.alloc<bf16>(96 * 128), c = gpu.alloc<bf16>(256 * 128);
+  CHECK_THROWS_WITH(examples::gemm_bf16_nn_run(gpu, a, b, c, 256, 128, 96),
+                    Catch::Contains("gemm_bf16_nn needs M, N multiples of 128 and K a multiple of 64, not 256 x 128 x 96"));
 }

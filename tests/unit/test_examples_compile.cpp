@@ -6,6 +6,7 @@
 #include "elementwise_add_tv.hpp"
 #include "gemm_bf16.hpp"
 #include "gemm_bf16_bias_gelu.hpp"
+#include "gemm_bf16_nn.hpp"
 #include "gemm_fp8.hpp"
 #include "saxpy.hpp"
 #include "sgemm.hpp"
@@ -39,6 +40,8 @@ std::vector<Expectation> expectations() {
        {"cp.async.bulk.tensor.2d", "mbarrier.try_wait.parity", "wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3"}},
       {examples::gemm_bf16_bias_gelu_example(),
        {"cp.async.bulk.tensor.2d", "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16", "cvt.f32.bf16"}},
+      {examples::gemm_bf16_nn_example(),
+       {"cp.async.bulk.tensor.2d", "mbarrier.try_wait.parity", "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16"}},
   };
 }
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include "gemm_bf16.hpp"
 #include "gemm_bf16_bias_gelu.hpp"
+#include "gemm_bf16_nn.hpp"
 #include "gemm_fp8.hpp"
 #include "support.hpp"
 
@@ -166,6 +167,176 @@ TEST_CASE("the FP8 GEMM example: e4m3 TMA boxes of 128 x 128 bytes, four m64n256
   CHECK(test::cubin_contains(k.cubin, "-arch sm_90a"));
   // Two float parameters (the scales) follow the tensor maps and C.
   CHECK(contains(k.ptx, ".param .f32 gemm_fp8_param_"));
+}
+
+namespace {
+/// The operands after the accumulator braces of every wgmma.mma_async in `ptx`, spaces removed:
+/// "desc_a,desc_b,p,scale_a,scale_b[,trans_a,trans_b];".
+std::vector<std::string> wgmma_tails(const std::string& ptx) {
+  std::vector<std::string> out;
+  for (size_t at = ptx.find("wgmma.mma_async"); at != std::string::npos; at = ptx.find("wgmma.mma_async", at + 1)) {
+    size_t close = ptx.find('}', at), end = ptx.find(';', at);
+    std::string tail;
+    for (char ch : ptx.substr(close + 1, end + 1 - (close + 1)))
+      if (ch != ' ' && ch != '\t') tail += ch;
+    out.push_back(tail);
+  }
+  return out;
+}
+/// Whether `ptx` has wgmmas and every one ends with the transpose immediates `a`, `b`
+/// (imm-trans-a, imm-trans-b: 1 reads that operand MN-major).
+bool transposes_are(const std::string& ptx, int a, int b) {
+  std::vector<std::string> tails = wgmma_tails(ptx);
+  std::string want = "," + std::to_string(a) + "," + std::to_string(b) + ";";
+  for (const std::string& t : tails) {
+    UNSCOPED_INFO("wgmma operands " << t);
+    if (t.size() < want.size() || t.compare(t.size() - want.size(), want.size(), want) != 0) return false;
+  }
+  return !tails.empty();
+}
+/// A descriptor's constant fields as the PTX ISA lays them out: leading byte offset >> 4 in bits
+/// 16-29, stride byte offset >> 4 in bits 32-45, the 128-byte swizzle (mode 1) in bits 62-63.
+std::string swizzle128_fields(uint64_t leading_bytes, uint64_t stride_bytes) {
+  return std::to_string((leading_bytes >> 4) << 16 | (stride_bytes >> 4) << 32 | uint64_t(1) << 62);
+}
+
+// A wgmma with A (64 x 16) and B (16 x 256) from shared memory, each K-major or MN-major;
+// MN-major operands are 64 K rows per 128-byte chunk, as a TMA box of 64 x 64 bf16 leaves them.
+template <WgmmaMajor AMajor, WgmmaMajor BMajor>
+std::string one_wgmma_ptx() {
+  Kernel k{"one_wgmma", [](Tensor<f32> out) {
+    auto operand = [](const Pointer<bf16>& tile, WgmmaMajor major) {
+      return major == WgmmaMajor::k ? WgmmaOperand<bf16>(tile, TmaSwizzle::bytes128)
+                                    : WgmmaOperand<bf16>::mn_major(tile, TmaSwizzle::bytes128, 64);
+    };
+    WgmmaOperand<bf16> A = operand(dynamic_shared_aligned<bf16>(1024), AMajor);
+    WgmmaOperand<bf16> B = operand(dynamic_shared_aligned<bf16>(1024, 8192), BMajor);
+    WgmmaAccumulator<256> acc;
+    acc.fill(0.0f);
+    wgmma_fence();
+    wgmma<bf16>(acc, A.slice(0, 0), B.slice(0, 0));
+    wgmma_commit_group();
+    wgmma_wait_group(0);
+    wgmma_fence_operands(acc);
+    for (int i = 0; i < WgmmaAccumulator<256>::size; ++i) out(thread_idx().x * WgmmaAccumulator<256>::size + i) = F32(acc[i]);
+  }};
+  return k.compile(sm90a, test::vector_arg<float>(128 * 128)).ptx;
+}
+}  // namespace
+
+TEST_CASE("MN-major bf16 and f16 wgmma operands: the transpose bits and the MN-major descriptor strides", "[unit]") {
+  // Transpose bits: K-major operands have none (the TN layout), each MN-major one sets its own.
+  CHECK(transposes_are(one_wgmma_ptx<WgmmaMajor::k, WgmmaMajor::k>(), 0, 0));
+  CHECK(transposes_are(one_wgmma_ptx<WgmmaMajor::k, WgmmaMajor::mn>(), 0, 1));
+  CHECK(transposes_are(one_wgmma_ptx<WgmmaMajor::mn, WgmmaMajor::k>(), 1, 0));
+  std::string both = one_wgmma_ptx<WgmmaMajor::mn, WgmmaMajor::mn>();
+  CHECK(transposes_are(both, 1, 1));
+  CHECK(contains(both, "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16"));
+  // MN-major, 128-byte swizzle: the 8-row groups of K are 1024 bytes apart (stride byte offset),
+  // the 64-wide chunks of M or N 64 rows x 128 bytes apart (leading byte offset). A K-major
+  // tile has a stride byte offset of 1024 and an unused leading one of 16.
+  CHECK(contains(both, swizzle128_fields(64 * 128, 1024)));
+  CHECK_FALSE(contains(both, swizzle128_fields(16, 1024)));
+  CHECK(contains(one_wgmma_ptx<WgmmaMajor::k, WgmmaMajor::k>(), swizzle128_fields(16, 1024)));
+
+  // f16, 64-byte swizzle, 32 K rows per chunk: two K steps, the second 16 rows x 64 bytes on.
+  Kernel half{"wgmma_f16_mn", [](Tensor<f32> out) {
+    WgmmaOperand<f16> A = WgmmaOperand<f16>::mn_major(dynamic_shared_aligned<f16>(1024), TmaSwizzle::bytes64, 32);
+    WgmmaOperand<f16> B(dynamic_shared_aligned<f16>(1024, 4096), TmaSwizzle::bytes64);
+    WgmmaAccumulator<128> acc;
+    acc.fill(0.0f);
+    wgmma_fence();
+    for (int k = 0; k < A.k_steps(); ++k) wgmma<f16>(acc, A.slice(0, k), B.slice(0, k));
+    wgmma_commit_group();
+    wgmma_wait_group(0);
+    wgmma_fence_operands(acc);
+    out(thread_idx().x) = F32(acc[0]);
+  }};
+  std::string ptx = half.compile(sm90a, test::vector_arg<float>(128)).ptx;
+  CHECK(count(ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16") == 2);
+  CHECK(transposes_are(ptx, 1, 0));
+}
+
+TEST_CASE("bad MN-major wgmma operands are trace-time errors naming the line", "[unit]") {
+  Kernel fp8{"fp8_mn_major", [](Tensor<f32> a) {
+    WgmmaOperand<f8e4m3>::mn_major(dynamic_shared_aligned<f8e4m3>(1024), TmaSwizzle::bytes128, 64);
+  }};
+  CHECK_THROWS_WITH(fp8.compile(sm90a, test::vector_arg<float>()),
+                    Contains("test_hopper.cpp") && Contains("an MN-major (transposed) wgmma operand must be bf16 or f16; wgmma reads "
+                                                            "f8e4m3 operands K-major only"));
+  // Below the operand classes: the instruction itself refuses transposed FP8 operands.
+  Kernel fp8_raw{"fp8_transposed_mma", [](Tensor<f32> a) {
+    WgmmaAccumulator<64> acc;
+    detail::wgmma_mma(DType::f8e5m2, 64, Value<uint64_t>(0ull).id(), Value<uint64_t>(0ull).id(), acc.registers(), false, true,
+                      detail::Where::current());
+  }};
+  CHECK_THROWS_WITH(fp8_raw.compile(sm90a, test::vector_arg<float>()),
+                    Contains("test_hopper.cpp") && Contains("wgmma with f8e5m2 operands reads them K-major only; an MN-major "
+                                                            "(transposed) B needs bf16 or f16"));
+  Kernel unswizzled{"mn_unswizzled", [](Tensor<f32> a) {
+    WgmmaOperand<bf16>::mn_major(dynamic_shared_aligned<bf16>(1024), TmaSwizzle::none, 64);
+  }};
+  CHECK_THROWS_WITH(unswizzled.compile(sm90a, test::vector_arg<float>()),
+                    Contains("test_hopper.cpp") && Contains("an MN-major wgmma operand tile needs a 32, 64 or 128-byte swizzle"));
+  // A box row of 32 bf16 (64 bytes) under a 128-byte swizzle is not one chunk per span.
+  Kernel narrow{"mn_narrow_box", [](TmaDescriptor<bf16> map) {
+    WgmmaOperand<bf16>::mn_major(dynamic_shared_aligned<bf16>(1024), map);
+  }};
+  CHECK_THROWS_WITH(narrow.compile(sm90a, tile_map(64, 32, TmaSwizzle::bytes128)),
+                    Contains("test_hopper.cpp") && Contains("the tensor map's box rows are 64 bytes but its swizzle is 128 bytes; an "
+                                                            "MN-major wgmma operand needs box rows of exactly one swizzle span"));
+  Kernel map_unswizzled{"mn_map_unswizzled", [](TmaDescriptor<bf16> map) {
+    WgmmaOperand<bf16>::mn_major(dynamic_shared_aligned<bf16>(1024), map);
+  }};
+  CHECK_THROWS_WITH(map_unswizzled.compile(sm90a, tile_map(64, 64, TmaSwizzle::none)),
+                    Contains("an MN-major wgmma operand tile needs a 32, 64 or 128-byte swizzle"));
+  Kernel rows{"mn_rows", [](Tensor<f32> a) {
+    WgmmaOperand<bf16>::mn_major(dynamic_shared_aligned<bf16>(1024), TmaSwizzle::bytes128, 24);
+  }};
+  CHECK_THROWS_WITH(rows.compile(sm90a, test::vector_arg<float>()),
+                    Contains("an MN-major wgmma operand's chunks hold a positive multiple of 16 rows of K (one MMA's K), not 24"));
+  Kernel start{"mn_start", [](Tensor<f32> a) {
+    WgmmaOperand<bf16>::mn_major(dynamic_shared_aligned<bf16>(1024), TmaSwizzle::bytes128, 64).slice(32, 0);
+  }};
+  CHECK_THROWS_WITH(start.compile(sm90a, test::vector_arg<float>()),
+                    Contains("test_hopper.cpp") && Contains("an MN-major wgmma operand starts at an M or N index that is a multiple of "
+                                                            "its chunk width 64 (one 128-byte swizzle span), not 32"));
+  Kernel k_step{"mn_k_step", [](Tensor<f32> a) {
+    WgmmaOperand<bf16>::mn_major(dynamic_shared_aligned<bf16>(1024), TmaSwizzle::bytes128, 32).slice(0, 2);
+  }};
+  CHECK_THROWS_WITH(k_step.compile(sm90a, test::vector_arg<float>()), Contains("k step 2 is outside this tile's 2 steps"));
+  Kernel unaligned{"mn_unaligned", [](Tensor<f32> a) {
+    WgmmaOperand<bf16>::mn_major(dynamic_shared<bf16>(), TmaSwizzle::bytes128, 64);
+  }};
+  CHECK_THROWS_WITH(unaligned.compile(sm90a, test::vector_arg<float>()),
+                    Contains("test_hopper.cpp") && Contains("a wgmma operand tile with a 128-byte swizzle must be 1024-byte aligned"));
+}
+
+TEST_CASE("the GEMM layouts: row-major B (nn) and K x M A (tn, tt) read MN-major tiles with the transpose bits", "[unit]") {
+  std::string tn = examples::gemm_bf16_example().compile(sm90a).ptx;
+  std::string nn = examples::gemm_bf16_nn_example().compile(sm90a).ptx;
+  std::string at_b = examples::gemm_bf16_layout_example<WgmmaMajor::mn, WgmmaMajor::mn>(256, 384, 512).compile(sm90a).ptx;
+  std::string at_bt = examples::gemm_bf16_layout_example<WgmmaMajor::mn, WgmmaMajor::k>(256, 384, 512).compile(sm90a).ptx;
+  CHECK(transposes_are(tn, 0, 0));
+  CHECK(transposes_are(nn, 0, 1));
+  CHECK(transposes_are(at_b, 1, 1));
+  CHECK(transposes_are(at_bt, 1, 0));
+  // TMA loads per stage: A is one 128 x 64 box K-major or two 64 x 64 boxes MN-major; B two
+  // 128 x 64 boxes K-major or four 64 x 64 boxes MN-major.
+  const std::string load = "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes";
+  CHECK(count(tn, load) == 3);
+  CHECK(count(nn, load) == 5);
+  CHECK(count(at_b, load) == 6);
+  CHECK(count(at_bt, load) == 4);
+  for (const std::string* ptx : {&nn, &at_b, &at_bt}) {
+    int mmas = count(*ptx, "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16");
+    CHECK(mmas >= 4);
+    CHECK(mmas % 4 == 0);
+    CHECK(contains(*ptx, "setmaxnreg.inc.sync.aligned.u32 	232"));
+    CHECK_FALSE(contains(*ptx, ".local"));
+  }
+  // B's MN-major descriptor: 64 K rows per 64-column chunk.
+  CHECK(contains(nn, swizzle128_fields(64 * 128, 1024)));
 }
 
 TEST_CASE("the epilogue hook: the identity adds no code, a fused epilogue is traced into the kernel", "[unit]") {

@@ -136,6 +136,8 @@ void mbarrier_init(ValueId bar, ValueId count, Where where);
 void mbarrier_arrive(ValueId bar, Where where);
 /// expect-tx of `bytes` then arrive: the phase completes when the arrivals and the bytes are in.
 void mbarrier_arrive_expect_tx(ValueId bar, ValueId bytes, Where where);
+/// Arrives (release, cluster scope) on the mbarrier at `bar`'s offset in CTA `cta` of the cluster.
+void mbarrier_arrive_cluster(ValueId bar, ValueId cta, Where where);
 /// True when the phase with this parity (0 or 1) has completed (one potentially blocking probe).
 ValueId mbarrier_try_wait(ValueId bar, ValueId parity, Where where);
 /// Loops on try_wait until the phase with this parity has completed.
@@ -153,6 +155,10 @@ ValueId shared_address(ValueId ptr, Where where);
 // ---- TMA (cp.async.bulk.tensor); `descriptor` is a grid-constant tensor-map parameter ----
 ValueId tensor_map_argument(int flat_index, Where where);
 void tma_load(ValueId descriptor, ValueId shared_dst, ValueId bar, std::span<const ValueId> coords, Where where);
+/// The same box into the shared memory of every CTA of the cluster whose bit is set in
+/// `cta_mask` (an i32 holding 16 bits), at the same offset, completing on each one's mbarrier.
+void tma_load_multicast(ValueId descriptor, ValueId shared_dst, ValueId bar, std::span<const ValueId> coords, ValueId cta_mask,
+                        Where where);
 void tma_store(ValueId descriptor, ValueId shared_src, std::span<const ValueId> coords, Where where);
 void tma_store_commit(Where where);
 /// Waits until at most `pending` bulk groups are in flight (`read_only`: until their sources were read).
@@ -162,9 +168,11 @@ void tma_prefetch_descriptor(ValueId descriptor, Where where);
 // ---- wgmma ----
 /// A shared-memory matrix descriptor (64 bits) for the tile at `ptr`; `swizzle_bytes` is 0, 32, 64 or 128.
 ValueId wgmma_descriptor(ValueId ptr, int swizzle_bytes, int64_t leading_bytes, int64_t stride_bytes, Where where);
-/// D (f32 registers at `accumulators`, n/2 of them) += A * B, both K-major in shared memory:
-/// wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ab}.{ab}.
-void wgmma_mma(DType ab, int n, ValueId desc_a, ValueId desc_b, ValueId accumulators, Where where);
+/// D (f32 registers at `accumulators`, n/2 of them) += A * B, A and B in shared memory:
+/// wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ab}.{ab}. `a_mn_major` / `b_mn_major` set the
+/// instruction's transpose bits (an operand whose M or N is contiguous); bf16 and f16 only.
+void wgmma_mma(DType ab, int n, ValueId desc_a, ValueId desc_b, ValueId accumulators, bool a_mn_major, bool b_mn_major,
+               Where where);
 /// Redefines the `count` f32 registers at `accumulators` in place (an empty asm): code after it
 /// cannot be moved above a preceding wgmma.wait_group by the compiler.
 void wgmma_fence_operands(ValueId accumulators, int count, Where where);

@@ -26,6 +26,12 @@ inline void mbarrier_init(const Pointer<uint64_t>& bar, const Operand<int32_t>& 
 inline void mbarrier_arrive(const Pointer<uint64_t>& bar, detail::Where w = detail::Where::current()) {
   detail::mbarrier_arrive(bar.id(), w);
 }
+/// Arrives on the mbarrier at `bar`'s offset in the shared memory of the cluster's CTA of rank
+/// `cta` (release at cluster scope; sm_90): how a consumer frees a stage that another CTA's
+/// multicast load also fills.
+inline void mbarrier_arrive_cluster(const Pointer<uint64_t>& bar, const Operand<int32_t>& cta) {
+  detail::mbarrier_arrive_cluster(bar.id(), cta.id, cta.where);
+}
 /// Adds `bytes` to the phase's expected transaction count, then arrives (sm_90). The phase
 /// completes once the remaining arrivals and all those bytes (e.g. of TMA loads) are in.
 inline void mbarrier_arrive_expect_tx(const Pointer<uint64_t>& bar, const Operand<int32_t>& bytes) {

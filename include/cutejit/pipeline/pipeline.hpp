@@ -56,6 +56,11 @@ class StageBarriers {
   /// Frees stage `s` for the producers: one arrival, from one thread of each consumer, once
   /// the consumer has finished reading the stage (for wgmma: after the wait_group that covers it).
   void consumer_release(const PipelineState& s, Where w = Where::current()) const { mbarrier_arrive(empty(s.index), w); }
+  /// The same arrival on stage `s` of the cluster's CTA `cta`: with multicast loads, that CTA's
+  /// producer writes into this CTA's stage too, so it must wait for this CTA's consumers.
+  void consumer_release(const PipelineState& s, const Int& cta, Where w = Where::current()) const {
+    mbarrier_arrive_cluster(empty(s.index), Operand<int32_t>(cta, w));
+  }
 
  protected:
   StageBarriers(const Pointer<uint64_t>& barriers, int stages, int consumers, Where w)
@@ -158,6 +163,18 @@ class PipelineTmaAsync : public detail::StageBarriers {
     if (!acquired_) detail::fail("a TMA load onto a pipeline stage that was not acquired; call producer_acquire(state) first", w);
     loaded_bytes_ += map.box_bytes();
     map.load(dst, full(s.index), coords, w);
+  }
+
+  /// A TMA load multicast into the acquired stage of each of the `ctas` CTAs in `cta_mask`
+  /// (this one included), completing on each one's full barrier. For the byte check it counts
+  /// `ctas` boxes: the other CTAs of the mask issue the matching loads into this one.
+  template <Element T>
+  void load_multicast(const TmaDescriptor<T>& map, const Pointer<T>& dst, const PipelineState& s,
+                      std::initializer_list<Operand<int32_t>> coords, const Operand<int32_t>& cta_mask, int ctas,
+                      detail::Where w = detail::Where::current()) {
+    if (!acquired_) detail::fail("a TMA load onto a pipeline stage that was not acquired; call producer_acquire(state) first", w);
+    loaded_bytes_ += ctas * map.box_bytes();
+    map.load_multicast(dst, full(s.index), coords, cta_mask, w);
   }
 
   /// Closes the stage's loads: the TMA bytes complete its phase. Checks that they are what

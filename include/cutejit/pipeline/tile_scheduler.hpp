@@ -22,7 +22,12 @@ class StaticTileScheduler {
  public:
   StaticTileScheduler(const Int& tiles_m, const Int& tiles_n, int group = 8, Raster raster = Raster::along_m,
                       detail::Where w = detail::Where::current())
-      : tiles_m_(tiles_m), tiles_n_(tiles_n), group_(group), raster_(raster) {
+      : StaticTileScheduler(tiles_m, tiles_n, block_idx().x, grid_dim().x, group, raster, w) {}
+  /// The same walk shared by `workers` workers, this one being `worker`: e.g. the clusters of
+  /// a cluster launch (worker = block_idx().x / 2 of grid_dim().x / 2), each taking one tile.
+  StaticTileScheduler(const Int& tiles_m, const Int& tiles_n, const Int& worker, const Int& workers, int group = 8,
+                      Raster raster = Raster::along_m, detail::Where w = detail::Where::current())
+      : tiles_m_(tiles_m), tiles_n_(tiles_n), worker_(worker), workers_(workers), group_(group), raster_(raster) {
     if (group < 1) detail::fail("a tile scheduler's group is at least 1 tile, not " + std::to_string(group), w);
   }
 
@@ -30,12 +35,12 @@ class StaticTileScheduler {
   static uint32_t grid_size(int64_t tiles, int multiprocessors) { return uint32_t(std::max<int64_t>(1, std::min<int64_t>(tiles, multiprocessors))); }
 
   Int tile_count() const { return tiles_m_ * tiles_n_; }
-  /// How many tiles this CTA computes.
-  Int my_tile_count() const { return (tile_count() - block_idx().x + grid_dim().x - 1) / grid_dim().x; }
+  /// How many tiles this worker computes.
+  Int my_tile_count() const { return (tile_count() - worker_ + workers_ - 1) / workers_; }
 
-  /// (tile row, tile column) of this CTA's `j`-th tile.
+  /// (tile row, tile column) of this worker's `j`-th tile.
   std::pair<Int, Int> tile(const Int& j) const {
-    Int t = block_idx().x + j * grid_dim().x;
+    Int t = worker_ + j * workers_;
     const bool m = raster_ == Raster::along_m;
     const Int& major = m ? tiles_m_ : tiles_n_;  // the dimension grouped
     const Int& minor = m ? tiles_n_ : tiles_m_;
@@ -47,7 +52,7 @@ class StaticTileScheduler {
   }
 
  private:
-  Int tiles_m_, tiles_n_;
+  Int tiles_m_, tiles_n_, worker_, workers_;
   int group_;
   Raster raster_;
 };

@@ -46,6 +46,15 @@ class TmaDescriptor {
     auto c = innermost_first(coords, w);
     detail::tma_load(id_, dst.id(), bar.id(), std::span<const detail::ValueId>(c.data(), size_t(rank())), w);
   }
+  /// Global -> shared of every CTA of the cluster whose bit is set in `cta_mask` (bit r: the
+  /// CTA of rank r): the box lands at `dst`'s offset in each one's shared memory and completes
+  /// on the mbarrier at `bar`'s offset in each. Each of those CTAs expects the box's bytes on
+  /// its own barrier. Needs a cluster launch (sm_90 and newer).
+  void load_multicast(const Pointer<T>& dst, const Pointer<uint64_t>& bar, std::initializer_list<Operand<int32_t>> coords,
+                      const Operand<int32_t>& cta_mask, detail::Where w = detail::Where::current()) const {
+    auto c = innermost_first(coords, w);
+    detail::tma_load_multicast(id_, dst.id(), bar.id(), std::span<const detail::ValueId>(c.data(), size_t(rank())), cta_mask.id, w);
+  }
   /// Shared -> global: `src` (one box) to the box at `coords`.
   void store(const Pointer<T>& src, std::initializer_list<Operand<int32_t>> coords,
              detail::Where w = detail::Where::current()) const {
