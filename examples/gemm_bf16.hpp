@@ -31,6 +31,24 @@ inline void gemm_bf16_run(const Device& gpu, const Buffer<bf16>& a, const Buffer
   gemm_bf16_prepare(gpu, a, b, c, m, n, k)();
 }
 
+/// The same GEMM in clusters of two CTAs on vertically adjacent tiles, which share their B tile
+/// through TMA multicast (gemm_sm90.hpp, ClusterM = 2). M must be a multiple of 256.
+inline Kernel gemm_bf16_cluster{"gemm_bf16_cluster", [](TmaDescriptor<bf16> a, TmaDescriptor<bf16> b, Tensor<bf16> c, Int k_tiles,
+                                                        Int tiles_m, Int n) {
+  gemm::kernel<bf16, WgmmaMajor::k, WgmmaMajor::k, 2>(a, b, c, k_tiles, tiles_m, n);
+}};
+
+inline PreparedLaunch gemm_bf16_cluster_prepare(const Device& gpu, const Buffer<bf16>& a, const Buffer<bf16>& b,
+                                                const Buffer<bf16>& c, int64_t m, int64_t n, int64_t k) {
+  using namespace gemm;
+  check_shape<bf16>("gemm_bf16_cluster", m, n, k);
+  if (m % (2 * tile_m))
+    throw Error("error: gemm_bf16_cluster needs M a multiple of 256 (a pair of 128-row tiles per cluster), not " + std::to_string(m));
+  auto [ta, tb] = tensor_maps(a, b, m, n, k);
+  return gemm_bf16_cluster.prepare(gpu, launch_config(gpu, m, n, 2), ta, tb, c.view({m, n}), int32_t(k / tile_k),
+                                   int32_t(m / tile_m), int32_t(n));
+}
+
 inline std::vector<bf16> random_bf16(size_t n, unsigned seed) {
   std::vector<bf16> v;
   for (float x : random_floats(n, seed)) v.push_back(bf16(x));
@@ -53,6 +71,26 @@ inline Example gemm_bf16_example(int64_t m = 256, int64_t n = 384, int64_t k = 5
             return gemm_bf16.compile(t, ta, tb, output_for_compile(m, n), int32_t(k / tile_k), int32_t(m / tile_m), int32_t(n));
           },
           // bf16 output: about 2^-9 relative rounding per element
+          1e-2,
+          {"sm_90a"}};
+}
+
+inline Example gemm_bf16_cluster_example(int64_t m = 512, int64_t n = 384, int64_t k = 512) {
+  return {"gemm_bf16_cluster",
+          [m, n, k](const Device& gpu) {
+            auto ha = random_bf16(m * k, 13), hb = random_bf16(n * k, 14);
+            auto a = gpu.upload(ha), b = gpu.upload(hb);
+            auto c = gpu.upload(gemm::poisoned_output(m, n));
+            gemm_bf16_cluster_prepare(gpu, a, b, c, m, n, k)();
+            gpu.synchronize();
+            return relative_error(gemm::to_floats(c), gemm::reference(ha, hb, m, n, k));
+          },
+          [m, n, k](const Target& t) {
+            using namespace gemm;
+            auto [ta, tb] = tensor_maps_for_compile<bf16>();
+            return gemm_bf16_cluster.compile(t, ta, tb, output_for_compile(m, n), int32_t(k / tile_k), int32_t(m / tile_m),
+                                             int32_t(n));
+          },
           1e-2,
           {"sm_90a"}};
 }

@@ -83,11 +83,16 @@ concept Epilogue = std::is_same_v<E, Identity> || requires(const E& e, const F32
 /// (A stored M x K, B stored N x K) or MN (A stored K x M, B stored K x N). An MN-major operand arrives as boxes of tile_k K rows by one 128-byte span of M or
 /// N (`mn_chunk` elements), side by side in the stage: 2 boxes of A or 4 of B, the same bytes
 /// as the K-major boxes, so the stage stays 48 KB.
-template <class T, WgmmaMajor AMajor, WgmmaMajor BMajor, Epilogue E = Identity>
+template <class T, WgmmaMajor AMajor, WgmmaMajor BMajor, int ClusterM = 1, Epilogue E = Identity>
 void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const Tensor<bf16>& c, const Int& k_tiles, const Int& tiles_m,
             const Int& n, const E& epilogue = {}) {
   static_assert(sizeof(T) == 2 || (AMajor == WgmmaMajor::k && BMajor == WgmmaMajor::k),
                 "wgmma reads FP8 operands K-major only: A stored M x K and B stored N x K");
+  // ClusterM = 2: clusters of two CTAs on vertically adjacent tiles, which share their B tile.
+  // CTA r of the pair loads half r of B and multicasts it into both, so each B element leaves
+  // L2 once per pair; each CTA's consumers free a stage in both CTAs (the other's producer
+  // writes into it too), and the pair walks the tiles together.
+  static_assert(ClusterM == 1 || (ClusterM == 2 && BMajor == WgmmaMajor::k), "clusters of 2 along M, with B stored N x K");
   constexpr int tile_k = tile_k_of<T>;
   constexpr int mn_chunk = mn_chunk_of<T>;
   launch_bounds(threads, 1);
@@ -95,11 +100,28 @@ void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const Tensor<b
   auto a_tile = [&](const Int& s) { return Pointer<T>((smem + s * a_stage_bytes).id()); };
   auto b_tile = [&](const Int& s) { return Pointer<T>((smem + stages * a_stage_bytes + s * b_stage_bytes).id()); };
   // Tile j of this CTA uses ring iterations j * k_tiles ... j * k_tiles + k_tiles - 1.
-  PipelineTmaAsync pipe(Pointer<uint64_t>((smem + barriers_offset).id()), stages, /*consumers=*/2, a_stage_bytes + b_stage_bytes);
-  StaticTileScheduler scheduler(tiles_m, (n + tile_n - 1) / tile_n, group_m, Raster::along_m);
+  PipelineTmaAsync pipe(Pointer<uint64_t>((smem + barriers_offset).id()), stages, /*consumers=*/2 * ClusterM,
+                        a_stage_bytes + b_stage_bytes);
+  Int rank;  // in the pair (ClusterM = 2)
+  auto make_scheduler = [&] {
+    Int tiles_n = (n + tile_n - 1) / tile_n;
+    if constexpr (ClusterM == 1) {
+      return StaticTileScheduler(tiles_m, tiles_n, group_m, Raster::along_m);
+    } else {  // the pairs walk pairs of tile rows
+      rank = cluster_cta_rank();
+      return StaticTileScheduler(tiles_m / 2, tiles_n, block_idx().x / 2, grid_dim().x / 2, group_m / 2, Raster::along_m);
+    }
+  };
+  StaticTileScheduler scheduler = make_scheduler();
   auto tile_origin = [&](const Int& j) {
     auto [tm, tn] = scheduler.tile(j);
-    return std::pair{tm * tile_m, tn * tile_n};
+    if constexpr (ClusterM == 1) return std::pair{tm * tile_m, tn * tile_n};
+    else return std::pair{(tm * 2 + rank) * tile_m, tn * tile_n};
+  };
+  // Frees a stage for this CTA's producer and, in a pair, for the other CTA's.
+  auto release = [&](const PipelineState& s) {
+    pipe.consumer_release(s);
+    if constexpr (ClusterM == 2) pipe.consumer_release(s, rank ^ 1);
   };
 
   Int tid = thread_idx().x;
@@ -111,6 +133,10 @@ void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const Tensor<b
     b.prefetch();
   });
   sync_threads();
+  if constexpr (ClusterM == 2) {  // the other CTA's barriers exist before anything reaches them
+    cluster_arrive();
+    cluster_wait();
+  }
 
   if_(warpgroup == 0, [&] {
     decrease_max_registers(producer_registers);
@@ -129,7 +155,9 @@ void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const Tensor<b
             for (int i = 0; i < tile_m / mn_chunk; ++i)
               pipe.load(a, a_tile(s.index) + i * (mn_chunk * tile_k), s, {kt * tile_k, m0 + i * mn_chunk});
           }
-          if constexpr (BMajor == WgmmaMajor::k) {
+          if constexpr (ClusterM == 2) {
+            pipe.load_multicast(b, b_tile(s.index) + rank * (b_half * tile_k), s, {select(rank == 0, n0, n1), kt * tile_k}, 0b11, 2);
+          } else if constexpr (BMajor == WgmmaMajor::k) {
             pipe.load(b, b_tile(s.index), s, {n0, kt * tile_k});
             pipe.load(b, b_tile(s.index) + b_half * tile_k, s, {n1, kt * tile_k});
           } else {
@@ -169,12 +197,12 @@ void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const Tensor<b
         wgmma_commit_group();
         // One batch stays in flight; the one before it is done, so its stage can be refilled.
         wgmma_wait_group(1);
-        if_(leader && kt > 0, [&] { pipe.consumer_release(PipelineState::at(it - 1, stages)); });
+        if_(leader && kt > 0, [&] { release(PipelineState::at(it - 1, stages)); });
       });
       wgmma_wait_group(0);
       wgmma_fence_operands(acc);
       // The tile's last stage is free too: the producer can fill it during the stores below.
-      if_(leader, [&] { pipe.consumer_release(PipelineState::at(j * k_tiles + k_tiles - 1, stages)); });
+      if_(leader, [&] { release(PipelineState::at(j * k_tiles + k_tiles - 1, stages)); });
 
       Int row = m0 + half * 64 + (t / 32) * 16 + (t % 32) / 4;
       Int col = n0 + (t % 4) * 2;
@@ -204,6 +232,10 @@ void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const Tensor<b
       if_(n0 + b_half < n, [&] { store_columns(half_q, 2 * half_q); });
     });
   });
+  if constexpr (ClusterM == 2) {  // neither CTA exits while the other may still write into it
+    cluster_arrive();
+    cluster_wait();
+  }
 }
 
 /// The TN kernel (A stored M x K, B stored N x K: both K-major), which gemm_bf16, gemm_fp8 and
@@ -224,9 +256,11 @@ void check_shape(const char* kernel, int64_t m, int64_t n, int64_t k) {
 }
 
 /// The grid: one CTA per multiprocessor, or one per tile when there are fewer tiles.
-inline Launch launch_config(const Device& gpu, int64_t m, int64_t n) {
-  int64_t tiles = (m / tile_m) * ((n + tile_n - 1) / tile_n);
-  return Launch{.grid = StaticTileScheduler::grid_size(tiles, gpu.multiprocessors()), .block = threads, .shared_bytes = shared_bytes};
+/// With `cluster_m` = 2: one pair of CTAs per two multiprocessors, or per pair of tile rows.
+inline Launch launch_config(const Device& gpu, int64_t m, int64_t n, int cluster_m = 1) {
+  int64_t tiles = (m / (tile_m * cluster_m)) * ((n + tile_n - 1) / tile_n);
+  uint32_t workers = StaticTileScheduler::grid_size(tiles, gpu.multiprocessors() / cluster_m);
+  return Launch{.grid = workers * uint32_t(cluster_m), .block = threads, .shared_bytes = shared_bytes, .cluster = uint32_t(cluster_m)};
 }
 
 /// The TMA box of an operand: rows x tile_k for a K-major one (rows of M or N), tile_k rows of K

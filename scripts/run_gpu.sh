@@ -39,6 +39,8 @@ log="$OUT/gpu.log"
   CUTEJIT_CACHE=off timeout 60 ./examples/gemm_bf16 >/dev/null
   CUTEJIT_CACHE=off timeout 60 ./examples/gemm_fp8 >/dev/null
   CUTEJIT_CACHE=off timeout 60 ./examples/gemm_bf16_bias_gelu >/dev/null
+  CUTEJIT_CACHE=off timeout 60 ./examples/gemm_bf16_nn >/dev/null
+  CUTEJIT_CACHE=off timeout 60 ./examples/gemm_bf16_cluster >/dev/null
   CUTEJIT_CACHE=off timeout 60 ./tests/cutejit_tests "target-specific*" >/dev/null
   for t in sm_100a sm_120a; do CUTEJIT_CACHE=off timeout 60 ./tests/perf/cutejit_bench_compile $t >/dev/null; done
   unset CUTEJIT_DUMP

@@ -198,3 +198,16 @@ TEST_CASE("the row-major BF16 GEMM refuses shapes its tile does not divide", "[g
   CHECK_THROWS_WITH(examples::gemm_bf16_nn_run(gpu, a, b, c, 256, 128, 96),
                     Catch::Contains("gemm_bf16_nn needs M, N multiples of 128 and K a multiple of 64, not 256 x 128 x 96"));
 }
+
+TEST_CASE("the BF16 GEMM in clusters of two with B multicast matches its float64 host reference", "[gpu]") {
+  Device gpu;
+  // 2304 x 1920: 9 pairs of tile rows x 8 tile columns (more than one pair of tiles per
+  // cluster on 66 clusters, a half-wide last column); 256 x 128 and 512 x 384: one and few tiles.
+  for (const examples::Example& e :
+       {examples::gemm_bf16_cluster_example(), examples::gemm_bf16_cluster_example(256, 128, 64),
+        examples::gemm_bf16_cluster_example(2304, 1920, 128), examples::gemm_bf16_cluster_example(1024, 2048, 1024)}) {
+    double err = e.check(gpu);
+    INFO(e.name << ": relative error " << err << ", tolerance " << e.tolerance);
+    CHECK(err <= e.tolerance);
+  }
+}

@@ -47,10 +47,12 @@ void report(const char* name, const GemmShape& s, double ms) {
               2.0 * double(s.m) * double(s.n) * double(s.k) / (ms * 1e-3) / 1e12);
 }
 
-/// Times one GEMM on every shape: `prepare(a, b, c, shape)` gives the launch for one copy of the data.
+/// Times one GEMM on every shape whose M is a multiple of `m_multiple`: `prepare(a, b, c, shape)`
+/// gives the launch for one copy of the data.
 template <class T, class Prepare>
-void bench_shapes(const char* name, const Device& gpu, const std::vector<T>& pool, Prepare&& prepare) {
+void bench_shapes(const char* name, const Device& gpu, const std::vector<T>& pool, Prepare&& prepare, int64_t m_multiple = 1) {
   for (const GemmShape& s : shapes) {
+    if (s.m % m_multiple) continue;
     double bytes = double(s.m * s.k + s.n * s.k) * sizeof(T) + double(s.m * s.n) * sizeof(bf16);
     int sets = bench::rotation_sets(bytes);
     std::vector<Buffer<T>> as, bs;
@@ -82,6 +84,12 @@ int main() {
     bench_shapes("gemm_bf16", gpu, host, [&](const Buffer<bf16>& a, const Buffer<bf16>& b, const Buffer<bf16>& c, const GemmShape& s) {
       return examples::gemm_bf16_prepare(gpu, a, b, c, s.m, s.n, s.k);
     });
+    bench_shapes(
+        "gemm_bf16_cluster", gpu, host,
+        [&](const Buffer<bf16>& a, const Buffer<bf16>& b, const Buffer<bf16>& c, const GemmShape& s) {
+          return examples::gemm_bf16_cluster_prepare(gpu, a, b, c, s.m, s.n, s.k);
+        },
+        256);
   }
   {
     std::vector<f8e4m3> host = examples::random_e4m3(pool, 2);
