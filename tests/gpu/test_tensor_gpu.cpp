@@ -15,6 +15,7 @@ TEST_CASE("tensor examples match their host references on the GPU", "[gpu]") {
   for (const examples::Example& e :
        {examples::elementwise_add_tv_example(), examples::elementwise_add_tv_example(4096, 4096),
         examples::elementwise_add_tv_example(33, 4099), examples::elementwise_add_tv_example(7, 12),
+        examples::elementwise_add_tv_example(2051, 4100, 8), examples::elementwise_add_tv_example(33, 4099, 8),
         examples::transpose_swizzle_example(), examples::transpose_swizzle_example(64, 96),
         examples::transpose_swizzle_example(5, 3)}) {
     double err = e.check(gpu);

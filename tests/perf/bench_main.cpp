@@ -88,6 +88,11 @@ int main() {
     double t = bench::median_gpu_ms([&] { add(); }, 30);
     std::printf("elementwise_add_tv_bandwidth: %.3f ms per call, %.1f GB/s (8192 x 8192 f32, 3 tensors)\n", t,
                 3.0 * m * n * 4 / (t * 1e-3) / 1e9);
+    auto add256 = examples::elementwise_add_tv_256.prepare(gpu, examples::elementwise_add_tv_launch(m, n, 8), a.view({m, n}),
+                                                           b.view({m, n}), c.view({m, n}));
+    t = bench::median_gpu_ms([&] { add256(); }, 30);
+    std::printf("elementwise_add_tv_256_bandwidth: %.3f ms per call, %.1f GB/s (8192 x 8192 f32, 3 tensors, 256 threads)\n", t,
+                3.0 * m * n * 4 / (t * 1e-3) / 1e9);
     auto transpose = examples::transpose_swizzle.prepare(
         gpu, Launch{.grid = {ceil_div(n, 32), ceil_div(m, 32)}, .block = {32, 8}}, a.view({m, n}), c.view({n, m}));
     t = bench::median_gpu_ms([&] { transpose(); }, 30);
