@@ -334,6 +334,44 @@ void wgmma_fence_operands(ValueId accumulators, int count, Where where) {
   store_accumulators(t, acc, fence.getResult(0), count, l);
 }
 
+void wgmma_mma_register_a(DType ab, int n, std::span<const ValueId> a_registers, ValueId desc_b, ValueId accumulators,
+                          bool b_mn_major, Where where) {
+  Trace& t = Trace::current(where);
+  t.require(Feature::wgmma, "wgmma.mma_async with A in registers", where);
+  if (ab != DType::bf16 && ab != DType::f16)
+    trace_error("wgmma with A in registers supports bf16 and f16 operands here, not " + std::string(name(ab)), where);
+  if (n < 8 || n > 256 || n % 8 != 0) trace_error("wgmma's N is a multiple of 8 from 8 to 256, not " + std::to_string(n), where);
+  if (a_registers.size() != 4) trace_error("wgmma's register A is four 32-bit registers per thread", where);
+  llvm::SmallVector<mlir::Value> a;
+  for (ValueId r : a_registers) a.push_back(i32_operand(t, r, "a register of wgmma's A fragment", where));
+  if (t.get(desc_b, where).type != DType::u64 || t.get(desc_b, where).pointer)
+    trace_error("wgmma's B operand is a 64-bit shared-memory descriptor (wgmma_descriptor)", where);
+  const ValueInfo& acc = accumulator_array(t, accumulators, where);
+  mlir::Location l = t.loc(where);
+  // Inline PTX: the NVVM op takes A as a descriptor only. The accumulators are tied operands
+  // (read and written); the scale-d predicate is true: D += A * B.
+  const int count = n / 2;
+  const std::string type = ab == DType::bf16 ? "bf16" : "f16";
+  std::string ptx = "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32." +
+                    type + "." + type + " {";
+  for (int i = 0; i < count; ++i) ptx += (i ? ", $" : "$") + std::to_string(i);
+  ptx += "}, {";
+  for (int i = 0; i < 4; ++i) ptx += (i ? ", $" : "$") + std::to_string(2 * count + i);
+  ptx += "}, $" + std::to_string(2 * count + 4) + ", p, 1, 1, " + (b_mn_major ? "1" : "0") + ";\n}";
+  std::string constraints;
+  for (int i = 0; i < count; ++i) constraints += (i ? ",=f" : "=f");
+  for (int i = 0; i < count; ++i) constraints += "," + std::to_string(i);
+  constraints += ",r,r,r,r,l";
+  mlir::Value in = load_accumulators(t, acc, count, l);
+  llvm::SmallVector<mlir::Value> operands;
+  for (int i = 0; i < count; ++i) operands.push_back(mlir::LLVM::ExtractValueOp::create(t.builder(), l, in, llvm::ArrayRef<int64_t>{i}));
+  operands.append(a.begin(), a.end());
+  operands.push_back(t.value(desc_b, where));
+  auto mma = mlir::LLVM::InlineAsmOp::create(t.builder(), l, in.getType(), operands, ptx, constraints, /*has_side_effects=*/true,
+                                             false, mlir::LLVM::TailCallKind::None, mlir::LLVM::AsmDialectAttr(), mlir::ArrayAttr());
+  store_accumulators(t, acc, mma.getResult(0), count, l);
+}
+
 void wgmma_mma(DType ab, int n, ValueId desc_a, ValueId desc_b, ValueId accumulators, bool a_mn_major, bool b_mn_major,
                Where where) {
   Trace& t = Trace::current(where);

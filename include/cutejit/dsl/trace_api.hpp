@@ -173,6 +173,10 @@ ValueId wgmma_descriptor(ValueId ptr, int swizzle_bytes, int64_t leading_bytes, 
 /// instruction's transpose bits (an operand whose M or N is contiguous); bf16 and f16 only.
 void wgmma_mma(DType ab, int n, ValueId desc_a, ValueId desc_b, ValueId accumulators, bool a_mn_major, bool b_mn_major,
                Where where);
+/// The same with A in registers: four 32-bit registers per thread holding the warpgroup's
+/// 64 x 16 slice of A (bf16 or f16 pairs; atom/sm90/wgmma.hpp has the layout), B a descriptor.
+void wgmma_mma_register_a(DType ab, int n, std::span<const ValueId> a_registers, ValueId desc_b, ValueId accumulators,
+                          bool b_mn_major, Where where);
 /// Redefines the `count` f32 registers at `accumulators` in place (an empty asm): code after it
 /// cannot be moved above a preceding wgmma.wait_group by the compiler.
 void wgmma_fence_operands(ValueId accumulators, int count, Where where);

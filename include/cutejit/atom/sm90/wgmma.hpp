@@ -200,6 +200,48 @@ void wgmma(const WgmmaAccumulator<N>& acc, const Value<uint64_t>& a, const Value
   detail::wgmma_mma(dtype_v<T>, N, a.id(), b.id(), acc.registers(), false, false, w);
 }
 
+/// A warpgroup's 64 x 16 slice of A in registers, for wgmma with A from registers (bf16, f16):
+/// four 32-bit registers per thread, each holding two neighbouring K values of one row (the
+/// lower column in the low half). Thread t of the warpgroup holds rows
+///     16 * (t / 32) + (t % 32) / 4  (registers 0 and 2)  and that + 8  (registers 1 and 3),
+/// columns 2 * (t % 4) + {0, 1} (registers 0 and 1) and those + 8 (registers 2 and 3).
+template <Element T>
+  requires(std::is_same_v<T, bf16> || std::is_same_v<T, f16>)
+struct WgmmaFragmentA {
+  std::array<Value<uint32_t>, 4> registers;
+
+  static constexpr int row_of(int t, int reg) { return 16 * (t / 32) + (t % 32) / 4 + 8 * (reg % 2); }
+  static constexpr int col_of(int t, int reg) { return 2 * (t % 4) + 8 * (reg / 2); }  ///< and the next column
+
+  /// Two values in one register, `lo` (the lower K column) in the low half.
+  static Value<uint32_t> pack(const Value<T>& lo, const Value<T>& hi, detail::Where w = detail::Where::current()) {
+    auto bits = [&](const Value<T>& v) { return cast<uint32_t>(bitcast<int16_t>(v, w), w) & Operand<uint32_t>(0xffffu, w); };
+    return bits(lo) | (bits(hi) << Operand<uint32_t>(16u, w));
+  }
+  /// Warpgroup thread `t`'s part of the 64 x 16 slice of `a` (rows and K, K contiguous) at
+  /// (`row0`, `k0`).
+  static WgmmaFragmentA load(const Tensor<T>& a, const Int& row0, const Int& k0, const Int& t,
+                             detail::Where w = detail::Where::current()) {
+    WgmmaFragmentA f;
+    Int row = row0 + (t / 32) * 16 + (t % 32) / 4, col = k0 + (t % 4) * 2;
+    for (int reg = 0; reg < 4; ++reg) {
+      Pointer<T> p = a.pointer_at({row + 8 * (reg % 2), col + 8 * (reg / 2)});
+      f.registers[size_t(reg)] = pack(Value<T>(p[0]), Value<T>(p[1]), w);
+    }
+    return f;
+  }
+};
+
+/// acc += A * B for one k16 slice, A from registers and B from shared memory:
+/// wgmma.mma_async.sync.aligned.m64n{N}k16.f32.{bf16,f16}.{same} with a register A.
+template <Element T, int N>
+void wgmma(const WgmmaAccumulator<N>& acc, const WgmmaFragmentA<T>& a, const WgmmaDescriptor<T>& b,
+           detail::Where w = detail::Where::current()) {
+  std::array<detail::ValueId, 4> regs;
+  for (int i = 0; i < 4; ++i) regs[size_t(i)] = a.registers[size_t(i)].id();
+  detail::wgmma_mma_register_a(dtype_v<T>, N, regs, b.bits.id(), acc.registers(), b.major == WgmmaMajor::mn, w);
+}
+
 /// Pins the accumulators after a `wgmma_wait_group`: code reading them (an epilogue) cannot be
 /// scheduled above the wait (CUTLASS's warpgroup_fence_operand). Emits no instruction.
 template <int N>
