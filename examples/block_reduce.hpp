@@ -22,8 +22,12 @@ inline Kernel block_reduce{"block_reduce", [](Tensor<f32> x, Tensor<f32> total, 
   if_(lane == 0, [&] { partial[warp] = v; });
   sync_threads();
   if_(warp == 0, [&] {
-    F32 w = select(lane < block / 32, F32(partial[lane]), 0.0f);
-    w = warp_sum(w);
+    // Only the lanes that have a partial sum read one: `select` would load partial[lane] on
+    // every lane, past the array's end, and LLVM may assume an in-bounds index and drop the
+    // condition, adding whatever another kernel left in shared memory.
+    Var<f32> mine = 0.0f;
+    if_(lane < block / 32, [&] { mine = F32(partial[lane]); });
+    F32 w = warp_sum(mine);
     if_(lane == 0, [&] { atomic_add(total(0), w); });
   });
 }};

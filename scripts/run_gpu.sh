@@ -19,6 +19,10 @@ log="$OUT/gpu.log"
     spec=$(printf '%s' "$name" | sed 's/[],[\\]/\\&/g')  # test specs treat , [ ] as syntax
     timeout 120 ./tests/cutejit_tests "$spec" --durations yes | grep -vE '^(=+|~+)$|^Filters:'
   done
+  # Then all of them in one process: what one kernel leaves behind (shared memory, L2) must
+  # not change another's result.
+  echo "== [gpu] tests again, all in one process"
+  timeout 300 ./tests/cutejit_tests "[gpu]" -r compact | grep -E "Passed|Failed|failed:"
   echo "== all CPU suites on this machine too"
   timeout 120 ./tests/cutejit_tests "~[gpu]~[.]"
   echo "== examples"

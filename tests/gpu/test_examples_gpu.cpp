@@ -21,3 +21,24 @@ TEST_CASE("examples match their float64 host references on the GPU", "[gpu]") {
     CHECK(err <= e.tolerance);
   }
 }
+
+namespace {
+// Leaves large values in every byte of shared memory a later kernel may be given.
+Kernel dirty_shared{"dirty_shared", [](Tensor<f32> sink) {
+  Pointer<f32> smem = dynamic_shared<f32>();
+  for_(thread_idx().x, 48 * 1024 / 4, block_dim().x, [&](Int i) { smem[i] = 1.0e6f; });
+  sync_threads();
+  if_(thread_idx().x == 0, [&] { sink(block_idx().x) = F32(smem[block_idx().x]); });
+}};
+}  // namespace
+
+TEST_CASE("the examples do not depend on what shared memory held before them", "[gpu]") {
+  Device gpu;
+  auto sink = gpu.alloc<float>(size_t(gpu.multiprocessors()) * 8);
+  for (const examples::Example& e : {examples::block_reduce_example(), examples::softmax_example(), examples::transpose_example()}) {
+    dirty_shared(gpu, Launch{.grid = uint32_t(gpu.multiprocessors() * 8), .block = 256, .shared_bytes = 48 * 1024}, sink);
+    double err = e.check(gpu);
+    INFO(e.name << ": relative error " << err << ", tolerance " << e.tolerance);
+    CHECK(err <= e.tolerance);
+  }
+}
