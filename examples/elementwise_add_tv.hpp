@@ -14,7 +14,10 @@ using namespace cutejit;
 template <int ThreadRows>
 void elementwise_add_tv_body(const Tensor<f32>& a, const Tensor<f32>& b, const Tensor<f32>& c) {
   TVLayout tv = make_layout_tv(make_ordered_layout({ThreadRows, 32}, {1, 0}), make_ordered_layout({4, 4}, {1, 0}));
-  Int tile = block_idx().x, thread = thread_idx().x;
+  // Block (x, y) takes tile (y, x): consecutive blocks walk along a band of rows, so the blocks
+  // running at once read long runs of each row rather than one short piece of many rows.
+  IntTuple tile{Int(block_idx().y), Int(block_idx().x)};
+  Int thread = thread_idx().x;
   // This thread's 16 elements of the block's tile, for data and for coordinates alike.
   auto mine = [&](const auto& t) { return partition_tv(local_tile(t, tv.tiler, tile), tv.tv, thread); };
   CoordTensor coords = mine(make_identity_tensor(a.shape()));
@@ -30,7 +33,7 @@ inline Kernel elementwise_add_tv_256{"elementwise_add_tv_256",
                                      [](Tensor<f32> a, Tensor<f32> b, Tensor<f32> c) { elementwise_add_tv_body<8>(a, b, c); }};
 
 inline Launch elementwise_add_tv_launch(int64_t m, int64_t n, int thread_rows = 4) {
-  return Launch{.grid = ceil_div(m, 4 * thread_rows) * ceil_div(n, 128), .block = uint32_t(32 * thread_rows)};
+  return Launch{.grid = {ceil_div(n, 128), ceil_div(m, 4 * thread_rows)}, .block = uint32_t(32 * thread_rows)};
 }
 
 inline Example elementwise_add_tv_example(int64_t m = 2051, int64_t n = 4100, int thread_rows = 4) {
