@@ -1,7 +1,9 @@
 /** \file
  * Optional dumps of every stage of one kernel's compilation, for a kernel author reading IR:
  * with CUTEJIT_DUMP=DIR set, DIR/<kernel>.<target>.<stage> is written for the MLIR as traced
- * and as lowered, the LLVM IR before and after O3, the PTX and the cubin.
+ * and as lowered, the LLVM IR before and after O3, the PTX and the cubin. Later compiles of the
+ * same kernel and target in the process (other specializations) write
+ * DIR/<kernel>.<target>.<n>.<stage>, n = 1, 2, ...
  */
 #pragma once
 

@@ -116,5 +116,25 @@ TEST_CASE("with CUTEJIT_DUMP set every stage runs and is dumped, and the entry i
   cutejit::CompiledKernel k = compile_vector_add();
   CHECK_FALSE(k.from_cache);
   CHECK(k.cache_key == key);
-  CHECK(std::filesystem::exists(tmp.path() / "dump" / "vector_add.sm_90a.ptx"));
+  // vector_add.sm_90a.ptx, or .<n>.ptx when this process dumped vector_add before.
+  int ptx_files = 0;
+  for (const auto& f : std::filesystem::directory_iterator(tmp.path() / "dump")) {
+    std::string name = f.path().filename().string();
+    ptx_files += name.starts_with("vector_add.sm_90a.") && name.ends_with(".ptx");
+  }
+  CHECK(ptx_files == 1);
+}
+
+TEST_CASE("CUTEJIT_DUMP keeps the files of every specialization of a kernel", "[cache]") {
+  TempCache tmp;
+  ScopedEnv dump("CUTEJIT_DUMP", (tmp.path() / "dump").string());
+  auto v = [](int64_t n) { return cutejit::DeviceTensor<float>::make(256, std::array<int64_t, 1>{n}, std::array<int64_t, 1>{1}); };
+  cutejit::CompiledKernel a = examples::vector_add.compile(cutejit::Target::parse("sm_100a"), v(1024), v(1024), v(1024));
+  cutejit::CompiledKernel b = examples::vector_add.compile(cutejit::Target::parse("sm_100a"), v(1001), v(1001), v(1001));
+  std::vector<std::string> ptx;
+  for (const auto& f : std::filesystem::directory_iterator(tmp.path() / "dump"))
+    if (f.path().extension() == ".ptx") ptx.push_back(read_text(f.path()));
+  REQUIRE(ptx.size() == 2);
+  CHECK(ptx[0] != ptx[1]);  // two specializations, two files, neither overwritten
+  CHECK(((ptx[0] == a.ptx && ptx[1] == b.ptx) || (ptx[0] == b.ptx && ptx[1] == a.ptx)));
 }
