@@ -316,22 +316,27 @@ void store_accumulators(Trace& t, const ValueInfo& acc, mlir::Value s, int count
     mlir::LLVM::StoreOp::create(b, l, mlir::LLVM::ExtractValueOp::create(b, l, s, llvm::ArrayRef<int64_t>{i}),
                                 accumulator_slot(t, acc, i, l), 4);
 }
-}  // namespace
-
-void wgmma_fence_operands(ValueId accumulators, int count, Where where) {
-  Trace& t = Trace::current(where);
-  const ValueInfo& acc = accumulator_array(t, accumulators, where);
-  mlir::Location l = t.loc(where);
+/// Inline PTX that reads and rewrites the `count` accumulators: they are its operands $0 ..
+/// $count-1, outputs tied to inputs; `more` follow them with `more_constraints` (",r,l", ...).
+void accumulators_through_asm(Trace& t, const ValueInfo& acc, int count, const std::string& ptx, const std::string& more_constraints,
+                              llvm::ArrayRef<mlir::Value> more, mlir::Location l) {
   mlir::Value in = load_accumulators(t, acc, count, l);
   std::string constraints;
   for (int i = 0; i < count; ++i) constraints += (i ? ",=f" : "=f");
   for (int i = 0; i < count; ++i) constraints += "," + std::to_string(i);
+  constraints += more_constraints;
   llvm::SmallVector<mlir::Value> operands;
   for (int i = 0; i < count; ++i) operands.push_back(mlir::LLVM::ExtractValueOp::create(t.builder(), l, in, llvm::ArrayRef<int64_t>{i}));
-  auto fence = mlir::LLVM::InlineAsmOp::create(t.builder(), l, in.getType(), operands, "", constraints, /*has_side_effects=*/true,
-                                               false, mlir::LLVM::TailCallKind::None, mlir::LLVM::AsmDialectAttr(),
-                                               mlir::ArrayAttr());
-  store_accumulators(t, acc, fence.getResult(0), count, l);
+  operands.append(more.begin(), more.end());
+  auto op = mlir::LLVM::InlineAsmOp::create(t.builder(), l, in.getType(), operands, ptx, constraints, /*has_side_effects=*/true,
+                                            false, mlir::LLVM::TailCallKind::None, mlir::LLVM::AsmDialectAttr(), mlir::ArrayAttr());
+  store_accumulators(t, acc, op.getResult(0), count, l);
+}
+}  // namespace
+
+void wgmma_fence_operands(ValueId accumulators, int count, Where where) {
+  Trace& t = Trace::current(where);
+  accumulators_through_asm(t, accumulator_array(t, accumulators, where), count, "", "", {}, t.loc(where));
 }
 
 void wgmma_mma_register_a(DType ab, int n, std::span<const ValueId> a_registers, ValueId desc_b, ValueId accumulators,
@@ -358,18 +363,8 @@ void wgmma_mma_register_a(DType ab, int n, std::span<const ValueId> a_registers,
   ptx += "}, {";
   for (int i = 0; i < 4; ++i) ptx += (i ? ", $" : "$") + std::to_string(2 * count + i);
   ptx += "}, $" + std::to_string(2 * count + 4) + ", p, 1, 1, " + (b_mn_major ? "1" : "0") + ";\n}";
-  std::string constraints;
-  for (int i = 0; i < count; ++i) constraints += (i ? ",=f" : "=f");
-  for (int i = 0; i < count; ++i) constraints += "," + std::to_string(i);
-  constraints += ",r,r,r,r,l";
-  mlir::Value in = load_accumulators(t, acc, count, l);
-  llvm::SmallVector<mlir::Value> operands;
-  for (int i = 0; i < count; ++i) operands.push_back(mlir::LLVM::ExtractValueOp::create(t.builder(), l, in, llvm::ArrayRef<int64_t>{i}));
-  operands.append(a.begin(), a.end());
-  operands.push_back(t.value(desc_b, where));
-  auto mma = mlir::LLVM::InlineAsmOp::create(t.builder(), l, in.getType(), operands, ptx, constraints, /*has_side_effects=*/true,
-                                             false, mlir::LLVM::TailCallKind::None, mlir::LLVM::AsmDialectAttr(), mlir::ArrayAttr());
-  store_accumulators(t, acc, mma.getResult(0), count, l);
+  a.push_back(t.value(desc_b, where));
+  accumulators_through_asm(t, acc, count, ptx, ",r,r,r,r,l", a, l);
 }
 
 void wgmma_mma(DType ab, int n, ValueId desc_a, ValueId desc_b, ValueId accumulators, bool a_mn_major, bool b_mn_major,
