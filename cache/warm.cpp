@@ -5,7 +5,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 
 #include <nlohmann/json.hpp>
 
@@ -59,10 +58,7 @@ int warm(const Arguments& args, const cutejit::KernelCache& cache) {
     std::fprintf(stderr, "failed: %s for %s: %s\n", item.specialization.kernel.c_str(), item.target.name().c_str(), error.c_str());
     failures.push_back({{"kernel", item.specialization.kernel}, {"target", item.target.name()}, {"error", error}});
   };
-  auto stored = [&](const WorkResult& r) {
-    std::error_code ec;
-    return std::filesystem::exists(cache.entries_directory() / (r.kernel.cache_key + ".entry"), ec);
-  };
+  auto stored = [&](const WorkResult& r) { return cache.contains(r.kernel.cache_key); };
   std::vector<WorkResult> results = compile_all(items, jobs, [&](size_t done, const WorkItem& item, WorkResult& r) {
     // A kernel compiled but not stored (read-only or full directory) is a failure of warm.
     if (r.error.empty() && !stored(r)) r.error = "compiled, but the cache did not keep it (see the warning above)";

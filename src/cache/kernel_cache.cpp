@@ -54,6 +54,11 @@ std::optional<CompiledKernel> KernelCache::load(std::string_view key) const {
   return std::move(d.kernel);
 }
 
+bool KernelCache::contains(std::string_view key) const {
+  std::error_code ec;
+  return enabled_ && std::filesystem::exists(entries_directory() / detail::entry_file_name(key), ec);
+}
+
 void KernelCache::store(std::string_view key, const CompiledKernel& kernel) const {
   if (!enabled_) return;
   std::string bytes = detail::encode_entry(key, kernel, now_unix());

@@ -63,6 +63,8 @@ class KernelCache {
   /// checksum or was written by another format or version is a miss: it is reported once per
   /// process on stderr and the caller recompiles and overwrites it. Never throws.
   std::optional<CompiledKernel> load(std::string_view key) const;
+  /// Whether a file is stored under `key` (present; not read or checked: `load` does that).
+  bool contains(std::string_view key) const;
   /// Stores atomically (temp file, then rename), then evicts least-recently-used entries beyond
   /// the size limit. A directory that cannot be written is reported once; never throws.
   void store(std::string_view key, const CompiledKernel& kernel) const;
