@@ -55,44 +55,38 @@ inline std::vector<bf16> random_bf16(size_t n, unsigned seed) {
   return v;
 }
 
-inline Example gemm_bf16_example(int64_t m = 256, int64_t n = 384, int64_t k = 512) {
-  return {"gemm_bf16",
-          [m, n, k](const Device& gpu) {
-            auto ha = random_bf16(m * k, 11), hb = random_bf16(n * k, 12);
+using GemmBf16Prepare = PreparedLaunch (*)(const Device&, const Buffer<bf16>&, const Buffer<bf16>&, const Buffer<bf16>&, int64_t,
+                                            int64_t, int64_t);
+
+/// The Example of a TN BF16 GEMM kernel launched by `prepare`: random A and B from `seed`, a
+/// poisoned C, a float64 reference.
+template <class K>
+Example tn_bf16_example(const char* name, K& kernel, GemmBf16Prepare prepare, int64_t m, int64_t n, int64_t k, unsigned seed) {
+  return {name,
+          [prepare, m, n, k, seed](const Device& gpu) {
+            auto ha = random_bf16(m * k, seed), hb = random_bf16(n * k, seed + 1);
             auto a = gpu.upload(ha), b = gpu.upload(hb);
             auto c = gpu.upload(gemm::poisoned_output(m, n));
-            gemm_bf16_run(gpu, a, b, c, m, n, k);
+            prepare(gpu, a, b, c, m, n, k)();
             gpu.synchronize();
             return relative_error(gemm::to_floats(c), gemm::reference(ha, hb, m, n, k));
           },
-          [m, n, k](const Target& t) {
+          [&kernel, m, n, k](const Target& t) {
             using namespace gemm;
             auto [ta, tb] = tensor_maps_for_compile<bf16>();
-            return gemm_bf16.compile(t, ta, tb, output_for_compile(m, n), int32_t(k / tile_k), int32_t(m / tile_m), int32_t(n));
+            return kernel.compile(t, ta, tb, output_for_compile(m, n), int32_t(k / tile_k), int32_t(m / tile_m), int32_t(n));
           },
           // bf16 output: about 2^-9 relative rounding per element
           1e-2,
           {"sm_90a"}};
 }
 
+inline Example gemm_bf16_example(int64_t m = 256, int64_t n = 384, int64_t k = 512) {
+  return tn_bf16_example("gemm_bf16", gemm_bf16, gemm_bf16_prepare, m, n, k, 11);
+}
+
 inline Example gemm_bf16_cluster_example(int64_t m = 512, int64_t n = 384, int64_t k = 512) {
-  return {"gemm_bf16_cluster",
-          [m, n, k](const Device& gpu) {
-            auto ha = random_bf16(m * k, 13), hb = random_bf16(n * k, 14);
-            auto a = gpu.upload(ha), b = gpu.upload(hb);
-            auto c = gpu.upload(gemm::poisoned_output(m, n));
-            gemm_bf16_cluster_prepare(gpu, a, b, c, m, n, k)();
-            gpu.synchronize();
-            return relative_error(gemm::to_floats(c), gemm::reference(ha, hb, m, n, k));
-          },
-          [m, n, k](const Target& t) {
-            using namespace gemm;
-            auto [ta, tb] = tensor_maps_for_compile<bf16>();
-            return gemm_bf16_cluster.compile(t, ta, tb, output_for_compile(m, n), int32_t(k / tile_k), int32_t(m / tile_m),
-                                             int32_t(n));
-          },
-          1e-2,
-          {"sm_90a"}};
+  return tn_bf16_example("gemm_bf16_cluster", gemm_bf16_cluster, gemm_bf16_cluster_prepare, m, n, k, 13);
 }
 
 }  // namespace examples
