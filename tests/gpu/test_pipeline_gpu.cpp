@@ -8,42 +8,13 @@
 
 #include <vector>
 
+#include "streaming_pipeline.hpp"
 #include "support.hpp"
 
 using namespace cutejit;
 
 namespace {
-constexpr int stages = 2, tile_bytes = 8 * 32 * 4;
-
-Kernel streaming{"streaming_gpu", [](TmaDescriptor<f32> in, Tensor<f32> out, Int tiles) {
-  Pointer<int8_t> smem = dynamic_shared_aligned<int8_t>(128);
-  auto tile = [&](const Int& s) { return Pointer<f32>((smem + s * tile_bytes).id()); };
-  PipelineTmaAsync pipe(Pointer<uint64_t>((smem + stages * tile_bytes).id()), stages, 1, tile_bytes);
-  Int tid = thread_idx().x;
-  if_(tid == 0, [&] {
-    pipe.init();
-    fence_mbarrier_init();
-  });
-  sync_threads();
-  if_(tid == 0, [&] {
-    for_(0, tiles, [&](Int k) {
-      PipelineState s = PipelineState::at(k, stages);
-      pipe.producer_acquire(s);
-      pipe.load(in, tile(s.index), s, {k * 8, 0});
-      pipe.producer_commit(s);
-    });
-  });
-  if_(tid >= 32, [&] {
-    Int lane = tid - 32;
-    for_(0, tiles, [&](Int k) {
-      PipelineState s = PipelineState::at(k, stages);
-      pipe.consumer_wait(s);
-      for (int r = 0; r < 8; ++r) out(k * 256 + r * 32 + lane) = F32(tile(s.index)[r * 32 + lane]);
-      sync_warp();
-      if_(lane == 0, [&] { pipe.consumer_release(s); });
-    });
-  });
-}};
+auto streaming = test::streaming_kernel(false, false);
 
 // CTA b writes, for its j-th tile, (b, j) into that tile's slot: each slot must be written once.
 Kernel schedule{"schedule", [](Tensor<i32> owner, Tensor<i32> order, Int tiles_m, Int tiles_n, Constexpr<int> along_n) {
@@ -67,7 +38,8 @@ TEST_CASE("a TMA pipeline streams 64 tiles through two stages, whole and in orde
   auto in = gpu.upload(host);
   auto out = gpu.upload(std::vector<float>(host.size(), -1.0f));
   auto map = make_tensor_map(in.view({rows, cols}), {8, 32}, TmaSwizzle::none);
-  uint32_t shared = stages * tile_bytes + PipelineTmaAsync::barrier_bytes(stages) + dynamic_shared_slack(128);
+  uint32_t shared = test::streaming_stages * test::streaming_tile_bytes + PipelineTmaAsync::barrier_bytes(test::streaming_stages) +
+                    dynamic_shared_slack(128);
   streaming(gpu, Launch{.grid = 1, .block = 64, .shared_bytes = shared}, map, out, tiles);
   gpu.synchronize();
   CHECK(out.to_host() == host);

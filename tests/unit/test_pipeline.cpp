@@ -5,6 +5,7 @@
 #include <cutejit/pipeline/pipeline.hpp>
 #include <cutejit/pipeline/tile_scheduler.hpp>
 
+#include "streaming_pipeline.hpp"
 #include "support.hpp"
 
 using namespace cutejit;
@@ -12,43 +13,7 @@ using Catch::Contains;
 using test::contains;
 
 namespace {
-constexpr int stages = 2, tile_bytes = 8 * 32 * 4;
-
-// One producer thread streams `tiles` boxes through the ring; one consumer warp copies them out.
-// `extra_load` adds a load the stage does not expect; `acquire_twice` forgets a commit.
-auto streaming_kernel(bool extra_load, bool acquire_twice) {
-  return Kernel{"streaming", [=](TmaDescriptor<f32> in, Tensor<f32> out, Int tiles) {
-    Pointer<int8_t> smem = dynamic_shared_aligned<int8_t>(128);
-    auto tile = [&](const Int& s) { return Pointer<f32>((smem + s * tile_bytes).id()); };
-    PipelineTmaAsync pipe(Pointer<uint64_t>((smem + stages * tile_bytes).id()), stages, 1, tile_bytes);
-    Int tid = thread_idx().x;
-    if_(tid == 0, [&] {
-      pipe.init();
-      fence_mbarrier_init();
-    });
-    sync_threads();
-    if_(tid == 0, [&] {
-      for_(0, tiles, [&](Int k) {
-        PipelineState s = PipelineState::at(k, stages);
-        pipe.producer_acquire(s);
-        if (acquire_twice) pipe.producer_acquire(s);
-        pipe.load(in, tile(s.index), s, {k * 8, 0});
-        if (extra_load) pipe.load(in, tile(s.index), s, {k * 8, 0});
-        pipe.producer_commit(s);
-      });
-    });
-    if_(tid >= 32, [&] {
-      Int lane = tid - 32;
-      for_(0, tiles, [&](Int k) {
-        PipelineState s = PipelineState::at(k, stages);
-        pipe.consumer_wait(s);
-        for (int r = 0; r < 8; ++r) out(k * 256 + r * 32 + lane) = F32(tile(s.index)[r * 32 + lane]);
-        sync_warp();
-        if_(lane == 0, [&] { pipe.consumer_release(s); });
-      });
-    });
-  }};
-}
+using test::streaming_kernel;
 
 CompiledKernel compile_streaming(bool extra_load, bool acquire_twice) {
   auto k = streaming_kernel(extra_load, acquire_twice);
@@ -68,9 +33,9 @@ TEST_CASE("a TMA pipeline compiles to mbarrier waits, expect-tx arrivals and TMA
 
 TEST_CASE("pipeline misuse is a trace-time error naming the user's line", "[unit]") {
   CHECK_THROWS_WITH(compile_streaming(true, false),
-                    Contains("test_pipeline.cpp:37") && Contains("bring 2048 bytes but the stage expects 1024") &&
+                    Contains("streaming_pipeline.hpp:34") && Contains("bring 2048 bytes but the stage expects 1024") &&
                         Contains("would never complete"));
-  CHECK_THROWS_WITH(compile_streaming(false, true), Contains("test_pipeline.cpp:34") && Contains("was not committed"));
+  CHECK_THROWS_WITH(compile_streaming(false, true), Contains("streaming_pipeline.hpp:31") && Contains("was not committed"));
   auto map = TensorMap<f32>::for_compile(2, {8, 32}, TmaSwizzle::none);
   Kernel no_acquire{"no_acquire", [](TmaDescriptor<f32> in) {
     Pointer<int8_t> smem = dynamic_shared_aligned<int8_t>(128);
