@@ -12,7 +12,7 @@
 namespace examples {
 using namespace cutejit;
 
-inline Kernel gemm_bf16{"gemm_bf16", [](TmaDescriptor<bf16> a, TmaDescriptor<bf16> b, Tensor<bf16> c, Int k_tiles, Int tiles_m,
+inline Kernel gemm_bf16{"gemm_bf16", [](TmaDescriptor<bf16> a, TmaDescriptor<bf16> b, TmaDescriptor<bf16> c, Int k_tiles, Int tiles_m,
                                         Int n) { gemm::tn_kernel(a, b, c, k_tiles, tiles_m, n); }};
 
 /// The launch of C = A * B^T on device buffers (A: m x k, B: n x k, C: m x n, all row-major),
@@ -22,7 +22,7 @@ inline PreparedLaunch gemm_bf16_prepare(const Device& gpu, const Buffer<bf16>& a
   using namespace gemm;
   check_shape<bf16>("gemm_bf16", m, n, k);
   auto [ta, tb] = tensor_maps(a, b, m, n, k);
-  return gemm_bf16.prepare(gpu, launch_config(gpu, m, n), ta, tb, c.view({m, n}), int32_t(k / tile_k), int32_t(m / tile_m),
+  return gemm_bf16.prepare(gpu, launch_config(gpu, m, n), ta, tb, output_map(c, m, n), int32_t(k / tile_k), int32_t(m / tile_m),
                            int32_t(n));
 }
 
@@ -33,7 +33,7 @@ inline void gemm_bf16_run(const Device& gpu, const Buffer<bf16>& a, const Buffer
 
 /// The same GEMM in clusters of two CTAs on vertically adjacent tiles, which share their B tile
 /// through TMA multicast (gemm_sm90.hpp, ClusterM = 2). M must be a multiple of 256.
-inline Kernel gemm_bf16_cluster{"gemm_bf16_cluster", [](TmaDescriptor<bf16> a, TmaDescriptor<bf16> b, Tensor<bf16> c, Int k_tiles,
+inline Kernel gemm_bf16_cluster{"gemm_bf16_cluster", [](TmaDescriptor<bf16> a, TmaDescriptor<bf16> b, TmaDescriptor<bf16> c, Int k_tiles,
                                                         Int tiles_m, Int n) {
   gemm::kernel<bf16, WgmmaMajor::k, WgmmaMajor::k, 2>(a, b, c, k_tiles, tiles_m, n);
 }};
@@ -45,7 +45,7 @@ inline PreparedLaunch gemm_bf16_cluster_prepare(const Device& gpu, const Buffer<
   if (m % (2 * tile_m))
     throw Error("error: gemm_bf16_cluster needs M a multiple of 256 (a pair of 128-row tiles per cluster), not " + std::to_string(m));
   auto [ta, tb] = tensor_maps(a, b, m, n, k);
-  return gemm_bf16_cluster.prepare(gpu, launch_config(gpu, m, n, 2), ta, tb, c.view({m, n}), int32_t(k / tile_k),
+  return gemm_bf16_cluster.prepare(gpu, launch_config(gpu, m, n, 2), ta, tb, output_map(c, m, n), int32_t(k / tile_k),
                                    int32_t(m / tile_m), int32_t(n));
 }
 
@@ -74,7 +74,7 @@ Example tn_bf16_example(const char* name, K& kernel, GemmBf16Prepare prepare, in
           [&kernel, m, n, k](const Target& t) {
             using namespace gemm;
             auto [ta, tb] = tensor_maps_for_compile<bf16>();
-            return kernel.compile(t, ta, tb, output_for_compile(m, n), int32_t(k / tile_k), int32_t(m / tile_m), int32_t(n));
+            return kernel.compile(t, ta, tb, output_map_for_compile(), int32_t(k / tile_k), int32_t(m / tile_m), int32_t(n));
           },
           // bf16 output: about 2^-9 relative rounding per element
           1e-2,

@@ -31,7 +31,7 @@ constexpr const char* bf16_layout_name(WgmmaMajor a, WgmmaMajor b) {
 
 template <WgmmaMajor AMajor, WgmmaMajor BMajor>
 inline Kernel gemm_bf16_layout{gemm::bf16_layout_name(AMajor, BMajor),
-                               [](TmaDescriptor<bf16> a, TmaDescriptor<bf16> b, Tensor<bf16> c, Int k_tiles, Int tiles_m, Int n) {
+                               [](TmaDescriptor<bf16> a, TmaDescriptor<bf16> b, TmaDescriptor<bf16> c, Int k_tiles, Int tiles_m, Int n) {
                                  gemm::kernel<bf16, AMajor, BMajor>(a, b, c, k_tiles, tiles_m, n);
                                }};
 
@@ -46,7 +46,7 @@ PreparedLaunch gemm_bf16_layout_prepare(const Device& gpu, const Buffer<bf16>& a
   using namespace gemm;
   check_shape<bf16>(bf16_layout_name(AMajor, BMajor), m, n, k);
   auto [ta, tb] = tensor_maps<bf16, AMajor, BMajor>(a, b, m, n, k);
-  return gemm_bf16_layout<AMajor, BMajor>.prepare(gpu, launch_config(gpu, m, n), ta, tb, c.view({m, n}), int32_t(k / tile_k),
+  return gemm_bf16_layout<AMajor, BMajor>.prepare(gpu, launch_config(gpu, m, n), ta, tb, output_map(c, m, n), int32_t(k / tile_k),
                                                   int32_t(m / tile_m), int32_t(n));
 }
 
@@ -75,7 +75,7 @@ Example gemm_bf16_layout_example(int64_t m, int64_t n, int64_t k) {
           [m, n, k](const Target& t) {
             using namespace gemm;
             auto [ta, tb] = tensor_maps_for_compile<bf16, AMajor, BMajor>();
-            return gemm_bf16_layout<AMajor, BMajor>.compile(t, ta, tb, output_for_compile(m, n), int32_t(k / tile_k),
+            return gemm_bf16_layout<AMajor, BMajor>.compile(t, ta, tb, output_map_for_compile(), int32_t(k / tile_k),
                                                             int32_t(m / tile_m), int32_t(n));
           },
           // bf16 output: about 2^-9 relative rounding per element

@@ -16,7 +16,7 @@
 namespace examples {
 using namespace cutejit;
 
-inline Kernel gemm_fp8{"gemm_fp8", [](TmaDescriptor<f8e4m3> a, TmaDescriptor<f8e4m3> b, Tensor<bf16> c, F32 scale_a,
+inline Kernel gemm_fp8{"gemm_fp8", [](TmaDescriptor<f8e4m3> a, TmaDescriptor<f8e4m3> b, TmaDescriptor<bf16> c, F32 scale_a,
                                       F32 scale_b, Int k_tiles, Int tiles_m, Int n) {
   F32 scale = scale_a * scale_b;
   gemm::tn_kernel(a, b, c, k_tiles, tiles_m, n, [&](const F32& acc, const Int&, const Int&) { return acc * scale; });
@@ -29,7 +29,7 @@ inline PreparedLaunch gemm_fp8_prepare(const Device& gpu, const Buffer<f8e4m3>& 
   using namespace gemm;
   check_shape<f8e4m3>("gemm_fp8", m, n, k);
   auto [ta, tb] = tensor_maps(a, b, m, n, k);
-  return gemm_fp8.prepare(gpu, launch_config(gpu, m, n), ta, tb, c.view({m, n}), scale_a, scale_b,
+  return gemm_fp8.prepare(gpu, launch_config(gpu, m, n), ta, tb, output_map(c, m, n), scale_a, scale_b,
                           int32_t(k / tile_k_of<f8e4m3>), int32_t(m / tile_m), int32_t(n));
 }
 
@@ -63,7 +63,7 @@ inline Example gemm_fp8_example(int64_t m = 256, int64_t n = 384, int64_t k = 51
           [m, n, k](const Target& t) {
             using namespace gemm;
             auto [ta, tb] = tensor_maps_for_compile<f8e4m3>();
-            return gemm_fp8.compile(t, ta, tb, output_for_compile(m, n), 1.0f, 1.0f, int32_t(k / tile_k_of<f8e4m3>),
+            return gemm_fp8.compile(t, ta, tb, output_map_for_compile(), 1.0f, 1.0f, int32_t(k / tile_k_of<f8e4m3>),
                                     int32_t(m / tile_m), int32_t(n));
           },
           // The reference uses the same e4m3 inputs, so the error is the output's and the

@@ -66,9 +66,18 @@ inline constexpr int tile_k = tile_k_of<bf16>;
 /// M or N elements of an MN-major operand's TMA box row (one 128-byte span): 64 for bf16.
 template <class T> inline constexpr int mn_chunk_of = k_bytes / int(sizeof(T));
 inline constexpr int a_stage_bytes = tile_m * k_bytes, b_stage_bytes = tile_n * k_bytes;
-inline constexpr int barriers_offset = stages * (a_stage_bytes + b_stage_bytes);
+/// The epilogue goes through shared memory in chunks of 64 rows (a consumer warpgroup's) x 64
+/// columns of bf16: one 128-byte swizzle span per row, C's TMA box. Each consumer warpgroup
+/// has two chunk buffers, so it writes one while the TMA store of the other is in flight.
+inline constexpr int chunk_rows = 64, chunk_cols = 64, chunk_bytes = chunk_rows * chunk_cols * 2, chunk_buffers = 2;
+inline constexpr int epilogue_offset = stages * (a_stage_bytes + b_stage_bytes);
+inline constexpr int barriers_offset = epilogue_offset + 2 * chunk_buffers * chunk_bytes;
 inline constexpr uint32_t shared_bytes =
     uint32_t(barriers_offset + PipelineTmaAsync::barrier_bytes(stages)) + dynamic_shared_slack(1024);
+
+/// A chunk buffer: 64 x 64 bf16, row-major with the 128-byte swizzle (16-byte chunk c of row r
+/// at chunk c ^ (r % 8)), as C's TMA box with that swizzle is laid out in shared memory.
+inline ComposedLayout chunk_layout() { return composition(Swizzle(3, 3, 3), make_layout({chunk_rows, chunk_cols}, LayoutRight{})); }
 
 /// The default epilogue: the accumulators are stored as they are.
 struct Identity {};
@@ -84,8 +93,8 @@ concept Epilogue = std::is_same_v<E, Identity> || requires(const E& e, const F32
 /// N (`mn_chunk` elements), side by side in the stage: 2 boxes of A or 4 of B, the same bytes
 /// as the K-major boxes, so the stage stays 48 KB.
 template <class T, WgmmaMajor AMajor, WgmmaMajor BMajor, int ClusterM = 1, Epilogue E = Identity>
-void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const Tensor<bf16>& c, const Int& k_tiles, const Int& tiles_m,
-            const Int& n, const E& epilogue = {}) {
+void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const TmaDescriptor<bf16>& c, const Int& k_tiles,
+            const Int& tiles_m, const Int& n, const E& epilogue = {}) {
   static_assert(sizeof(T) == 2 || (AMajor == WgmmaMajor::k && BMajor == WgmmaMajor::k),
                 "wgmma reads FP8 operands K-major only: A stored M x K and B stored N x K");
   // ClusterM = 2: clusters of two CTAs on vertically adjacent tiles, which share their B tile.
@@ -204,33 +213,43 @@ void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const Tensor<b
       // The tile's last stage is free too: the producer can fill it during the stores below.
       if_(leader, [&] { release(PipelineState::at(j * k_tiles + k_tiles - 1, stages)); });
 
-      Int row = m0 + half * 64 + (t / 32) * 16 + (t % 32) / 4;
+      // The epilogue, 64 columns at a time: values through the user's epilogue and to bf16,
+      // stmatrix into a free chunk buffer, then one thread stores the chunk with TMA and the
+      // warpgroup goes on (to the next chunk, then the next tile's MMAs) while it is written.
+      Int row = m0 + half * 64 + (t / 32) * 16 + (t % 32) / 4;  // of value 0 (see wgmma.hpp)
       Int col = n0 + (t % 4) * 2;
-      auto store_columns = [&](int first_q, int end_q) {
-        if constexpr (std::is_same_v<E, Identity>) {
-          for (int q = first_q; q < end_q; ++q)
-            for (int h = 0; h < 2; ++h) {
-              int i = 4 * q + 2 * h;  // values i, i+1: row + 8h, columns 8q + 2(t%4) + {0, 1}
-              c.pointer_at({row + 8 * h, col + 8 * q}).store_vector<2>({cast<bf16>(F32(acc[i])), cast<bf16>(F32(acc[i + 1]))});
-            }
-        } else {
-          // Every value of this half through the epilogue first, then every store (see above).
+      for (int chunk = 0; chunk < tile_n / chunk_cols; ++chunk) {
+        auto store_chunk = [&] {
+          constexpr int values = chunk_cols / 2;  // this thread's values in the chunk: 4 per 8 columns
           std::vector<F32> out;
-          for (int q = first_q; q < end_q; ++q)
-            for (int h = 0; h < 2; ++h) {
-              Int r = row + 8 * h;
-              for (int e = 0; e < 2; ++e) out.push_back(F32(epilogue(F32(acc[4 * q + 2 * h + e]), r, col + (8 * q + e))));
-            }
-          size_t v = 0;
-          for (int q = first_q; q < end_q; ++q)
-            for (int h = 0; h < 2; ++h, v += 2)
-              c.pointer_at({row + 8 * h, col + 8 * q}).store_vector<2>({cast<bf16>(out[v]), cast<bf16>(out[v + 1])});
-        }
-      };
-      constexpr int half_q = b_half / 8;
-      store_columns(0, half_q);
-      if_(n0 + b_half < n, [&] { store_columns(half_q, 2 * half_q); });
+          for (int i = chunk * values; i < (chunk + 1) * values; ++i) {
+            F32 v = F32(acc[i]);
+            if constexpr (!std::is_same_v<E, Identity>)
+              v = F32(epilogue(v, row + 8 * ((i / 2) % 2), col + (8 * (i / 4) + i % 2)));
+            out.push_back(v);
+          }
+          std::vector<Value<uint32_t>> packed;
+          for (size_t v = 0; v < out.size(); v += 2) packed.push_back(pack_pair(cast<bf16>(out[v]), cast<bf16>(out[v + 1])));
+          int buffer = chunk % chunk_buffers;  // chunks alternate buffers, also across tiles (4 per tile)
+          Pointer<bf16> chunk_tile =
+              Pointer<bf16>((smem + epilogue_offset + (half * chunk_buffers + buffer) * chunk_bytes).id());
+          // The store that last read this buffer, two chunks ago, is done with it.
+          if_(leader, [&] { tma_store_wait<chunk_buffers - 1, /*ReadOnly=*/true>(); });
+          named_barrier_sync(1 + half, 128);
+          stmatrix_accumulators(make_tensor(chunk_tile, chunk_layout()), std::span<const Value<uint32_t>>(packed), t);
+          fence_proxy_async_shared();  // the TMA store (async proxy) reads what stmatrix wrote
+          named_barrier_sync(1 + half, 128);
+          if_(leader, [&] {
+            c.store(chunk_tile, {m0 + half * 64, n0 + chunk * chunk_cols});
+            tma_store_commit();
+          });
+        };
+        // In a half-wide last column of tiles the second half's columns are past N.
+        if (chunk * chunk_cols < b_half) store_chunk();
+        else if_(n0 + b_half < n, store_chunk);
+      }
     });
+    if_(leader, [&] { tma_store_wait<0>(); });  // the stores have read shared memory before the CTA exits
   });
   if constexpr (ClusterM == 2) {  // neither CTA exits while the other may still write into it
     cluster_arrive();
@@ -241,7 +260,7 @@ void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const Tensor<b
 /// The TN kernel (A stored M x K, B stored N x K: both K-major), which gemm_bf16, gemm_fp8 and
 /// gemm_bf16_bias_gelu share.
 template <class T, Epilogue E = Identity>
-void tn_kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const Tensor<bf16>& c, const Int& k_tiles,
+void tn_kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const TmaDescriptor<bf16>& c, const Int& k_tiles,
                const Int& tiles_m, const Int& n, const E& epilogue = {}) {
   kernel<T, WgmmaMajor::k, WgmmaMajor::k>(a, b, c, k_tiles, tiles_m, n, epilogue);
 }
@@ -289,9 +308,15 @@ std::pair<TensorMap<T>, TensorMap<T>> tensor_maps_for_compile() {
           TensorMap<T>::for_compile(2, {bb[0], bb[1]}, TmaSwizzle::bytes128)};
 }
 
-/// C's view for cross-compiling: an m x n row-major bf16 tensor at a 16-byte-aligned address.
-inline DeviceTensor<bf16> output_for_compile(int64_t m, int64_t n) {
-  return DeviceTensor<bf16>::make(0, std::array<int64_t, 2>{m, n}, std::array<int64_t, 2>{n, 1});
+/// C's tensor map (m x n, row-major): the epilogue's 64 x 64 chunk as the box, with the
+/// 128-byte swizzle the chunk buffers are written in.
+inline TensorMap<bf16> output_map(const Buffer<bf16>& c, int64_t m, int64_t n) {
+  return make_tensor_map(c.view({m, n}), {uint32_t(chunk_rows), uint32_t(chunk_cols)}, TmaSwizzle::bytes128);
+}
+
+/// The same for cross-compiling.
+inline TensorMap<bf16> output_map_for_compile() {
+  return TensorMap<bf16>::for_compile(2, {uint32_t(chunk_rows), uint32_t(chunk_cols)}, TmaSwizzle::bytes128);
 }
 
 /// C = A * B in float64 from the host inputs (row-major m x n), with A stored m x k (K-major) or

@@ -58,6 +58,6 @@ log="$OUT/gpu.log"
       gemm_fp8*) cuobjdump -sass "$f" 2>&1 | grep -q 'QGMMA\.64x256x32\.F32\.E4M3' && echo "   QGMMA 64x256x32 E4M3: yes" || echo "   QGMMA 64x256x32 E4M3: MISSING" ;;
       gemm_bf16*) cuobjdump -sass "$f" 2>&1 | grep -q 'HGMMA\.64x256x16\.F32\.BF16' && echo "   HGMMA 64x256x16 BF16: yes" || echo "   HGMMA 64x256x16 BF16: MISSING" ;;
     esac
-    cuobjdump -sass "$f" 2>&1 | grep -oE '(LDG|STG)\.E\.128|ELECT|SETMAXNREG|WARPGROUP\.(ARRIVE|DEPBAR)[^ ;]*|UCGABAR_[A-Z]+|FENCE\.[A-Z.]*|TCGEN05[^ ;]*|HGMMA\.[^ ;]*|QGMMA\.[^ ;]*|UTMALDG[^ ;]*|UTMASTG[^ ;]*|SYNCS\.[A-Z.]*|LDL[^ ;]*|STL[^ ;]*' | sort | uniq -c
+    cuobjdump -sass "$f" 2>&1 | grep -oE '(LDG|STG)\.E\.128|ELECT|SETMAXNREG|WARPGROUP\.(ARRIVE|DEPBAR)[^ ;]*|UCGABAR_[A-Z]+|FENCE\.[A-Z.]*|TCGEN05[^ ;]*|HGMMA\.[^ ;]*|QGMMA\.[^ ;]*|UTMALDG[^ ;]*|UTMASTG[^ ;]*|UTMAREDG[^ ;]*|STSM[^ ;]*|SYNCS\.[A-Z.]*|LDL[^ ;]*|STL[^ ;]*' | sort | uniq -c
   done
 } 2>&1 | tee "$log"

@@ -17,6 +17,13 @@ cutejit::DeviceTensor<T> vector_arg(int64_t n = 1024, uint64_t ptr = 0) {
 
 inline bool contains(std::string_view haystack, std::string_view needle) { return haystack.find(needle) != std::string_view::npos; }
 
+/// How many times `needle` occurs in `haystack` (non-overlapping).
+inline size_t count(std::string_view haystack, std::string_view needle) {
+  size_t n = 0;
+  for (size_t at = haystack.find(needle); at != std::string_view::npos; at = haystack.find(needle, at + needle.size())) ++n;
+  return n;
+}
+
 inline bool cubin_contains(const std::vector<char>& cubin, std::string_view needle) {
   return contains(std::string_view(cubin.data(), cubin.size()), needle);
 }

@@ -4,6 +4,7 @@
  */
 #pragma once
 
+#include "cutejit/atom/sm90/stmatrix.hpp"
 #include "cutejit/atom/sm90/tma.hpp"
 #include "cutejit/atom/sm90/wgmma.hpp"
 #include "cutejit/dsl/control.hpp"

@@ -231,6 +231,17 @@ void tma_store(ValueId descriptor, ValueId shared_src, std::span<const ValueId> 
       mlir::NVVM::TMAStoreModeAttr::get(&t.context(), mlir::NVVM::TMAStoreMode::TILE), mlir::Value());
 }
 
+void tma_reduce_add(ValueId descriptor, ValueId shared_src, std::span<const ValueId> coords, Where where) {
+  Trace& t = Trace::current(where);
+  t.require(Feature::sm90, "cp.reduce.async.bulk.tensor (TMA reduce-store)", where);
+  mlir::Value d = descriptor_pointer(t, descriptor, where);
+  mlir::Value src = shared_pointer(t, shared_src, "a TMA reduce-store's source", where);
+  check_tile_alignment(t, shared_src, where);
+  auto c = coordinates(t, coords, where);
+  mlir::NVVM::CpAsyncBulkTensorReduceOp::create(t.builder(), t.loc(where), d, src, mlir::NVVM::TMAReduxKind::ADD,
+                                                mlir::NVVM::TMAStoreMode::TILE, c, mlir::Value());
+}
+
 void tma_store_commit(Where where) {
   Trace& t = Trace::current(where);
   t.require(Feature::sm90, "cp.async.bulk.commit_group", where);
@@ -251,6 +262,24 @@ void tma_prefetch_descriptor(ValueId descriptor, Where where) {
   mlir::NVVM::PrefetchOp::create(t.builder(), t.loc(where), mlir::NVVM::PrefetchCacheLevelAttr(),
                                  mlir::NVVM::CacheEvictionPriorityAttr(), descriptor_pointer(t, descriptor, where), mlir::Value(),
                                  t.builder().getUnitAttr());
+}
+
+// ---- stmatrix ----
+
+void stmatrix(ValueId row, std::span<const ValueId> registers, bool transpose, Where where) {
+  Trace& t = Trace::current(where);
+  t.require(Feature::sm90, "stmatrix", where);
+  mlir::Value p = shared_pointer(t, row, "stmatrix's row address", where);
+  if (t.get(row, where).known < 16)
+    trace_error("stmatrix writes 16-byte rows: its row address must be 16-byte aligned, and is known to be only " +
+                    std::to_string(t.get(row, where).known) + "-byte aligned",
+                where);
+  if (registers.size() != 1 && registers.size() != 2 && registers.size() != 4)
+    trace_error("stmatrix stores 1, 2 or 4 matrices (one 32-bit register each), not " + std::to_string(registers.size()), where);
+  llvm::SmallVector<mlir::Value> r;
+  for (ValueId v : registers) r.push_back(i32_operand(t, v, "a stmatrix register (two packed 16-bit values)", where));
+  mlir::NVVM::StMatrixOp::create(t.builder(), t.loc(where), p, r, transpose ? mlir::NVVM::MMALayout::col : mlir::NVVM::MMALayout::row,
+                                 mlir::NVVM::LdStMatrixShapeAttr::get(&t.context(), 8, 8), mlir::NVVM::LdStMatrixEltType::B16);
 }
 
 // ---- wgmma ----

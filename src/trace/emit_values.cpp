@@ -6,10 +6,12 @@
 #include <bit>
 #include <cmath>
 #include <numeric>
+#include <optional>
 
 #include <mlir/Dialect/Arith/IR/Arith.h>
 #include <mlir/Dialect/LLVMIR/LLVMDialect.h>
 #include <mlir/Dialect/LLVMIR/NVVMDialect.h>
+#include <mlir/IR/Matchers.h>
 
 #include "trace/trace.hpp"
 
@@ -22,6 +24,13 @@ constexpr int64_t max_divisor = int64_t(1) << 30;
 int64_t power_of_two_divisor(int64_t c) {
   if (c == 0) return max_divisor;
   return std::min<int64_t>(int64_t(1) << std::countr_zero(uint64_t(c)), max_divisor);
+}
+
+/// The amount of a shift by a constant (0 to 63), or nothing.
+std::optional<int64_t> constant_shift(mlir::Value amount) {
+  llvm::APInt c;
+  if (!mlir::matchPattern(amount, mlir::m_ConstantInt(&c)) || c.getActiveBits() > 6) return std::nullopt;
+  return int64_t(c.getZExtValue());
 }
 
 bool is_unsigned(DType t) { return t == DType::u32 || t == DType::u64 || t == DType::i1; }
@@ -172,12 +181,27 @@ ValueId binary(BinaryOp op, ValueId a_id, ValueId b_id, Where where) {
     case BinaryOp::rem:
       r = u ? mlir::Value(RemUIOp::create(e.b, e.loc, x, y)) : RemSIOp::create(e.b, e.loc, x, y);
       break;
-    case BinaryOp::bit_and: r = AndIOp::create(e.b, e.loc, x, y); break;
-    case BinaryOp::bit_or: r = OrIOp::create(e.b, e.loc, x, y); break;
-    case BinaryOp::bit_xor: r = XOrIOp::create(e.b, e.loc, x, y); break;
-    case BinaryOp::shl: r = ShLIOp::create(e.b, e.loc, x, y); break;
+    // Bit operations keep low zero bits: a & b has those of either, a | b and a ^ b those of
+    // both. This carries a swizzled address's 16-byte alignment (offset ^ (offset & yyy) >> s).
+    case BinaryOp::bit_and:
+      r = AndIOp::create(e.b, e.loc, x, y);
+      known = std::max(da, db);
+      break;
+    case BinaryOp::bit_or:
+      r = OrIOp::create(e.b, e.loc, x, y);
+      known = std::min(da, db);
+      break;
+    case BinaryOp::bit_xor:
+      r = XOrIOp::create(e.b, e.loc, x, y);
+      known = std::min(da, db);
+      break;
+    case BinaryOp::shl:
+      r = ShLIOp::create(e.b, e.loc, x, y);
+      if (auto c = constant_shift(y)) known = std::min(da << std::min<int64_t>(*c, 30), max_divisor);
+      break;
     case BinaryOp::shr:
       r = u ? mlir::Value(ShRUIOp::create(e.b, e.loc, x, y)) : ShRSIOp::create(e.b, e.loc, x, y);
+      if (auto c = constant_shift(y)) known = std::max<int64_t>(da >> std::min<int64_t>(*c, 62), 1);
       break;
     case BinaryOp::min:
       r = fp ? mlir::Value(MinNumFOp::create(e.b, e.loc, x, y))
@@ -366,6 +390,24 @@ ValueId bitcast(ValueId a_id, DType to, Where where) {
     trace_error("bitcast between types of different widths (" + std::string(name(a.type)) + " and " + std::string(name(to)) + ")",
                 where);
   return e.t.add(mlir::arith::BitcastOp::create(e.b, e.loc, e.t.type(to), a.value), to);
+}
+
+ValueId pack_pair(ValueId lo_id, ValueId hi_id, Where where) {
+  Emitter e(where);
+  const ValueInfo& lo = e.scalar(lo_id);
+  const ValueInfo& hi = e.scalar(hi_id);
+  if (lo.type != hi.type || size_in_bytes(lo.type) != 2)
+    trace_error("pack_pair packs two values of one 16-bit type, not " + std::string(name(lo.type)) + " and " +
+                    std::string(name(hi.type)),
+                where);
+  // As a two-element vector bitcast to i32, so that LLVM sees the pair: two f32 -> bf16
+  // conversions feeding it become one cvt.rn.bf16x2.f32.
+  auto vector = mlir::VectorType::get({2}, lo.value.getType());
+  mlir::Value v = mlir::LLVM::PoisonOp::create(e.b, e.loc, vector);
+  auto index = [&](int i) { return mlir::arith::ConstantOp::create(e.b, e.loc, e.b.getI32IntegerAttr(i)); };
+  v = mlir::LLVM::InsertElementOp::create(e.b, e.loc, v, lo.value, index(0));
+  v = mlir::LLVM::InsertElementOp::create(e.b, e.loc, v, hi.value, index(1));
+  return e.t.add(mlir::LLVM::BitcastOp::create(e.b, e.loc, e.b.getI32Type(), v), DType::u32);
 }
 
 ValueId assume_divisible(ValueId v_id, int64_t divisor, Where where) {

@@ -67,6 +67,8 @@ std::optional<Feature> nvvm_op_feature(std::string_view op) {
       {"nvvm.barrier.arrive", Feature::baseline},
       {"nvvm.cp.async.bulk.tensor.shared.cluster.global", Feature::sm90},
       {"nvvm.cp.async.bulk.tensor.global.shared.cta", Feature::sm90},
+      {"nvvm.cp.async.bulk.tensor.reduce", Feature::sm90},
+      {"nvvm.stmatrix", Feature::sm90},
       {"nvvm.cp.async.bulk.commit.group", Feature::sm90},
       {"nvvm.cp.async.bulk.wait_group", Feature::sm90},
       // cutejit emits nvvm.prefetch only in its tensormap form (prefetch.tensormap, sm_90).

@@ -345,11 +345,15 @@ TEST_CASE("the epilogue hook: the identity adds no code, a fused epilogue is tra
   // gemm_bf16 reads no bias; the fused kernel converts its bias values to f32.
   CHECK_FALSE(contains(plain, "cvt.f32.bf16"));
   CHECK(contains(fused, "cvt.f32.bf16"));
-  // A thread stores 128 values, two neighbours per 32-bit store, in both kernels.
-  CHECK(count(plain, "st.global.b32") == 64);
-  CHECK(count(fused, "st.global.b32") == 64);
-  // Its 128 values lie in 64 columns (two rows each): because the epilogue runs on all values
-  // before any store, the two rows' loads of a column's bias are one load.
+  // Both store the tile through shared memory: 16 stmatrix.x4 (64 x 256 values a warpgroup) and
+  // four TMA stores, no store to global memory of their own.
+  for (const std::string* ptx : {&plain, &fused}) {
+    CHECK(count(*ptx, "stmatrix.sync.aligned.m8n8.x4.shared.b16") == 16);
+    CHECK(count(*ptx, "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group") == 4);
+    CHECK_FALSE(contains(*ptx, "st.global"));
+  }
+  // Its 128 values lie in 64 columns (two rows each): because the epilogue runs on a chunk's
+  // values before any is stored, the two rows' loads of a column's bias are one load.
   CHECK(count(fused, "ld.global.nc.b16") == 64);
   CHECK(contains(fused, ".maxntid 384, 1, 1"));
   CHECK_FALSE(contains(fused, ".local"));

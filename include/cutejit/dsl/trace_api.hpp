@@ -55,6 +55,8 @@ ValueId select(ValueId cond, ValueId a, ValueId b, Where where);
 ValueId fma(ValueId a, ValueId b, ValueId c, Where where);
 ValueId cast(ValueId a, DType to, Where where);
 ValueId bitcast(ValueId a, DType to, Where where);
+/// Two values of one 16-bit type in a u32, `lo` in the low half.
+ValueId pack_pair(ValueId lo, ValueId hi, Where where);
 ValueId special(Special which, Where where);
 DType type_of(ValueId v);
 /// The largest power of two known to divide an integer value (a trace-time fact), capped at 2^30.
@@ -160,10 +162,17 @@ void tma_load(ValueId descriptor, ValueId shared_dst, ValueId bar, std::span<con
 void tma_load_multicast(ValueId descriptor, ValueId shared_dst, ValueId bar, std::span<const ValueId> coords, ValueId cta_mask,
                         Where where);
 void tma_store(ValueId descriptor, ValueId shared_src, std::span<const ValueId> coords, Where where);
+/// The same, adding the tile into global memory element by element (cp.reduce.async.bulk.tensor .add).
+void tma_reduce_add(ValueId descriptor, ValueId shared_src, std::span<const ValueId> coords, Where where);
 void tma_store_commit(Where where);
 /// Waits until at most `pending` bulk groups are in flight (`read_only`: until their sources were read).
 void tma_store_wait(int pending, bool read_only, Where where);
 void tma_prefetch_descriptor(ValueId descriptor, Where where);
+
+// ---- stmatrix ----
+/// stmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].shared.b16: the warp stores `registers.size()`
+/// 8 x 8 matrices of 16-bit values; `row` is this lane's row address (a shared pointer).
+void stmatrix(ValueId row, std::span<const ValueId> registers, bool transpose, Where where);
 
 // ---- wgmma ----
 /// A shared-memory matrix descriptor (64 bits) for the tile at `ptr`; `swizzle_bytes` is 0, 32, 64 or 128.

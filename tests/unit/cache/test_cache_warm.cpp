@@ -128,7 +128,7 @@ TEST_CASE("cutejit-cache warm says what failed and why", "[cache]") {
   TempCache tmp;
   auto ta = cutejit::TensorMap<cutejit::bf16>::for_compile(2, {128, 64}, cutejit::TmaSwizzle::bytes128);
   auto tb = cutejit::TensorMap<cutejit::bf16>::for_compile(2, {128, 64}, cutejit::TmaSwizzle::bytes128);
-  auto c = cutejit::DeviceTensor<cutejit::bf16>::make(256, std::array<int64_t, 2>{256, 256}, std::array<int64_t, 2>{256, 1});
+  auto c = examples::gemm::output_map_for_compile();
   Specialization gemm = examples::gemm_bf16.specialization(ta, tb, c, 4, 2, 256);
   Specialization unknown = five_specializations()[0];
   unknown.kernel = "no_such_kernel";

@@ -6,7 +6,7 @@
  *   load:  one thread issues it; the box lands in shared memory and its bytes complete the
  *          transaction count of an mbarrier (see pipeline/mbarrier.hpp: arrive_expect_tx with
  *          `box_bytes()`, then wait on the barrier's phase);
- *   store: shared memory to global; `tma_store_commit()` closes a bulk group and
+ *   store: shared memory to global (`reduce_add`: adding to what is there); `tma_store_commit()` closes a bulk group and
  *          `tma_store_wait<n>()` waits until at most n groups are in flight. Shared-memory
  *          writes the store reads must be ordered by `fence_proxy_async_shared()` first.
  *
@@ -60,6 +60,17 @@ class TmaDescriptor {
              detail::Where w = detail::Where::current()) const {
     auto c = innermost_first(coords, w);
     detail::tma_store(id_, src.id(), std::span<const detail::ValueId>(c.data(), size_t(rank())), w);
+  }
+  /// Shared -> global, adding: each element of the box at `coords` becomes itself plus the
+  /// tile's element, atomically per element (split-K partial sums, scatter-add). The bulk group
+  /// is committed and waited on like a store's. f32, f16, bf16, int32, uint32 and uint64 only.
+  void reduce_add(const Pointer<T>& src, std::initializer_list<Operand<int32_t>> coords,
+                  detail::Where w = detail::Where::current()) const {
+    static_assert(std::is_same_v<T, float> || std::is_same_v<T, f16> || std::is_same_v<T, bf16> || std::is_same_v<T, int32_t> ||
+                      std::is_same_v<T, uint32_t> || std::is_same_v<T, uint64_t>,
+                  "a TMA reduce-add works on f32, f16, bf16, int32, uint32 or uint64 elements");
+    auto c = innermost_first(coords, w);
+    detail::tma_reduce_add(id_, src.id(), std::span<const detail::ValueId>(c.data(), size_t(rank())), w);
   }
   /// Brings the descriptor into the cache ahead of the first copy.
   void prefetch(detail::Where w = detail::Where::current()) const { detail::tma_prefetch_descriptor(id_, w); }

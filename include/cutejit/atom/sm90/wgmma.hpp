@@ -200,6 +200,14 @@ void wgmma(const WgmmaAccumulator<N>& acc, const Value<uint64_t>& a, const Value
   detail::wgmma_mma(dtype_v<T>, N, a.id(), b.id(), acc.registers(), false, false, w);
 }
 
+/// Two 16-bit values in one 32-bit register, `lo` in the low half: the form MMA fragments,
+/// stmatrix and ldmatrix keep neighbouring columns in.
+template <Element T>
+  requires(sizeof(T) == 2)
+Value<uint32_t> pack_pair(const Value<T>& lo, const Value<T>& hi, detail::Where w = detail::Where::current()) {
+  return Value<uint32_t>(detail::pack_pair(lo.id(), hi.id(), w));
+}
+
 /// A warpgroup's 64 x 16 slice of A in registers, for wgmma with A from registers (bf16, f16):
 /// four 32-bit registers per thread, each holding two neighbouring K values of one row (the
 /// lower column in the low half). Thread t of the warpgroup holds rows
@@ -213,11 +221,6 @@ struct WgmmaFragmentA {
   static constexpr int row_of(int t, int reg) { return 16 * (t / 32) + (t % 32) / 4 + 8 * (reg % 2); }
   static constexpr int col_of(int t, int reg) { return 2 * (t % 4) + 8 * (reg / 2); }  ///< and the next column
 
-  /// Two values in one register, `lo` (the lower K column) in the low half.
-  static Value<uint32_t> pack(const Value<T>& lo, const Value<T>& hi, detail::Where w = detail::Where::current()) {
-    auto bits = [&](const Value<T>& v) { return cast<uint32_t>(bitcast<int16_t>(v, w), w) & Operand<uint32_t>(0xffffu, w); };
-    return bits(lo) | (bits(hi) << Operand<uint32_t>(16u, w));
-  }
   /// Warpgroup thread `t`'s part of the 64 x 16 slice of `a` (rows and K, K contiguous) at
   /// (`row0`, `k0`).
   static WgmmaFragmentA load(const Tensor<T>& a, const Int& row0, const Int& k0, const Int& t,
@@ -226,7 +229,7 @@ struct WgmmaFragmentA {
     Int row = row0 + (t / 32) * 16 + (t % 32) / 4, col = k0 + (t % 4) * 2;
     for (int reg = 0; reg < 4; ++reg) {
       Pointer<T> p = a.pointer_at({row + 8 * (reg % 2), col + 8 * (reg / 2)});
-      f.registers[size_t(reg)] = pack(Value<T>(p[0]), Value<T>(p[1]), w);
+      f.registers[size_t(reg)] = pack_pair(Value<T>(p[0]), Value<T>(p[1]), w);
     }
     return f;
   }
