@@ -3,8 +3,8 @@
 //
 // The kernel is the shared skeleton of gemm_sm90.hpp (persistent, warp-specialised, a 4-stage
 // TMA ring of 128 x 64 A and 256 x 64 B tiles, four m64n256k16 wgmmas per stage) with the
-// identity epilogue. M and N must be multiples of 128 and K of 64; when N is an odd multiple of
-// 128 the last column of tiles is half wide.
+// identity epilogue. Any M, N, K with N and K multiples of 8 (rows 16-byte multiples apart for
+// TMA); the tiles on the edges overhang and TMA fills and clips them.
 #pragma once
 
 #include "gemm_sm90.hpp"
@@ -12,8 +12,9 @@
 namespace examples {
 using namespace cutejit;
 
-inline Kernel gemm_bf16{"gemm_bf16", [](TmaDescriptor<bf16> a, TmaDescriptor<bf16> b, TmaDescriptor<bf16> c, Int k_tiles, Int tiles_m,
-                                        Int n) { gemm::tn_kernel(a, b, c, k_tiles, tiles_m, n); }};
+inline Kernel gemm_bf16{"gemm_bf16", [](TmaDescriptor<bf16> a, TmaDescriptor<bf16> b, TmaDescriptor<bf16> c, Int m, Int n, Int k) {
+  gemm::tn_kernel(a, b, c, m, n, k);
+}};
 
 /// The launch of C = A * B^T on device buffers (A: m x k, B: n x k, C: m x n, all row-major),
 /// its shape checked: one CTA per multiprocessor, or one per tile when there are fewer tiles.
@@ -22,8 +23,7 @@ inline PreparedLaunch gemm_bf16_prepare(const Device& gpu, const Buffer<bf16>& a
   using namespace gemm;
   check_shape<bf16>("gemm_bf16", m, n, k);
   auto [ta, tb] = tensor_maps(a, b, m, n, k);
-  return gemm_bf16.prepare(gpu, launch_config(gpu, m, n), ta, tb, output_map(c, m, n), int32_t(k / tile_k), int32_t(m / tile_m),
-                           int32_t(n));
+  return gemm_bf16.prepare(gpu, launch_config(gpu, m, n), ta, tb, output_map(c, m, n), int32_t(m), int32_t(n), int32_t(k));
 }
 
 inline void gemm_bf16_run(const Device& gpu, const Buffer<bf16>& a, const Buffer<bf16>& b, const Buffer<bf16>& c, int64_t m,
@@ -32,21 +32,20 @@ inline void gemm_bf16_run(const Device& gpu, const Buffer<bf16>& a, const Buffer
 }
 
 /// The same GEMM in clusters of two CTAs on vertically adjacent tiles, which share their B tile
-/// through TMA multicast (gemm_sm90.hpp, ClusterM = 2). M must be a multiple of 256.
-inline Kernel gemm_bf16_cluster{"gemm_bf16_cluster", [](TmaDescriptor<bf16> a, TmaDescriptor<bf16> b, TmaDescriptor<bf16> c, Int k_tiles,
-                                                        Int tiles_m, Int n) {
-  gemm::kernel<bf16, WgmmaMajor::k, WgmmaMajor::k, 2>(a, b, c, k_tiles, tiles_m, n);
+/// through TMA multicast (gemm_sm90.hpp, ClusterM = 2). When M has an odd number of tile rows,
+/// the last pair's second CTA works on rows past M: it loads zeros and stores nothing.
+inline Kernel gemm_bf16_cluster{"gemm_bf16_cluster", [](TmaDescriptor<bf16> a, TmaDescriptor<bf16> b, TmaDescriptor<bf16> c, Int m,
+                                                        Int n, Int k) {
+  gemm::kernel<bf16, WgmmaMajor::k, WgmmaMajor::k, 2>(a, b, c, m, n, k);
 }};
 
 inline PreparedLaunch gemm_bf16_cluster_prepare(const Device& gpu, const Buffer<bf16>& a, const Buffer<bf16>& b,
                                                 const Buffer<bf16>& c, int64_t m, int64_t n, int64_t k) {
   using namespace gemm;
   check_shape<bf16>("gemm_bf16_cluster", m, n, k);
-  if (m % (2 * tile_m))
-    throw Error("error: gemm_bf16_cluster needs M a multiple of 256 (a pair of 128-row tiles per cluster), not " + std::to_string(m));
   auto [ta, tb] = tensor_maps(a, b, m, n, k);
-  return gemm_bf16_cluster.prepare(gpu, launch_config(gpu, m, n, 2), ta, tb, output_map(c, m, n), int32_t(k / tile_k),
-                                   int32_t(m / tile_m), int32_t(n));
+  return gemm_bf16_cluster.prepare(gpu, launch_config(gpu, m, n, 2), ta, tb, output_map(c, m, n), int32_t(m), int32_t(n),
+                                   int32_t(k));
 }
 
 inline std::vector<bf16> random_bf16(size_t n, unsigned seed) {
@@ -74,7 +73,7 @@ Example tn_bf16_example(const char* name, K& kernel, GemmBf16Prepare prepare, in
           [&kernel, m, n, k](const Target& t) {
             using namespace gemm;
             auto [ta, tb] = tensor_maps_for_compile<bf16>();
-            return kernel.compile(t, ta, tb, output_map_for_compile(), int32_t(k / tile_k), int32_t(m / tile_m), int32_t(n));
+            return kernel.compile(t, ta, tb, output_map_for_compile(), int32_t(m), int32_t(n), int32_t(k));
           },
           // bf16 output: about 2^-9 relative rounding per element
           1e-2,

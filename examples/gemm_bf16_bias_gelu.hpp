@@ -21,8 +21,8 @@ inline F32 gelu_tanh(const F32& x) {
 }
 
 inline Kernel gemm_bf16_bias_gelu{"gemm_bf16_bias_gelu", [](TmaDescriptor<bf16> a, TmaDescriptor<bf16> b, TmaDescriptor<bf16> c,
-                                                            Tensor<bf16> bias, Int k_tiles, Int tiles_m, Int n) {
-  gemm::tn_kernel(a, b, c, k_tiles, tiles_m, n,
+                                                            Tensor<bf16> bias, Int m, Int n, Int k) {
+  gemm::tn_kernel(a, b, c, m, n, k,
                   [&](const F32& acc, const Int&, const Int& col) { return gelu_tanh(acc + cast<float>(BF16(bias(col)))); });
 }};
 
@@ -32,8 +32,8 @@ inline PreparedLaunch gemm_bf16_bias_gelu_prepare(const Device& gpu, const Buffe
   using namespace gemm;
   check_shape<bf16>("gemm_bf16_bias_gelu", m, n, k);
   auto [ta, tb] = tensor_maps(a, b, m, n, k);
-  return gemm_bf16_bias_gelu.prepare(gpu, launch_config(gpu, m, n), ta, tb, output_map(c, m, n), bias.view({n}), int32_t(k / tile_k),
-                                     int32_t(m / tile_m), int32_t(n));
+  return gemm_bf16_bias_gelu.prepare(gpu, launch_config(gpu, m, n), ta, tb, output_map(c, m, n), bias.view({n}), int32_t(m), int32_t(n),
+                                     int32_t(k));
 }
 
 inline Example gemm_bf16_bias_gelu_example(int64_t m = 256, int64_t n = 384, int64_t k = 512) {
@@ -57,8 +57,7 @@ inline Example gemm_bf16_bias_gelu_example(int64_t m = 256, int64_t n = 384, int
             using namespace gemm;
             auto [ta, tb] = tensor_maps_for_compile<bf16>();
             auto bias = DeviceTensor<bf16>::make(0, std::array<int64_t, 1>{n}, std::array<int64_t, 1>{1});
-            return gemm_bf16_bias_gelu.compile(t, ta, tb, output_map_for_compile(), bias, int32_t(k / tile_k), int32_t(m / tile_m),
-                                               int32_t(n));
+            return gemm_bf16_bias_gelu.compile(t, ta, tb, output_map_for_compile(), bias, int32_t(m), int32_t(n), int32_t(k));
           },
           // bf16 output (2^-9 relative per element) and f32 GELU arithmetic (libdevice tanhf is
           // within a few ulp): the same bound as gemm_bf16. A missing or misplaced bias (a row

@@ -10,7 +10,8 @@
 // The same header gives the two layouts with A stored K x M (MN-major A, two 64-wide boxes per
 // stage, the transpose bit of A): "tn" (C = A^T * B) and "tt" (C = A^T * B^T, B stored N x K).
 // gemm_bf16 is "nt". In every name the letters say whether A and B are used as stored (n) or
-// transposed (t), all matrices row-major. M and N must be multiples of 128 and K of 64.
+// transposed (t), all matrices row-major. Shapes as for gemm_bf16; with A stored K x M, M must
+// be a multiple of 8 too (its rows are M long).
 #pragma once
 
 #include <string_view>
@@ -31,8 +32,8 @@ constexpr const char* bf16_layout_name(WgmmaMajor a, WgmmaMajor b) {
 
 template <WgmmaMajor AMajor, WgmmaMajor BMajor>
 inline Kernel gemm_bf16_layout{gemm::bf16_layout_name(AMajor, BMajor),
-                               [](TmaDescriptor<bf16> a, TmaDescriptor<bf16> b, TmaDescriptor<bf16> c, Int k_tiles, Int tiles_m, Int n) {
-                                 gemm::kernel<bf16, AMajor, BMajor>(a, b, c, k_tiles, tiles_m, n);
+                               [](TmaDescriptor<bf16> a, TmaDescriptor<bf16> b, TmaDescriptor<bf16> c, Int m, Int n, Int k) {
+                                 gemm::kernel<bf16, AMajor, BMajor>(a, b, c, m, n, k);
                                }};
 
 /// C = A * B for A (m x k) and B (k x n), all row-major.
@@ -44,10 +45,10 @@ template <WgmmaMajor AMajor, WgmmaMajor BMajor>
 PreparedLaunch gemm_bf16_layout_prepare(const Device& gpu, const Buffer<bf16>& a, const Buffer<bf16>& b, const Buffer<bf16>& c,
                                         int64_t m, int64_t n, int64_t k) {
   using namespace gemm;
-  check_shape<bf16>(bf16_layout_name(AMajor, BMajor), m, n, k);
+  check_shape<bf16, AMajor, BMajor>(bf16_layout_name(AMajor, BMajor), m, n, k);
   auto [ta, tb] = tensor_maps<bf16, AMajor, BMajor>(a, b, m, n, k);
-  return gemm_bf16_layout<AMajor, BMajor>.prepare(gpu, launch_config(gpu, m, n), ta, tb, output_map(c, m, n), int32_t(k / tile_k),
-                                                  int32_t(m / tile_m), int32_t(n));
+  return gemm_bf16_layout<AMajor, BMajor>.prepare(gpu, launch_config(gpu, m, n), ta, tb, output_map(c, m, n), int32_t(m), int32_t(n),
+                                                  int32_t(k));
 }
 
 /// C (m x n) = A (m x k) * B (k x n), all row-major.
@@ -75,8 +76,8 @@ Example gemm_bf16_layout_example(int64_t m, int64_t n, int64_t k) {
           [m, n, k](const Target& t) {
             using namespace gemm;
             auto [ta, tb] = tensor_maps_for_compile<bf16, AMajor, BMajor>();
-            return gemm_bf16_layout<AMajor, BMajor>.compile(t, ta, tb, output_map_for_compile(), int32_t(k / tile_k),
-                                                            int32_t(m / tile_m), int32_t(n));
+            return gemm_bf16_layout<AMajor, BMajor>.compile(t, ta, tb, output_map_for_compile(), int32_t(m), int32_t(n),
+                                                            int32_t(k));
           },
           // bf16 output: about 2^-9 relative rounding per element
           1e-2,

@@ -5,10 +5,10 @@
 //
 // The kernel is the shared skeleton of gemm_sm90.hpp. With 1-byte elements a 128-byte
 // swizzled row holds 128 K elements, so a stage is 128 x 128 of A and 256 x 128 of B: 48 KB,
-// the same bytes as gemm_bf16's stage, four stages in 193 KB of shared memory. Each stage
+// the same bytes as gemm_bf16's stage, four stages in 192 KB of shared memory. Each stage
 // takes four m64n256k32 e4m3 wgmmas per consumer warpgroup, twice gemm_bf16's flops for the
-// same instructions and bytes. The scales are one multiply in the epilogue hook. M and N must
-// be multiples of 128 and K of 128.
+// same instructions and bytes. The scales are one multiply in the epilogue hook. Any M, N, K
+// with N a multiple of 8 and K of 16 (rows 16-byte multiples apart for TMA).
 #pragma once
 
 #include "gemm_sm90.hpp"
@@ -17,9 +17,9 @@ namespace examples {
 using namespace cutejit;
 
 inline Kernel gemm_fp8{"gemm_fp8", [](TmaDescriptor<f8e4m3> a, TmaDescriptor<f8e4m3> b, TmaDescriptor<bf16> c, F32 scale_a,
-                                      F32 scale_b, Int k_tiles, Int tiles_m, Int n) {
+                                      F32 scale_b, Int m, Int n, Int k) {
   F32 scale = scale_a * scale_b;
-  gemm::tn_kernel(a, b, c, k_tiles, tiles_m, n, [&](const F32& acc, const Int&, const Int&) { return acc * scale; });
+  gemm::tn_kernel(a, b, c, m, n, k, [&](const F32& acc, const Int&, const Int&) { return acc * scale; });
 }};
 
 /// The launch of C = scale_a * scale_b * A * B^T on device buffers (A: m x k, B: n x k, C: m x n,
@@ -30,7 +30,7 @@ inline PreparedLaunch gemm_fp8_prepare(const Device& gpu, const Buffer<f8e4m3>& 
   check_shape<f8e4m3>("gemm_fp8", m, n, k);
   auto [ta, tb] = tensor_maps(a, b, m, n, k);
   return gemm_fp8.prepare(gpu, launch_config(gpu, m, n), ta, tb, output_map(c, m, n), scale_a, scale_b,
-                          int32_t(k / tile_k_of<f8e4m3>), int32_t(m / tile_m), int32_t(n));
+                          int32_t(m), int32_t(n), int32_t(k));
 }
 
 inline void gemm_fp8_run(const Device& gpu, const Buffer<f8e4m3>& a, const Buffer<f8e4m3>& b, const Buffer<bf16>& c,
@@ -63,8 +63,7 @@ inline Example gemm_fp8_example(int64_t m = 256, int64_t n = 384, int64_t k = 51
           [m, n, k](const Target& t) {
             using namespace gemm;
             auto [ta, tb] = tensor_maps_for_compile<f8e4m3>();
-            return gemm_fp8.compile(t, ta, tb, output_map_for_compile(), 1.0f, 1.0f, int32_t(k / tile_k_of<f8e4m3>),
-                                    int32_t(m / tile_m), int32_t(n));
+            return gemm_fp8.compile(t, ta, tb, output_map_for_compile(), 1.0f, 1.0f, int32_t(m), int32_t(n), int32_t(k));
           },
           // The reference uses the same e4m3 inputs, so the error is the output's and the
           // accumulation's: bf16 rounding (at most 2^-9 relative per element), and Hopper's FP8

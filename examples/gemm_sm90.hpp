@@ -17,27 +17,30 @@
 //    registers (setmaxnreg 232: 128 f32 accumulators each). Each waits for a full stage, issues
 //    four m64n256 wgmmas on it (k16 for bf16, k32 for FP8: 32 bytes of K each), keeps one batch
 //    in flight and releases the previous stage once that batch is done;
-//  - epilogue: accumulators -> (the user's epilogue) -> bf16 -> global, two neighbouring
-//    columns per store.
+//  - epilogue, 64 columns at a time: accumulators -> (the user's epilogue) -> bf16 pairs ->
+//    stmatrix into one of the warpgroup's two 64 x 64 chunk buffers (128-byte swizzled) -> one
+//    TMA store, which runs while the warpgroup goes on to the next chunk and the next tile.
 // A stage is 48 KB for either element type, because it is counted in bytes of K.
 // `launch_bounds(384, 1)` caps registers at entry (168 = 64K / 384), which setmaxnreg needs.
-// M and N must be multiples of 128 and K of tile_k<T>. When N is an odd multiple of 128, the
-// last column of tiles is half wide: its second B half repeats the first (so every stage
-// brings the same bytes) and its columns are neither passed to the epilogue nor stored.
+// Any M, N, K from 1, with the rows of A, B and C 16-byte multiples apart (check_shape): the
+// tiles on the edges overhang the matrices, TMA loads fill the overhang with zeros (which add
+// nothing) and TMA stores leave it out.
 //
 // The epilogue hook (the C++ form of epilogue fusion): a callable
 //     F32 epilogue(F32 acc, Int row, Int col)
-// traced into the kernel and applied to every accumulator value the kernel stores, with the
-// value's global row and column; what it returns is converted to bf16 and stored. It is called
-// inside the kernel's body, so it may capture the kernel's other arguments (a bias tensor,
-// scales) and may load from global memory. For each half of a tile, a thread calls it on all
-// its values before it stores any of them: loads the epilogue makes (a bias per column) then
-// come before the stores to C, which LLVM cannot otherwise move them past, so the loads of
-// values sharing a column are merged. `Identity` (the default) is no call at all, and
-// gives exactly the kernel gemm_bf16 had before the hook existed.
+// traced into the kernel and applied to every accumulator value, with the value's global row
+// and column; what it returns is converted to bf16 and stored. It is called inside the
+// kernel's body, so it may capture the kernel's other arguments (a bias tensor, scales) and may
+// load from global memory. Values in the overhang past M or N are passed with their row or
+// column clamped to the last one (so per-row or per-column reads stay in bounds) and are not
+// stored. For each chunk, a thread calls it on all the chunk's values before it writes any of
+// them, so the loads of values sharing a column are merged. `Identity` (the default) is no
+// call at all.
 #pragma once
 
 #include <array>
+#include <cstdint>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -53,7 +56,8 @@ namespace gemm {
 inline constexpr int tile_m = 128, tile_n = 256, stages = 4;
 inline constexpr int threads = 384;
 // The scheduler's group: consecutive tiles go down a column of `group_m` tile rows before moving
-// right, so the CTAs running at once share A and B tiles in L2.
+// right, so the CTAs running at once share A and B tiles in L2 (the kernel's GroupM; the GEMM
+// benchmark also times 4 and 16).
 inline constexpr int group_m = 8;
 inline constexpr int producer_registers = 40, consumer_registers = 232;  // 40*128 + 232*256 <= 64K
 inline constexpr int b_half = 128;  // B's TMA box: N rows per load, two loads per stage
@@ -92,9 +96,9 @@ concept Epilogue = std::is_same_v<E, Identity> || requires(const E& e, const F32
 /// (A stored M x K, B stored N x K) or MN (A stored K x M, B stored K x N). An MN-major operand arrives as boxes of tile_k K rows by one 128-byte span of M or
 /// N (`mn_chunk` elements), side by side in the stage: 2 boxes of A or 4 of B, the same bytes
 /// as the K-major boxes, so the stage stays 48 KB.
-template <class T, WgmmaMajor AMajor, WgmmaMajor BMajor, int ClusterM = 1, Epilogue E = Identity>
-void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const TmaDescriptor<bf16>& c, const Int& k_tiles,
-            const Int& tiles_m, const Int& n, const E& epilogue = {}) {
+template <class T, WgmmaMajor AMajor, WgmmaMajor BMajor, int ClusterM = 1, Epilogue E = Identity, int GroupM = group_m>
+void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const TmaDescriptor<bf16>& c, const Int& m, const Int& n,
+            const Int& k, const E& epilogue = {}) {
   static_assert(sizeof(T) == 2 || (AMajor == WgmmaMajor::k && BMajor == WgmmaMajor::k),
                 "wgmma reads FP8 operands K-major only: A stored M x K and B stored N x K");
   // ClusterM = 2: clusters of two CTAs on vertically adjacent tiles, which share their B tile.
@@ -105,6 +109,11 @@ void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const TmaDescr
   constexpr int tile_k = tile_k_of<T>;
   constexpr int mn_chunk = mn_chunk_of<T>;
   launch_bounds(threads, 1);
+  // Tiles past M, N or K overhang the matrices: TMA fills what lies outside with zeros, which
+  // add nothing to the products, and leaves it out of the stores.
+  Int k_tiles = (k + tile_k - 1) / tile_k;
+  Int tiles_m = (m + tile_m - 1) / tile_m;
+  Int tiles_n = (n + tile_n - 1) / tile_n;
   Pointer<int8_t> smem = dynamic_shared_aligned<int8_t>(1024);
   auto a_tile = [&](const Int& s) { return Pointer<T>((smem + s * a_stage_bytes).id()); };
   auto b_tile = [&](const Int& s) { return Pointer<T>((smem + stages * a_stage_bytes + s * b_stage_bytes).id()); };
@@ -113,12 +122,11 @@ void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const TmaDescr
                         a_stage_bytes + b_stage_bytes);
   Int rank;  // in the pair (ClusterM = 2)
   auto make_scheduler = [&] {
-    Int tiles_n = (n + tile_n - 1) / tile_n;
     if constexpr (ClusterM == 1) {
-      return StaticTileScheduler(tiles_m, tiles_n, group_m, Raster::along_m);
-    } else {  // the pairs walk pairs of tile rows
+      return StaticTileScheduler(tiles_m, tiles_n, GroupM, Raster::along_m);
+    } else {  // the pairs walk pairs of tile rows (the last pair's second row may lie past M)
       rank = cluster_cta_rank();
-      return StaticTileScheduler(tiles_m / 2, tiles_n, block_idx().x / 2, grid_dim().x / 2, group_m / 2, Raster::along_m);
+      return StaticTileScheduler((tiles_m + 1) / 2, tiles_n, block_idx().x / 2, grid_dim().x / 2, GroupM / 2, Raster::along_m);
     }
   };
   StaticTileScheduler scheduler = make_scheduler();
@@ -152,9 +160,6 @@ void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const TmaDescr
     if_(tid == 0, [&] {
       for_(0, scheduler.my_tile_count(), [&](Int j) {
         auto [m0, n0] = tile_origin(j);
-        // In a half-wide last column of tiles the second half of B is past N: load the first
-        // half again (the stage's bytes stay the same), into columns that are never stored.
-        Int n1 = select(n0 + b_half < n, n0 + b_half, n0);
         for_(0, k_tiles, [&](Int kt) {
           PipelineState s = PipelineState::at(j * k_tiles + kt, stages);
           pipe.producer_acquire(s);
@@ -165,17 +170,14 @@ void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const TmaDescr
               pipe.load(a, a_tile(s.index) + i * (mn_chunk * tile_k), s, {kt * tile_k, m0 + i * mn_chunk});
           }
           if constexpr (ClusterM == 2) {
-            pipe.load_multicast(b, b_tile(s.index) + rank * (b_half * tile_k), s, {select(rank == 0, n0, n1), kt * tile_k}, 0b11, 2);
+            pipe.load_multicast(b, b_tile(s.index) + rank * (b_half * tile_k), s, {n0 + rank * b_half, kt * tile_k}, 0b11, 2);
           } else if constexpr (BMajor == WgmmaMajor::k) {
             pipe.load(b, b_tile(s.index), s, {n0, kt * tile_k});
-            pipe.load(b, b_tile(s.index) + b_half * tile_k, s, {n1, kt * tile_k});
+            pipe.load(b, b_tile(s.index) + b_half * tile_k, s, {n0 + b_half, kt * tile_k});
           } else {
-            // Chunk i holds columns i * mn_chunk ... of the tile; the second half's come from n1.
-            for (int i = 0; i < tile_n / mn_chunk; ++i) {
-              int in_half = i % (b_half / mn_chunk);
-              Int column = (i < b_half / mn_chunk ? n0 : n1) + in_half * mn_chunk;
-              pipe.load(b, b_tile(s.index) + i * (mn_chunk * tile_k), s, {kt * tile_k, column});
-            }
+            // Chunk i holds columns i * mn_chunk ... of the tile.
+            for (int i = 0; i < tile_n / mn_chunk; ++i)
+              pipe.load(b, b_tile(s.index) + i * (mn_chunk * tile_k), s, {kt * tile_k, n0 + i * mn_chunk});
           }
           pipe.producer_commit(s);
         });
@@ -224,29 +226,29 @@ void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const TmaDescr
           std::vector<F32> out;
           for (int i = chunk * values; i < (chunk + 1) * values; ++i) {
             F32 v = F32(acc[i]);
+            // Values past M or N are computed but not stored; the epilogue sees them at the
+            // last row or column, so that what it reads per row or column stays in bounds.
             if constexpr (!std::is_same_v<E, Identity>)
-              v = F32(epilogue(v, row + 8 * ((i / 2) % 2), col + (8 * (i / 4) + i % 2)));
+              v = F32(epilogue(v, min(row + 8 * ((i / 2) % 2), m - 1), min(col + (8 * (i / 4) + i % 2), n - 1)));
             out.push_back(v);
           }
           std::vector<Value<uint32_t>> packed;
           for (size_t v = 0; v < out.size(); v += 2) packed.push_back(pack_pair(cast<bf16>(out[v]), cast<bf16>(out[v + 1])));
-          int buffer = chunk % chunk_buffers;  // chunks alternate buffers, also across tiles (4 per tile)
           Pointer<bf16> chunk_tile =
-              Pointer<bf16>((smem + epilogue_offset + (half * chunk_buffers + buffer) * chunk_bytes).id());
-          // The store that last read this buffer, two chunks ago, is done with it.
+              Pointer<bf16>((smem + epilogue_offset + (half * chunk_buffers + chunk % chunk_buffers) * chunk_bytes).id());
+          // The store that last read this buffer, two groups ago, is done with it.
           if_(leader, [&] { tma_store_wait<chunk_buffers - 1, /*ReadOnly=*/true>(); });
           named_barrier_sync(1 + half, 128);
           stmatrix_accumulators(make_tensor(chunk_tile, chunk_layout()), std::span<const Value<uint32_t>>(packed), t);
           fence_proxy_async_shared();  // the TMA store (async proxy) reads what stmatrix wrote
           named_barrier_sync(1 + half, 128);
-          if_(leader, [&] {
-            c.store(chunk_tile, {m0 + half * 64, n0 + chunk * chunk_cols});
-            tma_store_commit();
-          });
+          if_(leader, [&] { c.store(chunk_tile, {m0 + half * 64, n0 + chunk * chunk_cols}); });
         };
-        // In a half-wide last column of tiles the second half's columns are past N.
-        if (chunk * chunk_cols < b_half) store_chunk();
-        else if_(n0 + b_half < n, store_chunk);
+        // A chunk wholly past M or N is skipped, but still closes a (then empty) bulk group:
+        // with four groups per tile, chunk c always uses buffer c % 2 and the wait above
+        // always finds that buffer's last store one group back.
+        if_(m0 + half * 64 < m && n0 + chunk * chunk_cols < n, store_chunk);
+        if_(leader, [&] { tma_store_commit(); });
       }
     });
     if_(leader, [&] { tma_store_wait<0>(); });  // the stores have read shared memory before the CTA exits
@@ -260,24 +262,36 @@ void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const TmaDescr
 /// The TN kernel (A stored M x K, B stored N x K: both K-major), which gemm_bf16, gemm_fp8 and
 /// gemm_bf16_bias_gelu share.
 template <class T, Epilogue E = Identity>
-void tn_kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const TmaDescriptor<bf16>& c, const Int& k_tiles,
-               const Int& tiles_m, const Int& n, const E& epilogue = {}) {
-  kernel<T, WgmmaMajor::k, WgmmaMajor::k>(a, b, c, k_tiles, tiles_m, n, epilogue);
+void tn_kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const TmaDescriptor<bf16>& c, const Int& m, const Int& n,
+               const Int& k, const E& epilogue = {}) {
+  kernel<T, WgmmaMajor::k, WgmmaMajor::k>(a, b, c, m, n, k, epilogue);
 }
 
-/// Checks a shape against the tile (M, N multiples of 128, K of tile_k<T>), naming the kernel.
-template <class T>
+/// Checks a shape: any M, N, K from 1 (tiles past the edges are filled and clipped by TMA), but
+/// TMA needs every row of A, B and C to start a multiple of 16 bytes after the one before, so
+/// the contiguous extent of each (K of a K-major operand, M or N of an MN-major one, N of C)
+/// must be a multiple of 16 bytes. The error names the kernel and the shape.
+template <class T, WgmmaMajor AMajor = WgmmaMajor::k, WgmmaMajor BMajor = WgmmaMajor::k>
 void check_shape(const char* kernel, int64_t m, int64_t n, int64_t k) {
-  if (m % tile_m || n % b_half || k % tile_k_of<T>)  // N: a half-wide last tile column is allowed
-    throw Error(std::string("error: ") + kernel + " needs M, N multiples of 128 and K a multiple of " +
-                std::to_string(tile_k_of<T>) + ", not " + std::to_string(m) + " x " + std::to_string(n) + " x " +
-                std::to_string(k));
+  const int64_t k_multiple = 16 / int64_t(sizeof(T)), mn_multiple = 16 / int64_t(sizeof(T));
+  bool k_contiguous = AMajor == WgmmaMajor::k || BMajor == WgmmaMajor::k;
+  std::string need;
+  auto add = [&](const std::string& what) { need += (need.empty() ? "" : " and ") + what; };
+  if (AMajor == WgmmaMajor::mn) add("M a multiple of " + std::to_string(mn_multiple));
+  add("N a multiple of 8");  // C's rows (bf16), and B's when B is MN-major (bf16 or f16)
+  if (k_contiguous) add("K a multiple of " + std::to_string(k_multiple));
+  bool ok = m >= 1 && n >= 1 && k >= 1 && m <= INT32_MAX && n <= INT32_MAX && k <= INT32_MAX && n % 8 == 0 &&
+            (!k_contiguous || k % k_multiple == 0) && (AMajor == WgmmaMajor::k || m % mn_multiple == 0);
+  if (!ok)
+    throw Error(std::string("error: ") + kernel + " needs M, N and K from 1 to 2^31 - 1 with " + need +
+                " (TMA reads and writes rows that start 16-byte multiples apart), not " + std::to_string(m) + " x " +
+                std::to_string(n) + " x " + std::to_string(k));
 }
 
 /// The grid: one CTA per multiprocessor, or one per tile when there are fewer tiles.
 /// With `cluster_m` = 2: one pair of CTAs per two multiprocessors, or per pair of tile rows.
 inline Launch launch_config(const Device& gpu, int64_t m, int64_t n, int cluster_m = 1) {
-  int64_t tiles = (m / (tile_m * cluster_m)) * ((n + tile_n - 1) / tile_n);
+  int64_t tiles = ((m + tile_m * cluster_m - 1) / (tile_m * cluster_m)) * ((n + tile_n - 1) / tile_n);
   uint32_t workers = StaticTileScheduler::grid_size(tiles, gpu.multiprocessors() / cluster_m);
   return Launch{.grid = workers * uint32_t(cluster_m), .block = threads, .shared_bytes = shared_bytes, .cluster = uint32_t(cluster_m)};
 }

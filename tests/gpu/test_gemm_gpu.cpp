@@ -117,46 +117,61 @@ TEST_CASE("the BF16 GEMM matches its float64 host reference", "[gpu]") {
   Device gpu;
   // 2304 x 1920: 18 x 8 tiles of 128 x 256, more than one per CTA on a 132-SM H200 (the
   // persistent loop and the ring's phases across tiles), a short last group of tile rows and a
-  // half-wide last column of tiles (N = 15 x 128), as in 256 x 384 and 128 x 128.
-  for (const examples::Example& e : {examples::gemm_bf16_example(), examples::gemm_bf16_example(128, 128, 64),
-                                     examples::gemm_bf16_example(512, 1024, 768), examples::gemm_bf16_example(2304, 1920, 128)}) {
+  // half-wide last column of tiles (N = 15 x 128), as in 256 x 384 and 128 x 128. Then shapes
+  // the tile does not divide: smaller than one tile in every dimension (1 x 8 x 8, 100 x 200 x
+  // 72), and ragged in all three with many tiles (1000 x 1000 x 1000, 2344 x 1944 x 136).
+  for (const examples::Example& e :
+       {examples::gemm_bf16_example(), examples::gemm_bf16_example(128, 128, 64), examples::gemm_bf16_example(512, 1024, 768),
+        examples::gemm_bf16_example(2304, 1920, 128), examples::gemm_bf16_example(1, 8, 8), examples::gemm_bf16_example(100, 200, 72),
+        examples::gemm_bf16_example(1000, 1000, 1000), examples::gemm_bf16_example(2344, 1944, 136)}) {
     double err = e.check(gpu);
     INFO(e.name << ": relative error " << err << ", tolerance " << e.tolerance);
     CHECK(err <= e.tolerance);
   }
 }
 
-TEST_CASE("the BF16 GEMM refuses shapes its tile does not divide", "[gpu]") {
+TEST_CASE("the BF16 GEMM refuses shapes TMA cannot address", "[gpu]") {
   Device gpu;
   auto a = gpu.alloc<bf16>(200 * 64), b = gpu.alloc<bf16>(128 * 64), c = gpu.alloc<bf16>(200 * 128);
-  CHECK_THROWS_WITH(examples::gemm_bf16_run(gpu, a, b, c, 200, 128, 64),
-                    Catch::Contains("gemm_bf16 needs M, N multiples of 128 and K a multiple of 64, not 200 x 128 x 64"));
+  const char* need = "gemm_bf16 needs M, N and K from 1 to 2^31 - 1 with N a multiple of 8 and K a multiple of 8 (TMA reads and "
+                     "writes rows that start 16-byte multiples apart), not ";
+  CHECK_THROWS_WITH(examples::gemm_bf16_run(gpu, a, b, c, 200, 100, 64), Catch::Contains(std::string(need) + "200 x 100 x 64"));
+  CHECK_THROWS_WITH(examples::gemm_bf16_run(gpu, a, b, c, 200, 128, 60), Catch::Contains(std::string(need) + "200 x 128 x 60"));
+  CHECK_THROWS_WITH(examples::gemm_bf16_run(gpu, a, b, c, 0, 128, 64), Catch::Contains(std::string(need) + "0 x 128 x 64"));
 }
 
 TEST_CASE("the FP8 (e4m3) GEMM matches its float64 host reference", "[gpu]") {
   Device gpu;
   // As for BF16: one tile, several tiles with a half-wide last column (384 = 3 x 128), a
-  // non-square shape, and 2304 x 1920 (more tiles than CTAs, a short last group of tile rows).
-  for (const examples::Example& e : {examples::gemm_fp8_example(), examples::gemm_fp8_example(128, 128, 128),
-                                     examples::gemm_fp8_example(512, 1024, 768), examples::gemm_fp8_example(2304, 1920, 256)}) {
+  // non-square shape, 2304 x 1920 (more tiles than CTAs, a short last group of tile rows), and
+  // shapes the tile does not divide (K ragged by 16 elements).
+  for (const examples::Example& e :
+       {examples::gemm_fp8_example(), examples::gemm_fp8_example(128, 128, 128), examples::gemm_fp8_example(512, 1024, 768),
+        examples::gemm_fp8_example(2304, 1920, 256), examples::gemm_fp8_example(100, 200, 144),
+        examples::gemm_fp8_example(1000, 1000, 1008)}) {
     double err = e.check(gpu);
     INFO(e.name << ": relative error " << err << ", tolerance " << e.tolerance);
     CHECK(err <= e.tolerance);
   }
 }
 
-TEST_CASE("the FP8 GEMM refuses shapes its tile does not divide", "[gpu]") {
+TEST_CASE("the FP8 GEMM refuses shapes TMA cannot address", "[gpu]") {
   Device gpu;
   auto a = gpu.alloc<f8e4m3>(256 * 64), b = gpu.alloc<f8e4m3>(128 * 64);
   auto c = gpu.alloc<bf16>(256 * 128);
-  CHECK_THROWS_WITH(examples::gemm_fp8_run(gpu, a, b, c, 1.0f, 1.0f, 256, 128, 64),
-                    Catch::Contains("gemm_fp8 needs M, N multiples of 128 and K a multiple of 128, not 256 x 128 x 64"));
+  CHECK_THROWS_WITH(examples::gemm_fp8_run(gpu, a, b, c, 1.0f, 1.0f, 256, 128, 40),
+                    Catch::Contains("gemm_fp8 needs M, N and K from 1 to 2^31 - 1 with N a multiple of 8 and K a multiple of 16 (TMA "
+                                    "reads and writes rows that start 16-byte multiples apart), not 256 x 128 x 40"));
 }
 
 TEST_CASE("the fused bias + GELU GEMM matches its float64 host reference", "[gpu]") {
   Device gpu;
-  for (const examples::Example& e : {examples::gemm_bf16_bias_gelu_example(), examples::gemm_bf16_bias_gelu_example(512, 1024, 768),
-                                     examples::gemm_bf16_bias_gelu_example(2304, 1920, 128)}) {
+  // 100 x 200 x 72 and 1000 x 1000 x 1000: the overhang's values reach the epilogue with their
+  // column clamped, so the bias (exactly N values) is never read past its end.
+  for (const examples::Example& e :
+       {examples::gemm_bf16_bias_gelu_example(), examples::gemm_bf16_bias_gelu_example(512, 1024, 768),
+        examples::gemm_bf16_bias_gelu_example(2304, 1920, 128), examples::gemm_bf16_bias_gelu_example(100, 200, 72),
+        examples::gemm_bf16_bias_gelu_example(1000, 1000, 1000)}) {
     double err = e.check(gpu);
     INFO(e.name << ": relative error " << err << ", tolerance " << e.tolerance);
     CHECK(err <= e.tolerance);
@@ -165,13 +180,14 @@ TEST_CASE("the fused bias + GELU GEMM matches its float64 host reference", "[gpu
 
 TEST_CASE("the row-major BF16 GEMM (C = A * B, B stored K x N) matches its float64 host reference", "[gpu]") {
   Device gpu;
-  // The shapes of the TN test (one tile; a half-wide last tile column, where B's MN-major boxes
-  // for the second half repeat the first; 144 tiles, more than one per CTA), a non-square one
-  // with M > N and a short K, and one with N an odd multiple of 128 and several tiles per CTA.
+  // The shapes of the TN test (one tile; a half-wide last tile column; 144 tiles, more than one
+  // per CTA), a non-square one with M > N and a short K, one with N an odd multiple of 128 and
+  // several tiles per CTA, and ragged ones (B's MN-major boxes then overhang N and K).
   for (const examples::Example& e :
        {examples::gemm_bf16_nn_example(), examples::gemm_bf16_nn_example(128, 128, 64), examples::gemm_bf16_nn_example(512, 1024, 768),
         examples::gemm_bf16_nn_example(2304, 1920, 128), examples::gemm_bf16_nn_example(1024, 384, 64),
-        examples::gemm_bf16_nn_example(384, 2944, 320)}) {
+        examples::gemm_bf16_nn_example(384, 2944, 320), examples::gemm_bf16_nn_example(100, 200, 72),
+        examples::gemm_bf16_nn_example(1000, 1000, 1000)}) {
     double err = e.check(gpu);
     INFO(e.name << ": relative error " << err << ", tolerance " << e.tolerance);
     CHECK(err <= e.tolerance);
@@ -185,27 +201,38 @@ TEST_CASE("the BF16 GEMMs with A stored K x M (tn: B stored K x N, tt: B stored 
        {gemm_bf16_layout_example<WgmmaMajor::mn, WgmmaMajor::mn>(256, 384, 512),
         gemm_bf16_layout_example<WgmmaMajor::mn, WgmmaMajor::mn>(2304, 1920, 128),
         gemm_bf16_layout_example<WgmmaMajor::mn, WgmmaMajor::k>(256, 384, 512),
-        gemm_bf16_layout_example<WgmmaMajor::mn, WgmmaMajor::k>(512, 1024, 768)}) {
+        gemm_bf16_layout_example<WgmmaMajor::mn, WgmmaMajor::k>(512, 1024, 768),
+        gemm_bf16_layout_example<WgmmaMajor::mn, WgmmaMajor::mn>(104, 200, 72),
+        gemm_bf16_layout_example<WgmmaMajor::mn, WgmmaMajor::k>(1000, 1000, 1000)}) {
     double err = e.check(gpu);
     INFO(e.name << ": relative error " << err << ", tolerance " << e.tolerance);
     CHECK(err <= e.tolerance);
   }
 }
 
-TEST_CASE("the row-major BF16 GEMM refuses shapes its tile does not divide", "[gpu]") {
+TEST_CASE("the row-major BF16 GEMMs refuse shapes TMA cannot address", "[gpu]") {
   Device gpu;
   auto a = gpu.alloc<bf16>(256 * 96), b = gpu.alloc<bf16>(96 * 128), c = gpu.alloc<bf16>(256 * 128);
-  CHECK_THROWS_WITH(examples::gemm_bf16_nn_run(gpu, a, b, c, 256, 128, 96),
-                    Catch::Contains("gemm_bf16_nn needs M, N multiples of 128 and K a multiple of 64, not 256 x 128 x 96"));
+  CHECK_THROWS_WITH(examples::gemm_bf16_nn_run(gpu, a, b, c, 256, 100, 96),
+                    Catch::Contains("gemm_bf16_nn needs M, N and K from 1 to 2^31 - 1 with N a multiple of 8 and K a multiple of 8 "
+                                    "(TMA reads and writes rows that start 16-byte multiples apart), not 256 x 100 x 96"));
+  // With A stored K x M, A's rows are M long: M must be a multiple of 8, and K need not be.
+  auto tn = examples::gemm_bf16_layout_prepare<WgmmaMajor::mn, WgmmaMajor::mn>;
+  CHECK_THROWS_WITH(tn(gpu, a, b, c, 100, 128, 96),
+                    Catch::Contains("gemm_bf16_tn needs M, N and K from 1 to 2^31 - 1 with M a multiple of 8 and N a multiple of 8 "
+                                    "(TMA reads and writes rows that start 16-byte multiples apart), not 100 x 128 x 96"));
 }
 
 TEST_CASE("the BF16 GEMM in clusters of two with B multicast matches its float64 host reference", "[gpu]") {
   Device gpu;
   // 2304 x 1920: 9 pairs of tile rows x 8 tile columns (more than one pair of tiles per
   // cluster on 66 clusters, a half-wide last column); 256 x 128 and 512 x 384: one and few tiles.
+  // 300 x 200 x 72: three tile rows, so the last pair's second CTA lies wholly past M, loads
+  // zeros and stores nothing; 1000 x 1000 x 1000: ragged in all three dimensions.
   for (const examples::Example& e :
        {examples::gemm_bf16_cluster_example(), examples::gemm_bf16_cluster_example(256, 128, 64),
-        examples::gemm_bf16_cluster_example(2304, 1920, 128), examples::gemm_bf16_cluster_example(1024, 2048, 1024)}) {
+        examples::gemm_bf16_cluster_example(2304, 1920, 128), examples::gemm_bf16_cluster_example(1024, 2048, 1024),
+        examples::gemm_bf16_cluster_example(300, 200, 72), examples::gemm_bf16_cluster_example(1000, 1000, 1000)}) {
     double err = e.check(gpu);
     INFO(e.name << ": relative error " << err << ", tolerance " << e.tolerance);
     CHECK(err <= e.tolerance);

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <span>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
@@ -23,6 +24,16 @@ namespace {
 struct GemmShape {
   int64_t m, n, k;
 };
+
+/// gemm_bf16 with groups of GroupM tile rows in the tile order instead of 8.
+template <int GroupM>
+auto grouped_tn(const char* name) {
+  return Kernel{name, [](TmaDescriptor<bf16> a, TmaDescriptor<bf16> b, TmaDescriptor<bf16> c, Int m, Int n, Int k) {
+    examples::gemm::kernel<bf16, WgmmaMajor::k, WgmmaMajor::k, 1, examples::gemm::Identity, GroupM>(a, b, c, m, n, k);
+  }};
+}
+auto group4 = grouped_tn<4>("gemm_bf16_group4");
+auto group16 = grouped_tn<16>("gemm_bf16_group16");
 const GemmShape shapes[] = {{8192, 8192, 8192}, {4096, 4096, 4096}, {8192, 8192, 1024}, {16384, 1024, 8192}, {128, 8192, 8192}};
 
 void report_jit(const char* name, const examples::Example& e, const Device& gpu) {
@@ -47,12 +58,12 @@ void report(const char* name, const GemmShape& s, double ms) {
               2.0 * double(s.m) * double(s.n) * double(s.k) / (ms * 1e-3) / 1e12);
 }
 
-/// Times one GEMM on every shape whose M is a multiple of `m_multiple`: `prepare(a, b, c, shape)`
-/// gives the launch for one copy of the data.
+/// Times one GEMM on `on` (every shape by default): `prepare(a, b, c, shape)` gives the launch for
+/// one copy of the data.
 template <class T, class Prepare>
-void bench_shapes(const char* name, const Device& gpu, const std::vector<T>& pool, Prepare&& prepare, int64_t m_multiple = 1) {
-  for (const GemmShape& s : shapes) {
-    if (s.m % m_multiple) continue;
+void bench_shapes(const char* name, const Device& gpu, const std::vector<T>& pool, Prepare&& prepare,
+                  std::span<const GemmShape> on = shapes) {
+  for (const GemmShape& s : on) {
     double bytes = double(s.m * s.k + s.n * s.k) * sizeof(T) + double(s.m * s.n) * sizeof(bf16);
     int sets = bench::rotation_sets(bytes);
     std::vector<Buffer<T>> as, bs;
@@ -91,14 +102,22 @@ int main() {
       return examples::gemm_fp8_prepare(gpu, a, b, c, 0.5f, 0.25f, s.m, s.n, s.k);
     });
   }
-  {  // last: the newest kernel must not cost the others their figures
+  {  // last: the variants must not cost the kernels above their figures
     std::vector<bf16> host = examples::random_bf16(pool, 1);
-    bench_shapes(
-        "gemm_bf16_cluster", gpu, host,
-        [&](const Buffer<bf16>& a, const Buffer<bf16>& b, const Buffer<bf16>& c, const GemmShape& s) {
-          return examples::gemm_bf16_cluster_prepare(gpu, a, b, c, s.m, s.n, s.k);
-        },
-        256);
+    bench_shapes("gemm_bf16_cluster", gpu, host, [&](const Buffer<bf16>& a, const Buffer<bf16>& b, const Buffer<bf16>& c, const GemmShape& s) {
+      return examples::gemm_bf16_cluster_prepare(gpu, a, b, c, s.m, s.n, s.k);
+    });
+    // The tile order: groups of 4 and 16 tile rows instead of 8, on the square shapes.
+    const GemmShape square[] = {shapes[0], shapes[1]};
+    auto grouped = [&](const char* name, auto& k) {
+      bench_shapes(name, gpu, host, [&](const Buffer<bf16>& a, const Buffer<bf16>& b, const Buffer<bf16>& c, const GemmShape& s) {
+        auto [ta, tb] = examples::gemm::tensor_maps(a, b, s.m, s.n, s.k);
+        return k.prepare(gpu, examples::gemm::launch_config(gpu, s.m, s.n), ta, tb, examples::gemm::output_map(c, s.m, s.n),
+                         int32_t(s.m), int32_t(s.n), int32_t(s.k));
+      }, square);
+    };
+    grouped("gemm_bf16_group4", group4);
+    grouped("gemm_bf16_group16", group16);
   }
   return 0;
 }
