@@ -12,18 +12,27 @@
 namespace examples {
 using namespace cutejit;
 
-inline Kernel gemm_bf16{"gemm_bf16", [](TmaDescriptor<bf16> a, TmaDescriptor<bf16> b, TmaDescriptor<bf16> c, Int m, Int n, Int k) {
-  gemm::tn_kernel(a, b, c, m, n, k);
-}};
+/// The kernel with tiles `TileN` columns wide: gemm_bf16 (256), gemm_bf16_n128, gemm_bf16_n64.
+template <int TileN>
+inline Kernel gemm_bf16_tile{gemm::tile_name("gemm_bf16", TileN),
+                             [](TmaDescriptor<bf16> a, TmaDescriptor<bf16> b, TmaDescriptor<bf16> c, Int m, Int n, Int k) {
+                               gemm::kernel<bf16, gemm::Config{.tile_n = TileN}>(a, b, c, m, n, k);
+                             }};
+inline auto& gemm_bf16 = gemm_bf16_tile<256>;
 
 /// The launch of C = A * B^T on device buffers (A: m x k, B: n x k, C: m x n, all row-major),
-/// its shape checked: one CTA per multiprocessor, or one per tile when there are fewer tiles.
+/// its shape checked: one CTA per multiprocessor, or one per tile when there are fewer tiles,
+/// with the tile width gemm::choose_tile_n picks for the shape.
 inline PreparedLaunch gemm_bf16_prepare(const Device& gpu, const Buffer<bf16>& a, const Buffer<bf16>& b, const Buffer<bf16>& c,
                                         int64_t m, int64_t n, int64_t k) {
   using namespace gemm;
   check_shape<bf16>("gemm_bf16", m, n, k);
-  auto [ta, tb] = tensor_maps(a, b, m, n, k);
-  return gemm_bf16.prepare(gpu, launch_config(gpu, m, n), ta, tb, output_map(c, m, n), int32_t(m), int32_t(n), int32_t(k));
+  return with_tile_n(gpu, m, n, [&](auto width) {
+    constexpr Config config{.tile_n = decltype(width)::value};
+    auto [ta, tb] = tensor_maps<bf16, config>(a, b, m, n, k);
+    return gemm_bf16_tile<config.tile_n>.prepare(gpu, launch_config(gpu, m, n, config), ta, tb, output_map(c, m, n), int32_t(m),
+                                                 int32_t(n), int32_t(k));
+  });
 }
 
 inline void gemm_bf16_run(const Device& gpu, const Buffer<bf16>& a, const Buffer<bf16>& b, const Buffer<bf16>& c, int64_t m,
@@ -36,7 +45,7 @@ inline void gemm_bf16_run(const Device& gpu, const Buffer<bf16>& a, const Buffer
 /// the last pair's second CTA works on rows past M: it loads zeros and stores nothing.
 inline Kernel gemm_bf16_cluster{"gemm_bf16_cluster", [](TmaDescriptor<bf16> a, TmaDescriptor<bf16> b, TmaDescriptor<bf16> c, Int m,
                                                         Int n, Int k) {
-  gemm::kernel<bf16, WgmmaMajor::k, WgmmaMajor::k, 2>(a, b, c, m, n, k);
+  gemm::kernel<bf16, gemm::Config{.cluster_m = 2}>(a, b, c, m, n, k);
 }};
 
 inline PreparedLaunch gemm_bf16_cluster_prepare(const Device& gpu, const Buffer<bf16>& a, const Buffer<bf16>& b,
@@ -44,7 +53,7 @@ inline PreparedLaunch gemm_bf16_cluster_prepare(const Device& gpu, const Buffer<
   using namespace gemm;
   check_shape<bf16>("gemm_bf16_cluster", m, n, k);
   auto [ta, tb] = tensor_maps(a, b, m, n, k);
-  return gemm_bf16_cluster.prepare(gpu, launch_config(gpu, m, n, 2), ta, tb, output_map(c, m, n), int32_t(m), int32_t(n),
+  return gemm_bf16_cluster.prepare(gpu, launch_config(gpu, m, n, Config{.cluster_m = 2}), ta, tb, output_map(c, m, n), int32_t(m), int32_t(n),
                                    int32_t(k));
 }
 

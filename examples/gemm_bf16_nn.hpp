@@ -33,7 +33,7 @@ constexpr const char* bf16_layout_name(WgmmaMajor a, WgmmaMajor b) {
 template <WgmmaMajor AMajor, WgmmaMajor BMajor>
 inline Kernel gemm_bf16_layout{gemm::bf16_layout_name(AMajor, BMajor),
                                [](TmaDescriptor<bf16> a, TmaDescriptor<bf16> b, TmaDescriptor<bf16> c, Int m, Int n, Int k) {
-                                 gemm::kernel<bf16, AMajor, BMajor>(a, b, c, m, n, k);
+                                 gemm::kernel<bf16, gemm::Config{.a_major = AMajor, .b_major = BMajor}>(a, b, c, m, n, k);
                                }};
 
 /// C = A * B for A (m x k) and B (k x n), all row-major.
@@ -46,7 +46,7 @@ PreparedLaunch gemm_bf16_layout_prepare(const Device& gpu, const Buffer<bf16>& a
                                         int64_t m, int64_t n, int64_t k) {
   using namespace gemm;
   check_shape<bf16, AMajor, BMajor>(bf16_layout_name(AMajor, BMajor), m, n, k);
-  auto [ta, tb] = tensor_maps<bf16, AMajor, BMajor>(a, b, m, n, k);
+  auto [ta, tb] = tensor_maps<bf16, Config{.a_major = AMajor, .b_major = BMajor}>(a, b, m, n, k);
   return gemm_bf16_layout<AMajor, BMajor>.prepare(gpu, launch_config(gpu, m, n), ta, tb, output_map(c, m, n), int32_t(m), int32_t(n),
                                                   int32_t(k));
 }
@@ -75,7 +75,7 @@ Example gemm_bf16_layout_example(int64_t m, int64_t n, int64_t k) {
           },
           [m, n, k](const Target& t) {
             using namespace gemm;
-            auto [ta, tb] = tensor_maps_for_compile<bf16, AMajor, BMajor>();
+            auto [ta, tb] = tensor_maps_for_compile<bf16, Config{.a_major = AMajor, .b_major = BMajor}>();
             return gemm_bf16_layout<AMajor, BMajor>.compile(t, ta, tb, output_map_for_compile(), int32_t(m), int32_t(n),
                                                             int32_t(k));
           },

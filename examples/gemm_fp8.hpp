@@ -16,21 +16,29 @@
 namespace examples {
 using namespace cutejit;
 
-inline Kernel gemm_fp8{"gemm_fp8", [](TmaDescriptor<f8e4m3> a, TmaDescriptor<f8e4m3> b, TmaDescriptor<bf16> c, F32 scale_a,
-                                      F32 scale_b, Int m, Int n, Int k) {
+/// The kernel with tiles `TileN` columns wide: gemm_fp8 (256), gemm_fp8_n128, gemm_fp8_n64.
+template <int TileN>
+inline Kernel gemm_fp8_tile{gemm::tile_name("gemm_fp8", TileN), [](TmaDescriptor<f8e4m3> a, TmaDescriptor<f8e4m3> b,
+                                                                     TmaDescriptor<bf16> c, F32 scale_a, F32 scale_b, Int m, Int n,
+                                                                     Int k) {
   F32 scale = scale_a * scale_b;
-  gemm::tn_kernel(a, b, c, m, n, k, [&](const F32& acc, const Int&, const Int&) { return acc * scale; });
+  gemm::kernel<f8e4m3, gemm::Config{.tile_n = TileN}>(a, b, c, m, n, k,
+                                                       [&](const F32& acc, const Int&, const Int&) { return acc * scale; });
 }};
+inline auto& gemm_fp8 = gemm_fp8_tile<256>;
 
 /// The launch of C = scale_a * scale_b * A * B^T on device buffers (A: m x k, B: n x k, C: m x n,
-/// all row-major), its shape checked.
+/// all row-major), its shape checked, with the tile width gemm::choose_tile_n picks.
 inline PreparedLaunch gemm_fp8_prepare(const Device& gpu, const Buffer<f8e4m3>& a, const Buffer<f8e4m3>& b,
                                        const Buffer<bf16>& c, float scale_a, float scale_b, int64_t m, int64_t n, int64_t k) {
   using namespace gemm;
   check_shape<f8e4m3>("gemm_fp8", m, n, k);
-  auto [ta, tb] = tensor_maps(a, b, m, n, k);
-  return gemm_fp8.prepare(gpu, launch_config(gpu, m, n), ta, tb, output_map(c, m, n), scale_a, scale_b,
-                          int32_t(m), int32_t(n), int32_t(k));
+  return with_tile_n(gpu, m, n, [&](auto width) {
+    constexpr Config config{.tile_n = decltype(width)::value};
+    auto [ta, tb] = tensor_maps<f8e4m3, config>(a, b, m, n, k);
+    return gemm_fp8_tile<config.tile_n>.prepare(gpu, launch_config(gpu, m, n, config), ta, tb, output_map(c, m, n), scale_a,
+                                                scale_b, int32_t(m), int32_t(n), int32_t(k));
+  });
 }
 
 inline void gemm_fp8_run(const Device& gpu, const Buffer<f8e4m3>& a, const Buffer<f8e4m3>& b, const Buffer<bf16>& c,

@@ -53,14 +53,9 @@ namespace examples {
 using namespace cutejit;
 
 namespace gemm {
-inline constexpr int tile_m = 128, tile_n = 256, stages = 4;
+inline constexpr int tile_m = 128;
 inline constexpr int threads = 384;
-// The scheduler's group: consecutive tiles go down a column of `group_m` tile rows before moving
-// right, so the CTAs running at once share A and B tiles in L2 (the kernel's GroupM; the GEMM
-// benchmark also times 4 and 16).
-inline constexpr int group_m = 8;
 inline constexpr int producer_registers = 40, consumer_registers = 232;  // 40*128 + 232*256 <= 64K
-inline constexpr int b_half = 128;  // B's TMA box: N rows per load, two loads per stage
 /// Bytes of K per tile row and stage: one 128-byte swizzle span, the widest TMA box row a
 /// 128-byte swizzle allows and what one wgmma descriptor row covers.
 inline constexpr int k_bytes = 128;
@@ -69,15 +64,58 @@ template <class T> inline constexpr int tile_k_of = k_bytes / int(sizeof(T));
 inline constexpr int tile_k = tile_k_of<bf16>;
 /// M or N elements of an MN-major operand's TMA box row (one 128-byte span): 64 for bf16.
 template <class T> inline constexpr int mn_chunk_of = k_bytes / int(sizeof(T));
-inline constexpr int a_stage_bytes = tile_m * k_bytes, b_stage_bytes = tile_n * k_bytes;
+inline constexpr int a_stage_bytes = tile_m * k_bytes;
 /// The epilogue goes through shared memory in chunks of 64 rows (a consumer warpgroup's) x 64
 /// columns of bf16: one 128-byte swizzle span per row, C's TMA box. Each consumer warpgroup
 /// has two chunk buffers, so it writes one while the TMA store of the other is in flight.
 inline constexpr int chunk_rows = 64, chunk_cols = 64, chunk_bytes = chunk_rows * chunk_cols * 2, chunk_buffers = 2;
-inline constexpr int epilogue_offset = stages * (a_stage_bytes + b_stage_bytes);
-inline constexpr int barriers_offset = epilogue_offset + 2 * chunk_buffers * chunk_bytes;
-inline constexpr uint32_t shared_bytes =
-    uint32_t(barriers_offset + PipelineTmaAsync::barrier_bytes(stages)) + dynamic_shared_slack(1024);
+inline constexpr int epilogue_bytes = 2 * chunk_buffers * chunk_bytes;
+/// Dynamic shared memory a CTA may have on sm_90 (227 KB).
+inline constexpr int shared_limit = 232448;
+
+/// The kernel's static choices; each set of them is a kernel of its own.
+struct Config {
+  /// K (A stored M x K, B stored N x K) or MN (A stored K x M, B stored K x N).
+  WgmmaMajor a_major = WgmmaMajor::k, b_major = WgmmaMajor::k;
+  /// Columns of C per tile: 256 (the widest wgmma), or 128 or 64 for shapes with fewer
+  /// 256-wide tiles than multiprocessors (choose_tile_n).
+  int tile_n = 256;
+  /// 2: clusters of two CTAs on vertically adjacent tiles, which share B through multicast.
+  int cluster_m = 1;
+  /// The scheduler's group: consecutive tiles go down a column of `group_m` tile rows before
+  /// moving right, so the CTAs running at once share A and B tiles in L2.
+  int group_m = 8;
+
+  constexpr int b_stage_bytes() const { return tile_n * k_bytes; }
+  constexpr int stage_bytes() const { return a_stage_bytes + b_stage_bytes(); }
+  /// B's K-major TMA box: at most 128 rows, so a 256-wide tile takes two loads.
+  constexpr int b_box_rows() const { return tile_n < 128 ? tile_n : 128; }
+  /// Shared memory with `s` stages: the ring, the chunk buffers, the barriers, alignment slack.
+  constexpr int bytes_with(int s) const {
+    return s * stage_bytes() + epilogue_bytes + int(PipelineTmaAsync::barrier_bytes(s)) + int(dynamic_shared_slack(1024));
+  }
+  /// As many stages as fit, up to 8: 4 of 48 KB for 256-wide tiles, 6 of 32 KB for 128, 8 of 24 KB for 64.
+  constexpr int stages() const {
+    for (int s = 8; s > 2; --s)
+      if (bytes_with(s) <= shared_limit) return s;
+    return 2;
+  }
+  constexpr int epilogue_offset() const { return stages() * stage_bytes(); }
+  constexpr int barriers_offset() const { return epilogue_offset() + epilogue_bytes; }
+  constexpr uint32_t shared_bytes() const { return uint32_t(bytes_with(stages())); }
+};
+static_assert(Config{}.stages() == 4 && Config{.tile_n = 128}.stages() == 6 && Config{.tile_n = 64}.stages() == 8);
+static_assert(Config{}.shared_bytes() <= uint32_t(shared_limit));
+
+/// The tile width for a shape: the widest whose tiles fill most of the machine (at least 7/8
+/// of one tile per multiprocessor), else 64, which gives the most tiles. A decode-like
+/// 128 x 8192 product has 32 tiles 256 wide but 128 tiles 64 wide.
+inline int choose_tile_n(int multiprocessors, int64_t m, int64_t n) {
+  int64_t rows = (m + tile_m - 1) / tile_m;
+  for (int width : {256, 128})
+    if (rows * ((n + width - 1) / width) * 8 >= int64_t(multiprocessors) * 7) return width;
+  return 64;
+}
 
 /// A chunk buffer: 64 x 64 bf16, row-major with the 128-byte swizzle (16-byte chunk c of row r
 /// at chunk c ^ (r % 8)), as C's TMA box with that swizzle is laid out in shared memory.
@@ -96,16 +134,20 @@ concept Epilogue = std::is_same_v<E, Identity> || requires(const E& e, const F32
 /// (A stored M x K, B stored N x K) or MN (A stored K x M, B stored K x N). An MN-major operand arrives as boxes of tile_k K rows by one 128-byte span of M or
 /// N (`mn_chunk` elements), side by side in the stage: 2 boxes of A or 4 of B, the same bytes
 /// as the K-major boxes, so the stage stays 48 KB.
-template <class T, WgmmaMajor AMajor, WgmmaMajor BMajor, int ClusterM = 1, Epilogue E = Identity, int GroupM = group_m>
+template <class T, Config C = Config{}, Epilogue E = Identity>
 void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const TmaDescriptor<bf16>& c, const Int& m, const Int& n,
             const Int& k, const E& epilogue = {}) {
+  constexpr WgmmaMajor AMajor = C.a_major, BMajor = C.b_major;
+  constexpr int ClusterM = C.cluster_m, tile_n = C.tile_n, stages = C.stages(), b_rows = C.b_box_rows();
   static_assert(sizeof(T) == 2 || (AMajor == WgmmaMajor::k && BMajor == WgmmaMajor::k),
                 "wgmma reads FP8 operands K-major only: A stored M x K and B stored N x K");
+  static_assert(tile_n == 256 || tile_n == 128 || tile_n == 64, "tiles are 256, 128 or 64 columns wide");
   // ClusterM = 2: clusters of two CTAs on vertically adjacent tiles, which share their B tile.
   // CTA r of the pair loads half r of B and multicasts it into both, so each B element leaves
   // L2 once per pair; each CTA's consumers free a stage in both CTAs (the other's producer
   // writes into it too), and the pair walks the tiles together.
-  static_assert(ClusterM == 1 || (ClusterM == 2 && BMajor == WgmmaMajor::k), "clusters of 2 along M, with B stored N x K");
+  static_assert(ClusterM == 1 || (ClusterM == 2 && BMajor == WgmmaMajor::k && tile_n == 256),
+                "clusters of 2 along M, with B stored N x K and 256-wide tiles");
   constexpr int tile_k = tile_k_of<T>;
   constexpr int mn_chunk = mn_chunk_of<T>;
   launch_bounds(threads, 1);
@@ -116,17 +158,17 @@ void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const TmaDescr
   Int tiles_n = (n + tile_n - 1) / tile_n;
   Pointer<int8_t> smem = dynamic_shared_aligned<int8_t>(1024);
   auto a_tile = [&](const Int& s) { return Pointer<T>((smem + s * a_stage_bytes).id()); };
-  auto b_tile = [&](const Int& s) { return Pointer<T>((smem + stages * a_stage_bytes + s * b_stage_bytes).id()); };
+  auto b_tile = [&](const Int& s) { return Pointer<T>((smem + stages * a_stage_bytes + s * C.b_stage_bytes()).id()); };
   // Tile j of this CTA uses ring iterations j * k_tiles ... j * k_tiles + k_tiles - 1.
-  PipelineTmaAsync pipe(Pointer<uint64_t>((smem + barriers_offset).id()), stages, /*consumers=*/2 * ClusterM,
-                        a_stage_bytes + b_stage_bytes);
+  PipelineTmaAsync pipe(Pointer<uint64_t>((smem + C.barriers_offset()).id()), stages, /*consumers=*/2 * ClusterM,
+                        C.stage_bytes());
   Int rank;  // in the pair (ClusterM = 2)
   auto make_scheduler = [&] {
     if constexpr (ClusterM == 1) {
-      return StaticTileScheduler(tiles_m, tiles_n, GroupM, Raster::along_m);
+      return StaticTileScheduler(tiles_m, tiles_n, C.group_m, Raster::along_m);
     } else {  // the pairs walk pairs of tile rows (the last pair's second row may lie past M)
       rank = cluster_cta_rank();
-      return StaticTileScheduler((tiles_m + 1) / 2, tiles_n, block_idx().x / 2, grid_dim().x / 2, GroupM / 2, Raster::along_m);
+      return StaticTileScheduler((tiles_m + 1) / 2, tiles_n, block_idx().x / 2, grid_dim().x / 2, C.group_m / 2, Raster::along_m);
     }
   };
   StaticTileScheduler scheduler = make_scheduler();
@@ -170,10 +212,10 @@ void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const TmaDescr
               pipe.load(a, a_tile(s.index) + i * (mn_chunk * tile_k), s, {kt * tile_k, m0 + i * mn_chunk});
           }
           if constexpr (ClusterM == 2) {
-            pipe.load_multicast(b, b_tile(s.index) + rank * (b_half * tile_k), s, {n0 + rank * b_half, kt * tile_k}, 0b11, 2);
+            pipe.load_multicast(b, b_tile(s.index) + rank * (b_rows * tile_k), s, {n0 + rank * b_rows, kt * tile_k}, 0b11, 2);
           } else if constexpr (BMajor == WgmmaMajor::k) {
-            pipe.load(b, b_tile(s.index), s, {n0, kt * tile_k});
-            pipe.load(b, b_tile(s.index) + b_half * tile_k, s, {n0 + b_half, kt * tile_k});
+            for (int i = 0; i < tile_n / b_rows; ++i)
+              pipe.load(b, b_tile(s.index) + i * (b_rows * tile_k), s, {n0 + i * b_rows, kt * tile_k});
           } else {
             // Chunk i holds columns i * mn_chunk ... of the tile.
             for (int i = 0; i < tile_n / mn_chunk; ++i)
@@ -220,7 +262,8 @@ void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const TmaDescr
       // warpgroup goes on (to the next chunk, then the next tile's MMAs) while it is written.
       Int row = m0 + half * 64 + (t / 32) * 16 + (t % 32) / 4;  // of value 0 (see wgmma.hpp)
       Int col = n0 + (t % 4) * 2;
-      for (int chunk = 0; chunk < tile_n / chunk_cols; ++chunk) {
+      constexpr int chunks = tile_n / chunk_cols;
+      for (int chunk = 0; chunk < chunks; ++chunk) {
         auto store_chunk = [&] {
           constexpr int values = chunk_cols / 2;  // this thread's values in the chunk: 4 per 8 columns
           std::vector<F32> out;
@@ -234,8 +277,9 @@ void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const TmaDescr
           }
           std::vector<Value<uint32_t>> packed;
           for (size_t v = 0; v < out.size(); v += 2) packed.push_back(pack_pair(cast<bf16>(out[v]), cast<bf16>(out[v + 1])));
-          Pointer<bf16> chunk_tile =
-              Pointer<bf16>((smem + epilogue_offset + (half * chunk_buffers + chunk % chunk_buffers) * chunk_bytes).id());
+          // Chunks take the warpgroup's buffers in turn, from tile to tile too.
+          Int buffer = (j * chunks + chunk) % chunk_buffers;
+          Pointer<bf16> chunk_tile = Pointer<bf16>((smem + C.epilogue_offset() + (half * chunk_buffers + buffer) * chunk_bytes).id());
           // The store that last read this buffer, two groups ago, is done with it.
           if_(leader, [&] { tma_store_wait<chunk_buffers - 1, /*ReadOnly=*/true>(); });
           named_barrier_sync(1 + half, 128);
@@ -244,9 +288,8 @@ void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const TmaDescr
           named_barrier_sync(1 + half, 128);
           if_(leader, [&] { c.store(chunk_tile, {m0 + half * 64, n0 + chunk * chunk_cols}); });
         };
-        // A chunk wholly past M or N is skipped, but still closes a (then empty) bulk group:
-        // with four groups per tile, chunk c always uses buffer c % 2 and the wait above
-        // always finds that buffer's last store one group back.
+        // A chunk wholly past M or N is skipped, but still closes a (then empty) bulk group, so
+        // that the wait above always finds the buffer's last store one group back.
         if_(m0 + half * 64 < m && n0 + chunk * chunk_cols < n, store_chunk);
         if_(leader, [&] { tma_store_commit(); });
       }
@@ -264,7 +307,7 @@ void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const TmaDescr
 template <class T, Epilogue E = Identity>
 void tn_kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const TmaDescriptor<bf16>& c, const Int& m, const Int& n,
                const Int& k, const E& epilogue = {}) {
-  kernel<T, WgmmaMajor::k, WgmmaMajor::k>(a, b, c, m, n, k, epilogue);
+  kernel<T, Config{}>(a, b, c, m, n, k, epilogue);
 }
 
 /// Checks a shape: any M, N, K from 1 (tiles past the edges are filled and clipped by TMA), but
@@ -289,11 +332,13 @@ void check_shape(const char* kernel, int64_t m, int64_t n, int64_t k) {
 }
 
 /// The grid: one CTA per multiprocessor, or one per tile when there are fewer tiles.
-/// With `cluster_m` = 2: one pair of CTAs per two multiprocessors, or per pair of tile rows.
-inline Launch launch_config(const Device& gpu, int64_t m, int64_t n, int cluster_m = 1) {
-  int64_t tiles = ((m + tile_m * cluster_m - 1) / (tile_m * cluster_m)) * ((n + tile_n - 1) / tile_n);
-  uint32_t workers = StaticTileScheduler::grid_size(tiles, gpu.multiprocessors() / cluster_m);
-  return Launch{.grid = workers * uint32_t(cluster_m), .block = threads, .shared_bytes = shared_bytes, .cluster = uint32_t(cluster_m)};
+/// In clusters of two: one pair of CTAs per two multiprocessors, or per pair of tile rows.
+inline Launch launch_config(const Device& gpu, int64_t m, int64_t n, const Config& c = {}) {
+  int64_t rows = c.cluster_m * int64_t(tile_m);
+  int64_t tiles = ((m + rows - 1) / rows) * ((n + c.tile_n - 1) / c.tile_n);
+  uint32_t workers = StaticTileScheduler::grid_size(tiles, gpu.multiprocessors() / c.cluster_m);
+  return Launch{.grid = workers * uint32_t(c.cluster_m), .block = threads, .shared_bytes = c.shared_bytes(),
+                .cluster = uint32_t(c.cluster_m)};
 }
 
 /// The TMA box of an operand: rows x tile_k for a K-major one (rows of M or N), tile_k rows of K
@@ -306,18 +351,18 @@ std::array<uint32_t, 2> operand_box(WgmmaMajor major, int rows) {
 
 /// The tensor maps of A (m x k, or k x m when MN-major) and B (n x k, or k x n when MN-major),
 /// as the kernel's TMA boxes and swizzle want them.
-template <class T, WgmmaMajor AMajor = WgmmaMajor::k, WgmmaMajor BMajor = WgmmaMajor::k>
+template <class T, Config C = Config{}>
 std::pair<TensorMap<T>, TensorMap<T>> tensor_maps(const Buffer<T>& a, const Buffer<T>& b, int64_t m, int64_t n, int64_t k) {
-  auto a_view = AMajor == WgmmaMajor::k ? a.view({m, k}) : a.view({k, m});
-  auto b_view = BMajor == WgmmaMajor::k ? b.view({n, k}) : b.view({k, n});
-  auto ab = operand_box<T>(AMajor, tile_m), bb = operand_box<T>(BMajor, b_half);
+  auto a_view = C.a_major == WgmmaMajor::k ? a.view({m, k}) : a.view({k, m});
+  auto b_view = C.b_major == WgmmaMajor::k ? b.view({n, k}) : b.view({k, n});
+  auto ab = operand_box<T>(C.a_major, tile_m), bb = operand_box<T>(C.b_major, C.b_box_rows());
   return {make_tensor_map(a_view, {ab[0], ab[1]}, TmaSwizzle::bytes128), make_tensor_map(b_view, {bb[0], bb[1]}, TmaSwizzle::bytes128)};
 }
 
 /// The same, carrying only the static facts, for cross-compiling without a GPU.
-template <class T, WgmmaMajor AMajor = WgmmaMajor::k, WgmmaMajor BMajor = WgmmaMajor::k>
+template <class T, Config C = Config{}>
 std::pair<TensorMap<T>, TensorMap<T>> tensor_maps_for_compile() {
-  auto ab = operand_box<T>(AMajor, tile_m), bb = operand_box<T>(BMajor, b_half);
+  auto ab = operand_box<T>(C.a_major, tile_m), bb = operand_box<T>(C.b_major, C.b_box_rows());
   return {TensorMap<T>::for_compile(2, {ab[0], ab[1]}, TmaSwizzle::bytes128),
           TensorMap<T>::for_compile(2, {bb[0], bb[1]}, TmaSwizzle::bytes128)};
 }
@@ -331,6 +376,22 @@ inline TensorMap<bf16> output_map(const Buffer<bf16>& c, int64_t m, int64_t n) {
 /// The same for cross-compiling.
 inline TensorMap<bf16> output_map_for_compile() {
   return TensorMap<bf16>::for_compile(2, {uint32_t(chunk_rows), uint32_t(chunk_cols)}, TmaSwizzle::bytes128);
+}
+
+/// Calls `f(std::integral_constant<int, W>{})` with the tile width W that choose_tile_n picks for
+/// this shape on `gpu`, so that `f` can name the kernel of that width.
+template <class F>
+auto with_tile_n(const Device& gpu, int64_t m, int64_t n, F&& f) {
+  switch (choose_tile_n(gpu.multiprocessors(), m, n)) {
+    case 64: return f(std::integral_constant<int, 64>{});
+    case 128: return f(std::integral_constant<int, 128>{});
+    default: return f(std::integral_constant<int, 256>{});
+  }
+}
+
+/// A kernel's name with its tile width: `base` for 256 columns, `base_n128`, `base_n64`.
+inline std::string tile_name(const std::string& base, int tile_n) {
+  return tile_n == 256 ? base : base + "_n" + std::to_string(tile_n);
 }
 
 /// C = A * B in float64 from the host inputs (row-major m x n), with A stored m x k (K-major) or

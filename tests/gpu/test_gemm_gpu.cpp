@@ -119,11 +119,14 @@ TEST_CASE("the BF16 GEMM matches its float64 host reference", "[gpu]") {
   // persistent loop and the ring's phases across tiles), a short last group of tile rows and a
   // half-wide last column of tiles (N = 15 x 128), as in 256 x 384 and 128 x 128. Then shapes
   // the tile does not divide: smaller than one tile in every dimension (1 x 8 x 8, 100 x 200 x
-  // 72), and ragged in all three with many tiles (1000 x 1000 x 1000, 2344 x 1944 x 136).
+  // 72), and ragged in all three with many tiles (1000 x 1000 x 1000, 2344 x 1944 x 136). Those
+  // with fewer 256-wide tiles than multiprocessors run the narrower kernels: 64 wide for
+  // 128 x 2048 (and the one-tile shapes), 128 wide for 1024 x 2048 x 200.
   for (const examples::Example& e :
        {examples::gemm_bf16_example(), examples::gemm_bf16_example(128, 128, 64), examples::gemm_bf16_example(512, 1024, 768),
         examples::gemm_bf16_example(2304, 1920, 128), examples::gemm_bf16_example(1, 8, 8), examples::gemm_bf16_example(100, 200, 72),
-        examples::gemm_bf16_example(1000, 1000, 1000), examples::gemm_bf16_example(2344, 1944, 136)}) {
+        examples::gemm_bf16_example(1000, 1000, 1000), examples::gemm_bf16_example(2344, 1944, 136),
+        examples::gemm_bf16_example(128, 2048, 256), examples::gemm_bf16_example(1024, 2048, 200)}) {
     double err = e.check(gpu);
     INFO(e.name << ": relative error " << err << ", tolerance " << e.tolerance);
     CHECK(err <= e.tolerance);
@@ -144,11 +147,13 @@ TEST_CASE("the FP8 (e4m3) GEMM matches its float64 host reference", "[gpu]") {
   Device gpu;
   // As for BF16: one tile, several tiles with a half-wide last column (384 = 3 x 128), a
   // non-square shape, 2304 x 1920 (more tiles than CTAs, a short last group of tile rows), and
-  // shapes the tile does not divide (K ragged by 16 elements).
+  // shapes the tile does not divide (K ragged by 16 elements), and the narrower kernels (64 wide
+  // for 128 x 2048, 128 wide for 1000 x 2048).
   for (const examples::Example& e :
        {examples::gemm_fp8_example(), examples::gemm_fp8_example(128, 128, 128), examples::gemm_fp8_example(512, 1024, 768),
         examples::gemm_fp8_example(2304, 1920, 256), examples::gemm_fp8_example(100, 200, 144),
-        examples::gemm_fp8_example(1000, 1000, 1008)}) {
+        examples::gemm_fp8_example(1000, 1000, 1008), examples::gemm_fp8_example(128, 2048, 256),
+        examples::gemm_fp8_example(1000, 2048, 272)}) {
     double err = e.check(gpu);
     INFO(e.name << ": relative error " << err << ", tolerance " << e.tolerance);
     CHECK(err <= e.tolerance);

@@ -29,7 +29,7 @@ struct GemmShape {
 template <int GroupM>
 auto grouped_tn(const char* name) {
   return Kernel{name, [](TmaDescriptor<bf16> a, TmaDescriptor<bf16> b, TmaDescriptor<bf16> c, Int m, Int n, Int k) {
-    examples::gemm::kernel<bf16, WgmmaMajor::k, WgmmaMajor::k, 1, examples::gemm::Identity, GroupM>(a, b, c, m, n, k);
+    examples::gemm::kernel<bf16, examples::gemm::Config{.group_m = GroupM}>(a, b, c, m, n, k);
   }};
 }
 auto group4 = grouped_tn<4>("gemm_bf16_group4");
@@ -50,7 +50,7 @@ void report_jit(const char* name, const examples::Example& e, const Device& gpu)
   std::printf("%s_jit: trace->cubin %.1f ms (trace %.2f verify %.2f lower %.2f O3+PTX %.2f assemble %.2f); "
               "%d registers, %d bytes local memory per thread, %u bytes shared per CTA\n",
               name, ms, k.times.trace_ms, k.times.verify_ms, k.times.lower_ms, k.times.codegen_ms, k.times.assemble_ms, regs, local,
-              examples::gemm::shared_bytes);
+              examples::gemm::Config{}.shared_bytes());
 }
 
 void report(const char* name, const GemmShape& s, double ms) {
@@ -59,10 +59,10 @@ void report(const char* name, const GemmShape& s, double ms) {
 }
 
 /// Times one GEMM on `on` (every shape by default): `prepare(a, b, c, shape)` gives the launch for
-/// one copy of the data.
+/// one copy of the data. `tile_widths`: say which tile width the kernel chose (gemm_bf16, gemm_fp8).
 template <class T, class Prepare>
 void bench_shapes(const char* name, const Device& gpu, const std::vector<T>& pool, Prepare&& prepare,
-                  std::span<const GemmShape> on = shapes) {
+                  std::span<const GemmShape> on = shapes, bool tile_widths = false) {
   for (const GemmShape& s : on) {
     double bytes = double(s.m * s.k + s.n * s.k) * sizeof(T) + double(s.m * s.n) * sizeof(bf16);
     int sets = bench::rotation_sets(bytes);
@@ -78,7 +78,9 @@ void bench_shapes(const char* name, const Device& gpu, const std::vector<T>& poo
       cs.push_back(gpu.alloc<bf16>(size_t(s.m * s.n)));
       launches.push_back(prepare(as.back(), bs.back(), cs.back(), s));
     }
-    report(name, s, bench::median_gpu_ms_rotated([&](int i) { launches[size_t(i)](); }, sets, 30));
+    double ms = bench::median_gpu_ms_rotated([&](int i) { launches[size_t(i)](); }, sets, 30);
+    report(name, s, ms);
+    if (tile_widths) std::printf("  (tiles 128 x %d)\n", examples::gemm::choose_tile_n(gpu.multiprocessors(), s.m, s.n));
   }
 }
 }  // namespace
@@ -94,13 +96,13 @@ int main() {
     std::vector<bf16> host = examples::random_bf16(pool, 1);
     bench_shapes("gemm_bf16", gpu, host, [&](const Buffer<bf16>& a, const Buffer<bf16>& b, const Buffer<bf16>& c, const GemmShape& s) {
       return examples::gemm_bf16_prepare(gpu, a, b, c, s.m, s.n, s.k);
-    });
+    }, shapes, true);
   }
   {
     std::vector<f8e4m3> host = examples::random_e4m3(pool, 2);
     bench_shapes("gemm_fp8", gpu, host, [&](const Buffer<f8e4m3>& a, const Buffer<f8e4m3>& b, const Buffer<bf16>& c, const GemmShape& s) {
       return examples::gemm_fp8_prepare(gpu, a, b, c, 0.5f, 0.25f, s.m, s.n, s.k);
-    });
+    }, shapes, true);
   }
   {  // last: the variants must not cost the kernels above their figures
     std::vector<bf16> host = examples::random_bf16(pool, 1);

@@ -162,7 +162,7 @@ TEST_CASE("the FP8 GEMM example: e4m3 TMA boxes of 128 x 128 bytes, four m64n256
   CHECK(contains(k.ptx, "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"));
   // A stage is 48 KB either way: 16 KB of A plus two 16 KB halves of B armed on the barrier.
   CHECK(examples::gemm::a_stage_bytes == 128 * 128);
-  CHECK(examples::gemm::shared_bytes <= 227u * 1024u);
+  CHECK(examples::gemm::Config{}.shared_bytes() <= 227u * 1024u);
   CHECK_FALSE(contains(k.ptx, ".local"));
   CHECK(test::cubin_contains(k.cubin, "-arch sm_90a"));
   // Two float parameters (the scales) follow the tensor maps and C.
@@ -474,4 +474,35 @@ TEST_CASE("the GEMMs take any shape whose rows TMA can address, and name the ker
   CHECK_THROWS_WITH((check_shape<bf16, WgmmaMajor::mn, WgmmaMajor::mn>("gemm_bf16_tn", 100, 128, 96)),
                     Contains("with M a multiple of 8 and N a multiple of 8" + rows + "100 x 128 x 96"));
   CHECK_NOTHROW(check_shape<bf16, WgmmaMajor::mn, WgmmaMajor::mn>("gemm_bf16_tn", 104, 128, 3));
+}
+
+TEST_CASE("narrow tiles: 128- and 64-wide GEMM kernels, and the shapes that get them", "[unit]") {
+  using examples::gemm::Config;
+  using examples::gemm::choose_tile_n;
+  // A decode-like 128 x 8192 has 32 tiles 256 wide on 132 multiprocessors, 128 tiles 64 wide.
+  CHECK(choose_tile_n(132, 128, 8192) == 64);
+  CHECK(choose_tile_n(132, 1024, 2048) == 128);  // 64 tiles 256 wide, 128 tiles 128 wide
+  CHECK(choose_tile_n(132, 4096, 4096) == 256);
+  CHECK(choose_tile_n(132, 8192, 8192) == 256);
+  CHECK(choose_tile_n(132, 1, 8) == 64);  // one tile whatever the width: the narrowest
+  // Narrower tiles leave room for more stages: 6 of 32 KB, 8 of 24 KB.
+  CHECK(Config{.tile_n = 128}.stages() == 6);
+  CHECK(Config{.tile_n = 64}.stages() == 8);
+  for (int width : {128, 64}) {
+    INFO(width);
+    Config config{.tile_n = width};
+    CHECK(config.shared_bytes() <= 227u * 1024u);
+    auto compile = [](auto& kernel, auto maps) {
+      return kernel.compile(sm90a, maps.first, maps.second, examples::gemm::output_map_for_compile(), 128, 8192, 8192);
+    };
+    using examples::gemm::tensor_maps_for_compile;
+    CompiledKernel k = width == 128 ? compile(examples::gemm_bf16_tile<128>, tensor_maps_for_compile<bf16, Config{.tile_n = 128}>())
+                                    : compile(examples::gemm_bf16_tile<64>, tensor_maps_for_compile<bf16, Config{.tile_n = 64}>());
+    CHECK(k.name == (width == 128 ? "gemm_bf16_n128" : "gemm_bf16_n64"));
+    CHECK(contains(k.ptx, "wgmma.mma_async.sync.aligned.m64n" + std::to_string(width) + "k16.f32.bf16.bf16"));
+    CHECK_FALSE(contains(k.ptx, "m64n256k16"));
+    // One chunk of 64 columns per 64 of width: stmatrix.x4 four times each.
+    CHECK(count(k.ptx, "stmatrix.sync.aligned.m8n8.x4.shared.b16") == 4 * (width / 64));
+    CHECK_FALSE(contains(k.ptx, ".local"));
+  }
 }
