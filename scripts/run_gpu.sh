@@ -46,6 +46,8 @@ log="$OUT/gpu.log"
   CUTEJIT_CACHE=off timeout 60 ./examples/gemm_bf16_nn >/dev/null
   CUTEJIT_CACHE=off timeout 60 ./examples/gemm_bf16_cluster >/dev/null
   CUTEJIT_CACHE=off timeout 60 ./tests/cutejit_tests "target-specific*" >/dev/null
+  # The examples' small default shapes run the 64-wide GEMM kernels; this compiles the 256-wide ones.
+  CUTEJIT_CACHE=off timeout 120 ./tests/cutejit_tests "every example cross-compiles*" >/dev/null
   for t in sm_100a sm_120a; do CUTEJIT_CACHE=off timeout 60 ./tests/perf/cutejit_bench_compile $t >/dev/null; done
   unset CUTEJIT_DUMP
   for f in /tmp/cj/dump/{vector_add,hopper_ops,setmax,tcgen05,gemm}*.cubin; do
@@ -53,11 +55,18 @@ log="$OUT/gpu.log"
     echo "-- $(basename "$f"): $(cuobjdump -sass "$f" 2>&1 | grep -cE '^\s+/\*[0-9a-f]{4}\*/') SASS instructions"
     cuobjdump -res-usage "$f" 2>&1 | grep -oE 'REG:[0-9]+ STACK:[0-9]+ SHARED:[0-9]+ LOCAL:[0-9]+' | sed 's/^/   /'
 
-    # The FP8 GEMM must run on the FP8 tensor-core instruction (QGMMA), the others on HGMMA.
-    case $(basename "$f") in
-      gemm_fp8*) cuobjdump -sass "$f" 2>&1 | grep -q 'QGMMA\.64x256x32\.F32\.E4M3' && echo "   QGMMA 64x256x32 E4M3: yes" || echo "   QGMMA 64x256x32 E4M3: MISSING" ;;
-      gemm_bf16*) cuobjdump -sass "$f" 2>&1 | grep -q 'HGMMA\.64x256x16\.F32\.BF16' && echo "   HGMMA 64x256x16 BF16: yes" || echo "   HGMMA 64x256x16 BF16: MISSING" ;;
+    # The FP8 GEMMs must run on the FP8 tensor-core instruction (QGMMA), the others on HGMMA,
+    # with N the tile width (gemm_*_n64: 64, gemm_*_n128: 128, else 256).
+    name=$(basename "$f")
+    case $name in *_n64.*) w=64 ;; *_n128.*) w=128 ;; *) w=256 ;; esac
+    case $name in
+      gemm_fp8*.sm_90a.*) mma="QGMMA.64x${w}x32.F32.E4M3" ;;
+      gemm_bf16*.sm_90a.*) mma="HGMMA.64x${w}x16.F32.BF16" ;;
+      *) mma= ;;
     esac
+    if [ -n "$mma" ]; then
+      cuobjdump -sass "$f" 2>&1 | grep -qF "$mma" && echo "   $mma: yes" || echo "   $mma: MISSING"
+    fi
     cuobjdump -sass "$f" 2>&1 | grep -oE '(LDG|STG)\.E\.128|ELECT|SETMAXNREG|WARPGROUP\.(ARRIVE|DEPBAR)[^ ;]*|UCGABAR_[A-Z]+|FENCE\.[A-Z.]*|TCGEN05[^ ;]*|HGMMA\.[^ ;]*|QGMMA\.[^ ;]*|UTMALDG[^ ;]*|UTMASTG[^ ;]*|UTMAREDG[^ ;]*|STSM[^ ;]*|SYNCS\.[A-Z.]*|LDL[^ ;]*|STL[^ ;]*' | sort | uniq -c
   done
 } 2>&1 | tee "$log"
