@@ -4,7 +4,9 @@
 // The kernel is the shared skeleton of gemm_sm90.hpp (persistent, warp-specialised, a 4-stage
 // TMA ring of 128 x 64 A and 256 x 64 B tiles, four m64n256k16 wgmmas per stage) with the
 // identity epilogue. Any M, N, K with N and K multiples of 8 (rows 16-byte multiples apart for
-// TMA); the tiles on the edges overhang and TMA fills and clips them.
+// TMA); the tiles on the edges overhang and TMA fills and clips them. When the 256-wide tiles
+// would not fill the GPU (a decode-like M = 128), the launch picks the same kernel with 128- or
+// 64-wide tiles (gemm::choose_tile_n).
 #pragma once
 
 #include "gemm_sm90.hpp"
@@ -77,7 +79,7 @@ Example tn_bf16_example(const char* name, K& kernel, GemmBf16Prepare prepare, in
             auto c = gpu.upload(gemm::poisoned_output(m, n));
             prepare(gpu, a, b, c, m, n, k)();
             gpu.synchronize();
-            return relative_error(gemm::to_floats(c), gemm::reference(ha, hb, m, n, k));
+            return gemm::error(gemm::to_floats(c), gemm::reference(ha, hb, m, n, k));
           },
           [&kernel, m, n, k](const Target& t) {
             using namespace gemm;

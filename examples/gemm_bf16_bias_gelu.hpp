@@ -51,7 +51,7 @@ inline Example gemm_bf16_bias_gelu_example(int64_t m = 256, int64_t n = 384, int
                 double x = ref[size_t(i * n + j)] + double(float(hbias[size_t(j)]));
                 ref[size_t(i * n + j)] = 0.5 * x * (1 + std::tanh(std::sqrt(2 / pi) * (x + 0.044715 * x * x * x)));
               }
-            return relative_error(gemm::to_floats(c), ref);
+            return gemm::error(gemm::to_floats(c), ref);
           },
           [m, n, k](const Target& t) {
             using namespace gemm;

@@ -71,7 +71,7 @@ Example gemm_bf16_layout_example(int64_t m, int64_t n, int64_t k) {
             auto c = gpu.upload(gemm::poisoned_output(m, n));
             gemm_bf16_layout_prepare<AMajor, BMajor>(gpu, a, b, c, m, n, k)();
             gpu.synchronize();
-            return relative_error(gemm::to_floats(c), gemm::reference(ha, hb, m, n, k, AMajor, BMajor));
+            return gemm::error(gemm::to_floats(c), gemm::reference(ha, hb, m, n, k, AMajor, BMajor));
           },
           [m, n, k](const Target& t) {
             using namespace gemm;

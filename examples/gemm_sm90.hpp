@@ -1,9 +1,11 @@
 // The Hopper GEMM skeleton that gemm_bf16, gemm_fp8 and gemm_bf16_bias_gelu share:
 //     C (M x N, bf16) = epilogue(A (M x K, row-major) * B^T)
 // with B stored N x K ("TN"), A and B of one element type T (bf16 or FP8), f32 accumulation.
-// `gemm::kernel<T, AMajor, BMajor>` is the same kernel with A stored K x M and/or B stored K x N
-// (MN-major operands, bf16 / f16 only; gemm_bf16_nn.hpp): only the TMA boxes and the wgmma
-// descriptors differ (see there).
+// `gemm::kernel<T, Config>` takes its static choices as one value (`Config`, below): A stored
+// K x M and/or B stored K x N (MN-major operands, bf16 / f16 only; gemm_bf16_nn.hpp), where only
+// the TMA boxes and the wgmma descriptors differ; tiles 128 or 64 columns wide instead of 256
+// (more stages, fewer accumulators, the same steps); clusters of two; the tile order. What
+// follows describes the default, 256-wide tile.
 //
 // Persistent and warp-specialised: one CTA per multiprocessor, three warpgroups (384 threads),
 // each CTA walking the 128 x 256 tiles of C in a grouped order (below):
@@ -38,7 +40,9 @@
 // call at all.
 #pragma once
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <type_traits>
@@ -129,11 +133,11 @@ concept Epilogue = std::is_same_v<E, Identity> || requires(const E& e, const F32
   { e(v, i, i) } -> std::convertible_to<F32>;
 };
 
-/// The kernel body for A and B of either majorness (MN-major needs bf16 or f16); call it from a
-/// Kernel's lambda, which declares the arguments the epilogue captures. `AMajor` / `BMajor`: K
-/// (A stored M x K, B stored N x K) or MN (A stored K x M, B stored K x N). An MN-major operand arrives as boxes of tile_k K rows by one 128-byte span of M or
-/// N (`mn_chunk` elements), side by side in the stage: 2 boxes of A or 4 of B, the same bytes
-/// as the K-major boxes, so the stage stays 48 KB.
+/// The kernel body; call it from a Kernel's lambda, which declares the arguments the epilogue
+/// captures. `c` is C's tensor map (output_map). An MN-major operand (C.a_major, C.b_major)
+/// arrives as boxes of tile_k K rows by one 128-byte span of M or N (`mn_chunk` elements), side
+/// by side in the stage (2 boxes of A, tile_n / 64 of B): the same bytes as the K-major boxes,
+/// so the stage's size does not change.
 template <class T, Config C = Config{}, Epilogue E = Identity>
 void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const TmaDescriptor<bf16>& c, const Int& m, const Int& n,
             const Int& k, const E& epilogue = {}) {
@@ -142,6 +146,8 @@ void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const TmaDescr
   static_assert(sizeof(T) == 2 || (AMajor == WgmmaMajor::k && BMajor == WgmmaMajor::k),
                 "wgmma reads FP8 operands K-major only: A stored M x K and B stored N x K");
   static_assert(tile_n == 256 || tile_n == 128 || tile_n == 64, "tiles are 256, 128 or 64 columns wide");
+  static_assert(C.group_m >= 1 && (ClusterM == 1 || C.group_m % 2 == 0),
+                "the scheduler's group is at least one tile row, and an even number of them in clusters of two");
   // ClusterM = 2: clusters of two CTAs on vertically adjacent tiles, which share their B tile.
   // CTA r of the pair loads half r of B and multicasts it into both, so each B element leaves
   // L2 once per pair; each CTA's consumers free a stage in both CTAs (the other's producer
@@ -153,9 +159,10 @@ void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const TmaDescr
   launch_bounds(threads, 1);
   // Tiles past M, N or K overhang the matrices: TMA fills what lies outside with zeros, which
   // add nothing to the products, and leaves it out of the stores.
-  Int k_tiles = (k + tile_k - 1) / tile_k;
-  Int tiles_m = (m + tile_m - 1) / tile_m;
-  Int tiles_n = (n + tile_n - 1) / tile_n;
+  // (Rounded up as (x - 1) / t + 1, which cannot overflow for x up to 2^31 - 1.)
+  Int k_tiles = (k - 1) / tile_k + 1;
+  Int tiles_m = (m - 1) / tile_m + 1;
+  Int tiles_n = (n - 1) / tile_n + 1;
   Pointer<int8_t> smem = dynamic_shared_aligned<int8_t>(1024);
   auto a_tile = [&](const Int& s) { return Pointer<T>((smem + s * a_stage_bytes).id()); };
   auto b_tile = [&](const Int& s) { return Pointer<T>((smem + stages * a_stage_bytes + s * C.b_stage_bytes()).id()); };
@@ -277,8 +284,9 @@ void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const TmaDescr
           }
           std::vector<Value<uint32_t>> packed;
           for (size_t v = 0; v < out.size(); v += 2) packed.push_back(pack_pair(cast<bf16>(out[v]), cast<bf16>(out[v + 1])));
-          // Chunks take the warpgroup's buffers in turn, from tile to tile too.
-          Int buffer = (j * chunks + chunk) % chunk_buffers;
+          // Chunks take the warpgroup's buffers in turn, from tile to tile too (a static choice
+          // when a tile has an even number of chunks).
+          Int buffer = chunks % chunk_buffers == 0 ? Int(chunk % chunk_buffers) : (j * chunks + chunk) % chunk_buffers;
           Pointer<bf16> chunk_tile = Pointer<bf16>((smem + C.epilogue_offset() + (half * chunk_buffers + buffer) * chunk_bytes).id());
           // The store that last read this buffer, two groups ago, is done with it.
           if_(leader, [&] { tma_store_wait<chunk_buffers - 1, /*ReadOnly=*/true>(); });
@@ -323,10 +331,12 @@ void check_shape(const char* kernel, int64_t m, int64_t n, int64_t k) {
   if (AMajor == WgmmaMajor::mn) add("M a multiple of " + std::to_string(mn_multiple));
   add("N a multiple of 8");  // C's rows (bf16), and B's when B is MN-major (bf16 or f16)
   if (k_contiguous) add("K a multiple of " + std::to_string(k_multiple));
-  bool ok = m >= 1 && n >= 1 && k >= 1 && m <= INT32_MAX && n <= INT32_MAX && k <= INT32_MAX && n % 8 == 0 &&
+  // The kernel's tile coordinates reach one tile past M or N in 32-bit arithmetic.
+  const int64_t limit = (int64_t(1) << 31) - 256;
+  bool ok = m >= 1 && n >= 1 && k >= 1 && m <= limit && n <= limit && k <= limit && n % 8 == 0 &&
             (!k_contiguous || k % k_multiple == 0) && (AMajor == WgmmaMajor::k || m % mn_multiple == 0);
   if (!ok)
-    throw Error(std::string("error: ") + kernel + " needs M, N and K from 1 to 2^31 - 1 with " + need +
+    throw Error(std::string("error: ") + kernel + " needs M, N and K from 1 to 2^31 - 256 with " + need +
                 " (TMA reads and writes rows that start 16-byte multiples apart), not " + std::to_string(m) + " x " +
                 std::to_string(n) + " x " + std::to_string(k));
 }
@@ -419,6 +429,21 @@ inline std::vector<float> to_floats(const Buffer<bf16>& c) {
   std::vector<float> out;
   for (bf16 x : c.to_host()) out.push_back(float(x));
   return out;
+}
+
+/// The larger of the norm-wise error ||c - ref|| / ||ref|| and the element-wise one,
+/// max |c - ref| / max |ref|: a few wrong elements (a race on a chunk buffer, a misplaced
+/// chunk) are diluted in the first but show at full size in the second. A NaN (an element
+/// never written) makes it infinite.
+inline double error(const std::vector<float>& c, const std::vector<double>& ref) {
+  double worst = 0, largest = 0;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    double d = std::abs(double(c[i]) - ref[i]);
+    if (std::isnan(d)) return INFINITY;
+    worst = std::max(worst, d);
+    largest = std::max(largest, std::abs(ref[i]));
+  }
+  return std::max(relative_error(c, ref), largest > 0 ? worst / largest : worst);
 }
 
 /// An m x n output of NaNs: an element the kernel does not write makes the error infinite.

@@ -269,13 +269,13 @@ void tma_prefetch_descriptor(ValueId descriptor, Where where) {
 void stmatrix(ValueId row, std::span<const ValueId> registers, bool transpose, Where where) {
   Trace& t = Trace::current(where);
   t.require(Feature::sm90, "stmatrix", where);
+  if (registers.size() != 1 && registers.size() != 2 && registers.size() != 4)
+    trace_error("stmatrix stores 1, 2 or 4 matrices (one 32-bit register each), not " + std::to_string(registers.size()), where);
   mlir::Value p = shared_pointer(t, row, "stmatrix's row address", where);
   if (t.get(row, where).known < 16)
     trace_error("stmatrix writes 16-byte rows: its row address must be 16-byte aligned, and is known to be only " +
                     std::to_string(t.get(row, where).known) + "-byte aligned",
                 where);
-  if (registers.size() != 1 && registers.size() != 2 && registers.size() != 4)
-    trace_error("stmatrix stores 1, 2 or 4 matrices (one 32-bit register each), not " + std::to_string(registers.size()), where);
   llvm::SmallVector<mlir::Value> r;
   for (ValueId v : registers) r.push_back(i32_operand(t, v, "a stmatrix register (two packed 16-bit values)", where));
   mlir::NVVM::StMatrixOp::create(t.builder(), t.loc(where), p, r, transpose ? mlir::NVVM::MMALayout::col : mlir::NVVM::MMALayout::row,

@@ -26,10 +26,11 @@ int64_t power_of_two_divisor(int64_t c) {
   return std::min<int64_t>(int64_t(1) << std::countr_zero(uint64_t(c)), max_divisor);
 }
 
-/// The amount of a shift by a constant (0 to 63), or nothing.
+/// The amount of a shift by a constant smaller than the value's bit width, or nothing (a wider
+/// shift is poison in LLVM and proves nothing).
 std::optional<int64_t> constant_shift(mlir::Value amount) {
   llvm::APInt c;
-  if (!mlir::matchPattern(amount, mlir::m_ConstantInt(&c)) || c.getActiveBits() > 6) return std::nullopt;
+  if (!mlir::matchPattern(amount, mlir::m_ConstantInt(&c)) || c.uge(amount.getType().getIntOrFloatBitWidth())) return std::nullopt;
   return int64_t(c.getZExtValue());
 }
 
@@ -197,11 +198,11 @@ ValueId binary(BinaryOp op, ValueId a_id, ValueId b_id, Where where) {
       break;
     case BinaryOp::shl:
       r = ShLIOp::create(e.b, e.loc, x, y);
-      if (auto c = constant_shift(y)) known = std::min(da << std::min<int64_t>(*c, 30), max_divisor);
+      if (auto c = constant_shift(y)) known = std::min(da << std::min<int64_t>(*c, 30), max_divisor);  // da <= 2^30
       break;
     case BinaryOp::shr:
       r = u ? mlir::Value(ShRUIOp::create(e.b, e.loc, x, y)) : ShRSIOp::create(e.b, e.loc, x, y);
-      if (auto c = constant_shift(y)) known = std::max<int64_t>(da >> std::min<int64_t>(*c, 62), 1);
+      if (auto c = constant_shift(y)) known = std::max<int64_t>(da >> *c, 1);
       break;
     case BinaryOp::min:
       r = fp ? mlir::Value(MinNumFOp::create(e.b, e.loc, x, y))

@@ -9,9 +9,9 @@
 
 #include <algorithm>
 #include <chrono>
-#include <span>
 #include <cstdio>
 #include <cstdlib>
+#include <span>
 #include <vector>
 
 #include "gemm_bf16.hpp"

@@ -2,6 +2,9 @@
 // cross-compiled for sm_90a (no GPU needed) and its PTX searched.
 #include <catch2/catch.hpp>
 
+#include <map>
+#include <string>
+
 #include "support.hpp"
 
 using namespace cutejit;
@@ -149,4 +152,35 @@ TEST_CASE("targets parse and print by name", "[unit]") {
   CHECK(Target::parse("sm_90a") == Target{90, true});
   CHECK(Target::parse("sm_80").name() == "sm_80");
   CHECK(Target::all().size() == 6);
+}
+
+TEST_CASE("known divisors carry through bit operations and constant shifts", "[unit]") {
+  // What the tracer proves about a value's low zero bits decides whether a vector access or a
+  // stmatrix row is aligned (a swizzled address is offset ^ ((offset & yyy) >> s)).
+  std::map<std::string, int64_t> known;
+  Kernel k{"divisors", [&](Tensor<i32> a) {
+    Int x = a(0), y = a(1);
+    Int x16 = x * 16, y32 = y * 32;
+    auto note = [&](const char* what, const Int& v) {
+      known[what] = detail::known_divisor(v.id());
+      a(2) = v;
+    };
+    note("x16 & -64", x16 & -64);         // the zeros of either
+    note("x16 & y", x16 & y);
+    note("x16 | y32", x16 | y32);         // the zeros of both
+    note("x16 ^ y32", x16 ^ y32);
+    note("(x * 64) >> 3", (x * 64) >> 3);  // arithmetic: -64 >> 3 = -8
+    note("x16 << 4", x16 << 4);
+    note("x16 >> y", x16 >> y);           // unknown amount: nothing
+    note("x16 << 40", x16 << 40);         // past the width: poison, nothing
+  }};
+  k.compile(Target::parse("sm_90a"), test::vector_arg<int32_t>());
+  CHECK(known["x16 & -64"] == 64);
+  CHECK(known["x16 & y"] == 16);
+  CHECK(known["x16 | y32"] == 16);
+  CHECK(known["x16 ^ y32"] == 16);
+  CHECK(known["(x * 64) >> 3"] == 8);
+  CHECK(known["x16 << 4"] == 256);
+  CHECK(known["x16 >> y"] == 1);
+  CHECK(known["x16 << 40"] == 1);
 }

@@ -82,4 +82,13 @@ TEST_CASE("bad stmatrix and TMA reduce-add uses are trace-time errors naming the
   }};
   CHECK_THROWS_WITH(partial.compile(sm90a, test::vector_arg<bf16>()),
                     Contains("test_epilogue.cpp") && Contains("stmatrix_accumulators stores blocks of 16 columns: 4 packed registers each, not 3"));
+  Kernel narrow{"tile_too_narrow", [](Tensor<bf16> a) {
+    std::vector<Value<uint32_t>> packed(8, Value<uint32_t>(0u));  // 32 columns
+    stmatrix_accumulators(make_tensor(shared_array<bf16>(64 * 16, 16), make_layout({64, 16}, LayoutRight{})),
+                          std::span<const Value<uint32_t>>(packed), thread_idx().x);
+  }};
+  CHECK_THROWS_WITH(narrow.compile(sm90a, test::vector_arg<bf16>()),
+                    Contains("test_epilogue.cpp") &&
+                        Contains("stmatrix_accumulators stores 64 rows x 32 columns (4 per packed register) into a rank-2 tile of that "
+                                 "shape or wider, not (64,16):(16,1)"));
 }

@@ -129,7 +129,7 @@ TEST_CASE("cutejit-cache warm says what failed and why", "[cache]") {
   auto ta = cutejit::TensorMap<cutejit::bf16>::for_compile(2, {128, 64}, cutejit::TmaSwizzle::bytes128);
   auto tb = cutejit::TensorMap<cutejit::bf16>::for_compile(2, {128, 64}, cutejit::TmaSwizzle::bytes128);
   auto c = examples::gemm::output_map_for_compile();
-  Specialization gemm = examples::gemm_bf16.specialization(ta, tb, c, 4, 2, 256);
+  Specialization gemm = examples::gemm_bf16.specialization(ta, tb, c, 256, 384, 512);
   Specialization unknown = five_specializations()[0];
   unknown.kernel = "no_such_kernel";
   std::string manifest = write_manifest(tmp, {gemm, unknown});

@@ -48,6 +48,13 @@ void stmatrix_accumulators(const Tensor<T>& tile, std::span<const Value<uint32_t
   if (packed.size() % 4 != 0)
     detail::fail("stmatrix_accumulators stores blocks of 16 columns: 4 packed registers each, not " + std::to_string(packed.size()),
                  w);
+  // A tile of known shape must hold the block: 64 rows, and a column for each value.
+  const Layout& l = tile.layout();
+  Integer rows = rank(l) == 2 ? size(l, 0) : Integer(0), cols = rank(l) == 2 ? size(l, 1) : Integer(0);
+  if (rank(l) != 2 || (rows.is_static() && rows.value() != 64) || (cols.is_static() && cols.value() < int64_t(packed.size()) * 4))
+    detail::fail("stmatrix_accumulators stores 64 rows x " + std::to_string(packed.size() * 4) +
+                     " columns (4 per packed register) into a rank-2 tile of that shape or wider, not " + to_string(l),
+                 w);
   Int lane = t % 32;
   // Lane l addresses row l % 8 of matrix l / 8: matrices 0 and 2 are rows 0-7 of the warp's 16,
   // 1 and 3 rows 8-15; matrices 0 and 1 are the group's first 8 columns, 2 and 3 its last 8.
