@@ -72,8 +72,8 @@ void mbarrier_arrive_cluster(ValueId bar, ValueId cta, Where where) {
   mlir::Location l = t.loc(where);
   mlir::Value remote = mlir::NVVM::MapaOp::create(t.builder(), l, mlir::LLVM::LLVMPointerType::get(&t.context(), 7), b,
                                                   i32_operand(t, cta, "a CTA rank in the cluster", where));
-  mlir::NVVM::MBarrierArriveOp::create(t.builder(), l, mlir::Type(), remote, mlir::Value(),
-                                       mlir::NVVM::MemScopeKindAttr::get(&t.context(), mlir::NVVM::MemScopeKind::CLUSTER));
+  // CTA scope, not cluster: see mbarrier.hpp.
+  mlir::NVVM::MBarrierArriveOp::create(t.builder(), l, mlir::Type(), remote, mlir::Value(), cta_scope(t));
 }
 
 void mbarrier_arrive_expect_tx(ValueId bar, ValueId bytes, Where where) {

@@ -22,7 +22,7 @@ TEST_CASE("a TMA multicast load and a remote mbarrier arrival compile to their P
   std::string ptx = cluster_ops.compile(Target::parse("sm_90a"), map).ptx;
   CHECK(contains(ptx, ".multicast::cluster"));
   CHECK(contains(ptx, "mapa.shared::cluster"));
-  CHECK(contains(ptx, "mbarrier.arrive.release.cluster.shared::cluster.b64"));
+  CHECK(contains(ptx, "mbarrier.arrive.shared::cluster.b64"));
   Kernel old{"old_cluster", [](Tensor<f32> x) {
     Pointer<uint64_t> bar = shared_array<uint64_t>(1);
     mbarrier_arrive_cluster(bar, 1);

@@ -42,7 +42,7 @@ std::vector<Expectation> expectations() {
       {examples::gemm_bf16_bias_gelu_example(),
        {"cp.async.bulk.tensor.2d", "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16", "cvt.f32.bf16"}},
       {examples::gemm_bf16_cluster_example(),
-       {".multicast::cluster", "mapa.shared::cluster", "mbarrier.arrive.release.cluster.shared::cluster.b64", "barrier.cluster.wait",
+       {".multicast::cluster", "mapa.shared::cluster", "mbarrier.arrive.shared::cluster.b64", "barrier.cluster.wait",
         "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16"}},
       {examples::gemm_bf16_nn_example(),
        {"cp.async.bulk.tensor.2d", "mbarrier.try_wait.parity", "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16"}},

@@ -27,8 +27,11 @@ inline void mbarrier_arrive(const Pointer<uint64_t>& bar, detail::Where w = deta
   detail::mbarrier_arrive(bar.id(), w);
 }
 /// Arrives on the mbarrier at `bar`'s offset in the shared memory of the cluster's CTA of rank
-/// `cta` (release at cluster scope; sm_90): how a consumer frees a stage that another CTA's
-/// multicast load also fills.
+/// `cta` (sm_90): how a consumer frees a stage that another CTA's multicast load also fills.
+/// The arrival has the default release semantics at CTA scope, as CUTLASS's cluster barrier
+/// does: it says "done", it does not publish this thread's earlier writes to the other CTA.
+/// A release at cluster scope made each arrival wait for a cluster-wide fence and cost the
+/// 2 x 1 cluster GEMM a fifth of its speed (docs/hopper.md).
 inline void mbarrier_arrive_cluster(const Pointer<uint64_t>& bar, const Operand<int32_t>& cta) {
   detail::mbarrier_arrive_cluster(bar.id(), cta.id, cta.where);
 }
