@@ -69,10 +69,12 @@ inline constexpr int tile_k = tile_k_of<bf16>;
 /// M or N elements of an MN-major operand's TMA box row (one 128-byte span): 64 for bf16.
 template <class T> inline constexpr int mn_chunk_of = k_bytes / int(sizeof(T));
 inline constexpr int a_stage_bytes = tile_m * k_bytes;
-/// The epilogue goes through shared memory in chunks of 64 rows (a consumer warpgroup's) x 64
-/// columns of bf16: one 128-byte swizzle span per row, C's TMA box. Each consumer warpgroup
+/// The epilogue goes through shared memory in chunks of 64 rows (a consumer warpgroup's) x one
+/// 128-byte swizzle span (64 bf16 or 128 FP8 columns), C's TMA box. Each consumer warpgroup
 /// has two chunk buffers, so it writes one while the TMA store of the other is in flight.
-inline constexpr int chunk_rows = 64, chunk_cols = 64, chunk_bytes = chunk_rows * chunk_cols * 2, chunk_buffers = 2;
+inline constexpr int chunk_rows = 64, chunk_bytes = chunk_rows * 128, chunk_buffers = 2;
+template <class Out> inline constexpr int chunk_cols_of = 128 / int(sizeof(Out));
+inline constexpr int chunk_cols = chunk_cols_of<bf16>;
 inline constexpr int epilogue_bytes = 2 * chunk_buffers * chunk_bytes;
 /// Dynamic shared memory a CTA may have on sm_90 (227 KB).
 inline constexpr int shared_limit = 232448;
@@ -89,6 +91,8 @@ struct Config {
   /// The scheduler's group: consecutive tiles go down a column of `group_m` tile rows before
   /// moving right, so the CTAs running at once share A and B tiles in L2.
   int group_m = 8;
+  /// C's element type: bf16, or f8e4m3 (saturated; 256- or 128-wide tiles).
+  DType out = DType::bf16;
 
   constexpr int b_stage_bytes() const { return tile_n * k_bytes; }
   constexpr int stage_bytes() const { return a_stage_bytes + b_stage_bytes(); }
@@ -121,9 +125,18 @@ inline int choose_tile_n(int multiprocessors, int64_t m, int64_t n) {
   return 64;
 }
 
-/// A chunk buffer: 64 x 64 bf16, row-major with the 128-byte swizzle (16-byte chunk c of row r
-/// at chunk c ^ (r % 8)), as C's TMA box with that swizzle is laid out in shared memory.
-inline ComposedLayout chunk_layout() { return composition(Swizzle(3, 3, 3), make_layout({chunk_rows, chunk_cols}, LayoutRight{})); }
+/// C's element type in a kernel of this Config.
+template <Config C>
+using output_t = std::conditional_t<C.out == DType::f8e4m3, f8e4m3, bf16>;
+
+/// A chunk buffer: 64 rows of 128 bytes (64 bf16 or 128 FP8), row-major with the 128-byte
+/// swizzle (16-byte chunk c of row r at chunk c ^ (r % 8)), as C's TMA box with that swizzle is
+/// laid out in shared memory. In elements, the swizzle moves bits 4-6 of the byte offset.
+template <class Out = bf16>
+ComposedLayout chunk_layout() {
+  constexpr int element_bits = sizeof(Out) == 2 ? 1 : 0;  // log2 of the element size
+  return composition(Swizzle(3, 4 - element_bits, 3), make_layout({chunk_rows, chunk_cols_of<Out>}, LayoutRight{}));
+}
 
 /// The default epilogue: the accumulators are stored as they are.
 struct Identity {};
@@ -139,8 +152,12 @@ concept Epilogue = std::is_same_v<E, Identity> || requires(const E& e, const F32
 /// by side in the stage (2 boxes of A, tile_n / 64 of B): the same bytes as the K-major boxes,
 /// so the stage's size does not change.
 template <class T, Config C = Config{}, Epilogue E = Identity>
-void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const TmaDescriptor<bf16>& c, const Int& m, const Int& n,
+void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const TmaDescriptor<output_t<C>>& c, const Int& m, const Int& n,
             const Int& k, const E& epilogue = {}) {
+  using Out = output_t<C>;
+  constexpr int chunk_cols = chunk_cols_of<Out>;
+  static_assert(C.out == DType::bf16 || C.out == DType::f8e4m3, "C is bf16 or f8e4m3");
+  static_assert(C.tile_n >= chunk_cols, "an FP8 C needs tiles at least 128 wide (one 128-byte chunk)");
   constexpr WgmmaMajor AMajor = C.a_major, BMajor = C.b_major;
   constexpr int ClusterM = C.cluster_m, tile_n = C.tile_n, stages = C.stages(), b_rows = C.b_box_rows();
   static_assert(sizeof(T) == 2 || (AMajor == WgmmaMajor::k && BMajor == WgmmaMajor::k),
@@ -282,17 +299,30 @@ void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const TmaDescr
               v = F32(epilogue(v, min(row + 8 * ((i / 2) % 2), m - 1), min(col + (8 * (i / 4) + i % 2), n - 1)));
             out.push_back(v);
           }
-          std::vector<Value<uint32_t>> packed;
-          for (size_t v = 0; v < out.size(); v += 2) packed.push_back(pack_pair(cast<bf16>(out[v]), cast<bf16>(out[v + 1])));
           // Chunks take the warpgroup's buffers in turn, from tile to tile too (a static choice
           // when a tile has an even number of chunks).
           Int buffer = chunks % chunk_buffers == 0 ? Int(chunk % chunk_buffers) : (j * chunks + chunk) % chunk_buffers;
-          Pointer<bf16> chunk_tile = Pointer<bf16>((smem + C.epilogue_offset() + (half * chunk_buffers + buffer) * chunk_bytes).id());
+          Pointer<Out> chunk_tile = Pointer<Out>((smem + C.epilogue_offset() + (half * chunk_buffers + buffer) * chunk_bytes).id());
+          Tensor<Out> tile = make_tensor(chunk_tile, chunk_layout<Out>());
           // The store that last read this buffer, two groups ago, is done with it.
           if_(leader, [&] { tma_store_wait<chunk_buffers - 1, /*ReadOnly=*/true>(); });
           named_barrier_sync(1 + half, 128);
-          stmatrix_accumulators(make_tensor(chunk_tile, chunk_layout()), std::span<const Value<uint32_t>>(packed), t);
-          fence_proxy_async_shared();  // the TMA store (async proxy) reads what stmatrix wrote
+          if constexpr (std::is_same_v<Out, bf16>) {
+            // Pairs to bf16 (one cvt.rn.bf16x2.f32 each), then one stmatrix.x4 per 16 columns.
+            std::vector<Value<uint32_t>> packed;
+            for (size_t v = 0; v < out.size(); v += 2) packed.push_back(pack_pair(cast<bf16>(out[v]), cast<bf16>(out[v + 1])));
+            stmatrix_accumulators(tile, std::span<const Value<uint32_t>>(packed), t);
+          } else {
+            // FP8 has no stmatrix on sm_90: each pair of neighbouring values (one cvt ...x2.f32)
+            // is one 2-byte store; a warp's stores cover 8 rows of 8 bytes, in distinct banks.
+            Int tile_row = (t / 32) * 16 + (t % 32) / 4;
+            for (size_t v = 0; v < out.size(); v += 2) {
+              int i = int(v);  // values i, i + 1 of the chunk: row + 8 ((i / 2) % 2), columns 8 (i / 4) + 2 (t % 4) + {0, 1}
+              Pointer<Out> at = tile.pointer_at({tile_row + 8 * ((i / 2) % 2), (t % 4) * 2 + 8 * (i / 4)});
+              Pointer<int16_t>(at.id())[0] = cast_pair<Out>(out[v], out[v + 1]);
+            }
+          }
+          fence_proxy_async_shared();  // the TMA store (async proxy) reads what the threads wrote
           named_barrier_sync(1 + half, 128);
           if_(leader, [&] { c.store(chunk_tile, {m0 + half * 64, n0 + chunk * chunk_cols}); });
         };
@@ -322,18 +352,20 @@ void tn_kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const TmaDe
 /// TMA needs every row of A, B and C to start a multiple of 16 bytes after the one before, so
 /// the contiguous extent of each (K of a K-major operand, M or N of an MN-major one, N of C)
 /// must be a multiple of 16 bytes. The error names the kernel and the shape.
-template <class T, WgmmaMajor AMajor = WgmmaMajor::k, WgmmaMajor BMajor = WgmmaMajor::k>
+template <class T, WgmmaMajor AMajor = WgmmaMajor::k, WgmmaMajor BMajor = WgmmaMajor::k, class Out = bf16>
 void check_shape(const char* kernel, int64_t m, int64_t n, int64_t k) {
   const int64_t k_multiple = 16 / int64_t(sizeof(T)), mn_multiple = 16 / int64_t(sizeof(T));
+  // N is C's row length, and B's when B is MN-major.
+  const int64_t n_multiple = std::max<int64_t>(16 / int64_t(sizeof(Out)), BMajor == WgmmaMajor::mn ? mn_multiple : 1);
   bool k_contiguous = AMajor == WgmmaMajor::k || BMajor == WgmmaMajor::k;
   std::string need;
   auto add = [&](const std::string& what) { need += (need.empty() ? "" : " and ") + what; };
   if (AMajor == WgmmaMajor::mn) add("M a multiple of " + std::to_string(mn_multiple));
-  add("N a multiple of 8");  // C's rows (bf16), and B's when B is MN-major (bf16 or f16)
+  add("N a multiple of " + std::to_string(n_multiple));
   if (k_contiguous) add("K a multiple of " + std::to_string(k_multiple));
   // The kernel's tile coordinates reach one tile past M or N in 32-bit arithmetic.
   const int64_t limit = (int64_t(1) << 31) - 256;
-  bool ok = m >= 1 && n >= 1 && k >= 1 && m <= limit && n <= limit && k <= limit && n % 8 == 0 &&
+  bool ok = m >= 1 && n >= 1 && k >= 1 && m <= limit && n <= limit && k <= limit && n % n_multiple == 0 &&
             (!k_contiguous || k % k_multiple == 0) && (AMajor == WgmmaMajor::k || m % mn_multiple == 0);
   if (!ok)
     throw Error(std::string("error: ") + kernel + " needs M, N and K from 1 to 2^31 - 256 with " + need +
@@ -377,15 +409,17 @@ std::pair<TensorMap<T>, TensorMap<T>> tensor_maps_for_compile() {
           TensorMap<T>::for_compile(2, {bb[0], bb[1]}, TmaSwizzle::bytes128)};
 }
 
-/// C's tensor map (m x n, row-major): the epilogue's 64 x 64 chunk as the box, with the
-/// 128-byte swizzle the chunk buffers are written in.
-inline TensorMap<bf16> output_map(const Buffer<bf16>& c, int64_t m, int64_t n) {
-  return make_tensor_map(c.view({m, n}), {uint32_t(chunk_rows), uint32_t(chunk_cols)}, TmaSwizzle::bytes128);
+/// C's tensor map (m x n, row-major): the epilogue's chunk (64 rows of 128 bytes) as the box,
+/// with the 128-byte swizzle the chunk buffers are written in.
+template <class Out = bf16>
+TensorMap<Out> output_map(const Buffer<Out>& c, int64_t m, int64_t n) {
+  return make_tensor_map(c.view({m, n}), {uint32_t(chunk_rows), uint32_t(chunk_cols_of<Out>)}, TmaSwizzle::bytes128);
 }
 
 /// The same for cross-compiling.
-inline TensorMap<bf16> output_map_for_compile() {
-  return TensorMap<bf16>::for_compile(2, {uint32_t(chunk_rows), uint32_t(chunk_cols)}, TmaSwizzle::bytes128);
+template <class Out = bf16>
+TensorMap<Out> output_map_for_compile() {
+  return TensorMap<Out>::for_compile(2, {uint32_t(chunk_rows), uint32_t(chunk_cols_of<Out>)}, TmaSwizzle::bytes128);
 }
 
 /// Calls `f(std::integral_constant<int, W>{})` with the tile width W that choose_tile_n picks for
@@ -424,10 +458,11 @@ std::vector<double> reference(const std::vector<T>& a, const std::vector<T>& b, 
   return ref;
 }
 
-/// C from the device as floats, for relative_error.
-inline std::vector<float> to_floats(const Buffer<bf16>& c) {
+/// C from the device as floats, for the error.
+template <class Out>
+std::vector<float> to_floats(const Buffer<Out>& c) {
   std::vector<float> out;
-  for (bf16 x : c.to_host()) out.push_back(float(x));
+  for (Out x : c.to_host()) out.push_back(float(x));
   return out;
 }
 
@@ -447,10 +482,11 @@ inline double error(const std::vector<float>& c, const std::vector<double>& ref)
 }
 
 /// An m x n output of NaNs: an element the kernel does not write makes the error infinite.
-inline std::vector<bf16> poisoned_output(int64_t m, int64_t n) {
-  bf16 poison;
-  poison.bits = 0x7fc0;  // NaN
-  return std::vector<bf16>(size_t(m * n), poison);
+template <class Out = bf16>
+std::vector<Out> poisoned_output(int64_t m, int64_t n) {
+  Out poison;
+  poison.bits = sizeof(Out) == 2 ? 0x7fc0 : 0x7f;  // NaN in bf16 and in e4m3
+  return std::vector<Out>(size_t(m * n), poison);
 }
 }  // namespace gemm
 

@@ -340,6 +340,23 @@ mlir::Value f32_to_fp8(Emitter& e, mlir::Value x, DType to) {
 }
 }  // namespace
 
+ValueId cast_fp8_pair(ValueId lo_id, ValueId hi_id, DType to, Where where) {
+  Emitter e(where);
+  if (!is_fp8(to)) trace_error("cast_pair converts to f8e4m3 or f8e5m2, not " + std::string(name(to)), where);
+  e.t.require(Feature::fp8_convert, "conversion to FP8 (cvt.rn.satfinite.e4m3x2/e5m2x2.f32)", where);
+  const ValueInfo& lo = e.scalar(lo_id);
+  const ValueInfo& hi = e.scalar(hi_id);
+  if (lo.type != DType::f32 || hi.type != DType::f32)
+    trace_error("cast_pair converts two f32 values, not " + std::string(name(lo.type)) + " and " + std::string(name(hi.type)), where);
+  // The instruction puts its first source in the upper byte.
+  const char* ptx = to == DType::f8e4m3 ? "cvt.rn.satfinite.e4m3x2.f32 $0, $1, $2;" : "cvt.rn.satfinite.e5m2x2.f32 $0, $1, $2;";
+  mlir::Value pair = mlir::LLVM::InlineAsmOp::create(e.b, e.loc, e.b.getI16Type(), mlir::ValueRange{hi.value, lo.value}, ptx, "=h,f,f",
+                                                     false, false, mlir::LLVM::TailCallKind::None, mlir::LLVM::AsmDialectAttr(),
+                                                     mlir::ArrayAttr())
+                         .getResult(0);
+  return e.t.add(pair, DType::i16);
+}
+
 ValueId cast(ValueId a_id, DType to, Where where) {
   Emitter e(where);
   const ValueInfo& a = e.scalar(a_id);

@@ -7,6 +7,7 @@
 #include "gemm_bf16_bias_gelu.hpp"
 #include "gemm_bf16_nn.hpp"
 #include "gemm_fp8.hpp"
+#include "gemm_fp8_e4m3_out.hpp"
 #include "support.hpp"
 
 using namespace cutejit;
@@ -163,6 +164,25 @@ TEST_CASE("the FP8 (e4m3) GEMM matches its float64 host reference", "[gpu]") {
     INFO(e.name << ": relative error " << err << ", tolerance " << e.tolerance);
     CHECK(err <= e.tolerance);
   }
+}
+
+TEST_CASE("the FP8 GEMM with an e4m3 result matches its float64 host reference", "[gpu]") {
+  Device gpu;
+  // One tile, several tiles per CTA (2304 x 1920), and shapes the tile does not divide (C's
+  // rows a multiple of 16 bytes).
+  for (const examples::Example& e :
+       {examples::gemm_fp8_e4m3_out_example(), examples::gemm_fp8_e4m3_out_example(128, 128, 128),
+        examples::gemm_fp8_e4m3_out_example(2304, 1920, 256), examples::gemm_fp8_e4m3_out_example(100, 208, 144),
+        examples::gemm_fp8_e4m3_out_example(1000, 1008, 1008)}) {
+    double err = e.check(gpu);
+    INFO(e.name << ": relative error " << err << ", tolerance " << e.tolerance);
+    CHECK(err <= e.tolerance);
+  }
+  auto a = gpu.alloc<f8e4m3>(256 * 64), b = gpu.alloc<f8e4m3>(128 * 64);
+  auto c = gpu.alloc<f8e4m3>(256 * 128);
+  CHECK_THROWS_WITH(examples::gemm_fp8_e4m3_out_prepare(gpu, a, b, c, 1.0f, 1.0f, 1.0f, 256, 120, 64),
+                    Catch::Contains("gemm_fp8_e4m3_out needs M, N and K from 1 to 2^31 - 256 with N a multiple of 16 and K a "
+                                    "multiple of 16 (TMA reads and writes rows that start 16-byte multiples apart), not 256 x 120 x 64"));
 }
 
 TEST_CASE("the FP8 GEMM refuses shapes TMA cannot address", "[gpu]") {

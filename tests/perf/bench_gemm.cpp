@@ -16,6 +16,7 @@
 
 #include "gemm_bf16.hpp"
 #include "gemm_fp8.hpp"
+#include "gemm_fp8_e4m3_out.hpp"
 #include "gpu_timing.hpp"
 
 using namespace cutejit;
@@ -60,14 +61,14 @@ void report(const char* name, const GemmShape& s, double ms) {
 
 /// Times one GEMM on `on` (every shape by default): `prepare(a, b, c, shape)` gives the launch for
 /// one copy of the data. `tile_widths`: say which tile width the kernel chose (gemm_bf16, gemm_fp8).
-template <class T, class Prepare>
+template <class T, class Prepare, class Out = bf16>
 void bench_shapes(const char* name, const Device& gpu, const std::vector<T>& pool, Prepare&& prepare,
                   std::span<const GemmShape> on = shapes, bool tile_widths = false) {
   for (const GemmShape& s : on) {
-    double bytes = double(s.m * s.k + s.n * s.k) * sizeof(T) + double(s.m * s.n) * sizeof(bf16);
+    double bytes = double(s.m * s.k + s.n * s.k) * sizeof(T) + double(s.m * s.n) * sizeof(Out);
     int sets = bench::rotation_sets(bytes);
     std::vector<Buffer<T>> as, bs;
-    std::vector<Buffer<bf16>> cs;
+    std::vector<Buffer<Out>> cs;
     std::vector<PreparedLaunch> launches;
     for (int i = 0; i < sets; ++i) {
       // Different slices of one random pool: no two copies hold the same data.
@@ -75,7 +76,7 @@ void bench_shapes(const char* name, const Device& gpu, const std::vector<T>& poo
       size_t b_at = size_t(i) * 8192 % (pool.size() - size_t(s.n * s.k) + 1);
       as.push_back(gpu.upload(std::span<const T>(pool.data() + a_at, size_t(s.m * s.k))));
       bs.push_back(gpu.upload(std::span<const T>(pool.data() + b_at, size_t(s.n * s.k))));
-      cs.push_back(gpu.alloc<bf16>(size_t(s.m * s.n)));
+      cs.push_back(gpu.alloc<Out>(size_t(s.m * s.n)));
       launches.push_back(prepare(as.back(), bs.back(), cs.back(), s));
     }
     double ms = bench::median_gpu_ms_rotated([&](int i) { launches[size_t(i)](); }, sets, 30);
@@ -103,6 +104,14 @@ int main() {
     bench_shapes("gemm_fp8", gpu, host, [&](const Buffer<f8e4m3>& a, const Buffer<f8e4m3>& b, const Buffer<bf16>& c, const GemmShape& s) {
       return examples::gemm_fp8_prepare(gpu, a, b, c, 0.5f, 0.25f, s.m, s.n, s.k);
     }, shapes, true);
+  }
+  {  // FP8 with an e4m3 C, on the square shapes
+    std::vector<f8e4m3> host = examples::random_e4m3(pool, 3);
+    const GemmShape square[] = {shapes[0], shapes[1]};
+    auto prepare = [&](const Buffer<f8e4m3>& a, const Buffer<f8e4m3>& b, const Buffer<f8e4m3>& c, const GemmShape& s) {
+      return examples::gemm_fp8_e4m3_out_prepare(gpu, a, b, c, 0.5f, 0.25f, 4.0f, s.m, s.n, s.k);
+    };
+    bench_shapes<f8e4m3, decltype(prepare)&, f8e4m3>("gemm_fp8_e4m3_out", gpu, host, prepare, square);
   }
   {  // last: the variants must not cost the kernels above their figures
     std::vector<bf16> host = examples::random_bf16(pool, 1);

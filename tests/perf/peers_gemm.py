@@ -7,7 +7,9 @@ run finds its inputs in L2):
   tensor (column-major K x N), float32 scalar scales and a bf16 output, as gemm_fp8 does. It
   is timed twice: with cuBLAS's default accumulation (which periodically promotes partial sums
   to a full f32 accumulator) and with use_fast_accum=True (the tensor cores' own accumulator
-  throughout, which is what gemm_fp8 does: the like-for-like figure)."""
+  throughout, which is what gemm_fp8 does: the like-for-like figure);
+- FP8 with an e4m3 output (scale_result, saturated), on the two square shapes, as
+  gemm_fp8_e4m3_out does."""
 import torch
 
 from gpu_timing import median_ms_rotated, rotation_sets
@@ -39,6 +41,20 @@ def main():
                 lambda i: torch._scaled_mm(a[i], b[i].t(), scale_a=scale_a, scale_b=scale_b, out_dtype=torch.bfloat16,
                                            use_fast_accum=fast), sets)
             report(name, m, n, k, t)
+        del a, b
+    scale_c = torch.tensor(4.0, device="cuda", dtype=torch.float32)
+    for m, n, k in SHAPES[:2]:
+        sets = rotation_sets(m * k + n * k + m * n)
+        a = [(torch.rand(m, k, device="cuda") * 2 - 1).to(torch.float8_e4m3fn) for _ in range(sets)]
+        b = [(torch.rand(n, k, device="cuda") * 2 - 1).to(torch.float8_e4m3fn) for _ in range(sets)]
+        for fast, name in ((False, "torch_scaled_mm_fp8_e4m3_out"), (True, "torch_scaled_mm_fp8_e4m3_out_fast_accum")):
+            try:
+                t = median_ms_rotated(
+                    lambda i: torch._scaled_mm(a[i], b[i].t(), scale_a=scale_a, scale_b=scale_b, scale_result=scale_c,
+                                               out_dtype=torch.float8_e4m3fn, use_fast_accum=fast), sets)
+                report(name, m, n, k, t)
+            except RuntimeError as e:  # an FP8 output this PyTorch or cuBLAS does not offer
+                print(f"{name} {m}x{n}x{k}: not available ({str(e).splitlines()[0]})")
         del a, b
 
 

@@ -92,3 +92,18 @@ TEST_CASE("bad stmatrix and TMA reduce-add uses are trace-time errors naming the
                         Contains("stmatrix_accumulators stores 64 rows x 32 columns (4 per packed register) into a rank-2 tile of that "
                                  "shape or wider, not (64,16):(16,1)"));
 }
+
+TEST_CASE("two floats to an FP8 pair in one conversion, for 2-byte stores of an FP8 C", "[unit]") {
+  Kernel pair{"fp8_pairs", [](Tensor<f32> in, Tensor<i32> out) {
+    Int i = thread_idx().x;
+    Value<int16_t> p = cast_pair<f8e4m3>(F32(in(2 * i)), F32(in(2 * i + 1)));
+    Value<int16_t> q = cast_pair<f8e5m2>(F32(in(2 * i)), F32(in(2 * i + 1)));
+    out(i) = cast<int32_t>(p) + cast<int32_t>(q);
+  }};
+  std::string ptx = pair.compile(sm90a, test::vector_arg<float>(), test::vector_arg<int32_t>()).ptx;
+  // Both inputs in one instruction (the first source goes to the upper byte), not one each.
+  CHECK(test::count(ptx, "cvt.rn.satfinite.e4m3x2.f32") == 1);
+  CHECK(test::count(ptx, "cvt.rn.satfinite.e5m2x2.f32") == 1);
+  CHECK_THROWS_WITH(pair.compile(Target::parse("sm_80"), test::vector_arg<float>(), test::vector_arg<int32_t>()),
+                    Contains("test_epilogue.cpp") && Contains("is not available on sm_80; it needs sm_89 and newer"));
+}

@@ -8,6 +8,7 @@
 #include "gemm_bf16_bias_gelu.hpp"
 #include "gemm_bf16_nn.hpp"
 #include "gemm_fp8.hpp"
+#include "gemm_fp8_e4m3_out.hpp"
 #include "saxpy.hpp"
 #include "sgemm.hpp"
 #include "softmax.hpp"
@@ -44,6 +45,9 @@ std::vector<Expectation> expectations() {
       {examples::gemm_bf16_cluster_example(),
        {".multicast::cluster", "mapa.shared::cluster", "mbarrier.arrive.shared::cluster.b64", "barrier.cluster.wait",
         "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16"}},
+      {examples::gemm_fp8_e4m3_out_example(),
+       {"wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3", "cvt.rn.satfinite.e4m3x2.f32", "st.shared.b16",
+        "cp.async.bulk.tensor.2d.global.shared::cta"}},
       {examples::gemm_bf16_nn_example(),
        {"cp.async.bulk.tensor.2d", "mbarrier.try_wait.parity", "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16"}},
   };

@@ -55,6 +55,8 @@ ValueId select(ValueId cond, ValueId a, ValueId b, Where where);
 ValueId fma(ValueId a, ValueId b, ValueId c, Where where);
 ValueId cast(ValueId a, DType to, Where where);
 ValueId bitcast(ValueId a, DType to, Where where);
+/// Two f32 to an FP8 pair of type `to` in an i16, `lo` in the low byte (one cvt ...x2.f32).
+ValueId cast_fp8_pair(ValueId lo, ValueId hi, DType to, Where where);
 /// Two values of one 16-bit type in a u32, `lo` in the low half.
 ValueId pack_pair(ValueId lo, ValueId hi, Where where);
 ValueId special(Special which, Where where);

@@ -152,6 +152,15 @@ Value<To> bitcast(const Value<From>& v, detail::Where w = detail::Where::current
   return Value<To>(detail::bitcast(v.id(), dtype_v<To>, w));
 }
 
+/// Two floats to an FP8 pair in one instruction (cvt.rn.satfinite.e4m3x2/e5m2x2.f32: rounded to
+/// nearest, saturated to the largest finite value), `lo` in the low byte: the 16 bits of two
+/// neighbouring FP8 elements, for one 2-byte store. sm_89 and newer.
+template <Element To>
+  requires(std::is_same_v<To, f8e4m3> || std::is_same_v<To, f8e5m2>)
+Value<int16_t> cast_pair(const Value<float>& lo, const Value<float>& hi, detail::Where w = detail::Where::current()) {
+  return Value<int16_t>(detail::cast_fp8_pair(lo.id(), hi.id(), dtype_v<To>, w));
+}
+
 /// Tells the compiler that an integer is a multiple of `divisor` (a power of two). This is a
 /// promise: it lets vector loads and stores be proven aligned. A wrong promise is undefined.
 template <Element T>
