@@ -4,9 +4,10 @@
 // values stored are C / scale_c, rounded to nearest and saturated to +-448).
 //
 // gemm_fp8's kernel with `Config::out = f8e4m3`: the epilogue converts neighbouring values in
-// pairs (one cvt.rn.satfinite.e4m3x2.f32) and writes them into 64 x 128-byte chunk buffers
-// with 2-byte stores (there is no stmatrix for 8-bit values on sm_90), then TMA-stores each
-// chunk as for bf16. N must be a multiple of 16 (C's rows are N bytes), K of 16.
+// pairs (one cvt.rn.satfinite.e4m3x2.f32) and writes them into 64 x 64 chunk buffers (64-byte
+// rows, 64-byte swizzle) with 2-byte stores (there is no stmatrix for 8-bit values on sm_90),
+// then TMA-stores each chunk as for bf16. N must be a multiple of 16 (C's rows are N bytes), K
+// of 16.
 #pragma once
 
 #include "gemm_fp8.hpp"

@@ -69,12 +69,13 @@ inline constexpr int tile_k = tile_k_of<bf16>;
 /// M or N elements of an MN-major operand's TMA box row (one 128-byte span): 64 for bf16.
 template <class T> inline constexpr int mn_chunk_of = k_bytes / int(sizeof(T));
 inline constexpr int a_stage_bytes = tile_m * k_bytes;
-/// The epilogue goes through shared memory in chunks of 64 rows (a consumer warpgroup's) x one
-/// 128-byte swizzle span (64 bf16 or 128 FP8 columns), C's TMA box. Each consumer warpgroup
-/// has two chunk buffers, so it writes one while the TMA store of the other is in flight.
-inline constexpr int chunk_rows = 64, chunk_bytes = chunk_rows * 128, chunk_buffers = 2;
-template <class Out> inline constexpr int chunk_cols_of = 128 / int(sizeof(Out));
-inline constexpr int chunk_cols = chunk_cols_of<bf16>;
+/// The epilogue goes through shared memory in chunks of 64 rows (a consumer warpgroup's) x 64
+/// columns, C's TMA box: 128-byte rows for bf16, 64-byte rows for FP8, swizzled by that many
+/// bytes. Each consumer warpgroup has two chunk buffers (8 KB each, whichever the type), so it
+/// writes one while the TMA store of the other is in flight.
+inline constexpr int chunk_rows = 64, chunk_cols = 64, chunk_bytes = chunk_rows * chunk_cols * 2, chunk_buffers = 2;
+/// The swizzle of C's chunks: one row of 64 elements.
+template <class Out> inline constexpr TmaSwizzle chunk_swizzle = sizeof(Out) == 2 ? TmaSwizzle::bytes128 : TmaSwizzle::bytes64;
 inline constexpr int epilogue_bytes = 2 * chunk_buffers * chunk_bytes;
 /// Dynamic shared memory a CTA may have on sm_90 (227 KB).
 inline constexpr int shared_limit = 232448;
@@ -91,7 +92,7 @@ struct Config {
   /// The scheduler's group: consecutive tiles go down a column of `group_m` tile rows before
   /// moving right, so the CTAs running at once share A and B tiles in L2.
   int group_m = 8;
-  /// C's element type: bf16, or f8e4m3 (saturated; 256- or 128-wide tiles).
+  /// C's element type: bf16, or f8e4m3 (saturated).
   DType out = DType::bf16;
 
   constexpr int b_stage_bytes() const { return tile_n * k_bytes; }
@@ -129,13 +130,15 @@ inline int choose_tile_n(int multiprocessors, int64_t m, int64_t n) {
 template <Config C>
 using output_t = std::conditional_t<C.out == DType::f8e4m3, f8e4m3, bf16>;
 
-/// A chunk buffer: 64 rows of 128 bytes (64 bf16 or 128 FP8), row-major with the 128-byte
-/// swizzle (16-byte chunk c of row r at chunk c ^ (r % 8)), as C's TMA box with that swizzle is
-/// laid out in shared memory. In elements, the swizzle moves bits 4-6 of the byte offset.
+/// A chunk buffer: 64 x 64 elements, row-major with the swizzle C's TMA box has, as TMA lays
+/// it out in shared memory: bf16 rows of 128 bytes with the 128-byte swizzle (16-byte chunk c
+/// of row r at c ^ (r % 8)), FP8 rows of 64 bytes with the 64-byte swizzle (c ^ ((r / 2) % 4)).
+/// Both XOR bits 4 and up of the byte offset with bits 7 and up; in elements, from bit 3 (bf16)
+/// or 4 (FP8).
 template <class Out = bf16>
 ComposedLayout chunk_layout() {
-  constexpr int element_bits = sizeof(Out) == 2 ? 1 : 0;  // log2 of the element size
-  return composition(Swizzle(3, 4 - element_bits, 3), make_layout({chunk_rows, chunk_cols_of<Out>}, LayoutRight{}));
+  constexpr int bits = sizeof(Out) == 2 ? 3 : 2, base = sizeof(Out) == 2 ? 3 : 4;
+  return composition(Swizzle(bits, base, 3), make_layout({chunk_rows, chunk_cols}, LayoutRight{}));
 }
 
 /// The default epilogue: the accumulators are stored as they are.
@@ -155,9 +158,7 @@ template <class T, Config C = Config{}, Epilogue E = Identity>
 void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const TmaDescriptor<output_t<C>>& c, const Int& m, const Int& n,
             const Int& k, const E& epilogue = {}) {
   using Out = output_t<C>;
-  constexpr int chunk_cols = chunk_cols_of<Out>;
   static_assert(C.out == DType::bf16 || C.out == DType::f8e4m3, "C is bf16 or f8e4m3");
-  static_assert(C.tile_n >= chunk_cols, "an FP8 C needs tiles at least 128 wide (one 128-byte chunk)");
   constexpr WgmmaMajor AMajor = C.a_major, BMajor = C.b_major;
   constexpr int ClusterM = C.cluster_m, tile_n = C.tile_n, stages = C.stages(), b_rows = C.b_box_rows();
   static_assert(sizeof(T) == 2 || (AMajor == WgmmaMajor::k && BMajor == WgmmaMajor::k),
@@ -299,6 +300,15 @@ void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const TmaDescr
               v = F32(epilogue(v, min(row + 8 * ((i / 2) % 2), m - 1), min(col + (8 * (i / 4) + i % 2), n - 1)));
             out.push_back(v);
           }
+          // Convert before waiting for the buffer, so that the pairs, not the chunk's f32 values,
+          // are what stays live across the wait. bf16: one cvt.rn.bf16x2.f32 per pair; FP8: one
+          // cvt.rn.satfinite.e4m3x2.f32.
+          std::vector<Value<uint32_t>> bf16_pairs;
+          std::vector<Value<int16_t>> fp8_pairs;
+          for (size_t v = 0; v < out.size(); v += 2) {
+            if constexpr (std::is_same_v<Out, bf16>) bf16_pairs.push_back(pack_pair(cast<bf16>(out[v]), cast<bf16>(out[v + 1])));
+            else fp8_pairs.push_back(cast_pair<Out>(out[v], out[v + 1]));
+          }
           // Chunks take the warpgroup's buffers in turn, from tile to tile too (a static choice
           // when a tile has an even number of chunks).
           Int buffer = chunks % chunk_buffers == 0 ? Int(chunk % chunk_buffers) : (j * chunks + chunk) % chunk_buffers;
@@ -308,18 +318,15 @@ void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const TmaDescr
           if_(leader, [&] { tma_store_wait<chunk_buffers - 1, /*ReadOnly=*/true>(); });
           named_barrier_sync(1 + half, 128);
           if constexpr (std::is_same_v<Out, bf16>) {
-            // Pairs to bf16 (one cvt.rn.bf16x2.f32 each), then one stmatrix.x4 per 16 columns.
-            std::vector<Value<uint32_t>> packed;
-            for (size_t v = 0; v < out.size(); v += 2) packed.push_back(pack_pair(cast<bf16>(out[v]), cast<bf16>(out[v + 1])));
-            stmatrix_accumulators(tile, std::span<const Value<uint32_t>>(packed), t);
+            stmatrix_accumulators(tile, std::span<const Value<uint32_t>>(bf16_pairs), t);  // one stmatrix.x4 per 16 columns
           } else {
-            // FP8 has no stmatrix on sm_90: each pair of neighbouring values (one cvt ...x2.f32)
-            // is one 2-byte store; a warp's stores cover 8 rows of 8 bytes, in distinct banks.
+            // FP8 has no stmatrix on sm_90: each pair of neighbouring values is one 2-byte
+            // store; a warp's stores cover 8 rows of 8 bytes.
             Int tile_row = (t / 32) * 16 + (t % 32) / 4;
-            for (size_t v = 0; v < out.size(); v += 2) {
-              int i = int(v);  // values i, i + 1 of the chunk: row + 8 ((i / 2) % 2), columns 8 (i / 4) + 2 (t % 4) + {0, 1}
+            for (size_t p = 0; p < fp8_pairs.size(); ++p) {
+              int i = int(2 * p);  // values i, i + 1 of the chunk: row + 8 ((i / 2) % 2), columns 8 (i / 4) + 2 (t % 4) + {0, 1}
               Pointer<Out> at = tile.pointer_at({tile_row + 8 * ((i / 2) % 2), (t % 4) * 2 + 8 * (i / 4)});
-              Pointer<int16_t>(at.id())[0] = cast_pair<Out>(out[v], out[v + 1]);
+              Pointer<int16_t>(at.id())[0] = fp8_pairs[p];
             }
           }
           fence_proxy_async_shared();  // the TMA store (async proxy) reads what the threads wrote
@@ -409,17 +416,17 @@ std::pair<TensorMap<T>, TensorMap<T>> tensor_maps_for_compile() {
           TensorMap<T>::for_compile(2, {bb[0], bb[1]}, TmaSwizzle::bytes128)};
 }
 
-/// C's tensor map (m x n, row-major): the epilogue's chunk (64 rows of 128 bytes) as the box,
-/// with the 128-byte swizzle the chunk buffers are written in.
+/// C's tensor map (m x n, row-major): the epilogue's 64 x 64 chunk as the box, with the swizzle
+/// the chunk buffers are written in.
 template <class Out = bf16>
 TensorMap<Out> output_map(const Buffer<Out>& c, int64_t m, int64_t n) {
-  return make_tensor_map(c.view({m, n}), {uint32_t(chunk_rows), uint32_t(chunk_cols_of<Out>)}, TmaSwizzle::bytes128);
+  return make_tensor_map(c.view({m, n}), {uint32_t(chunk_rows), uint32_t(chunk_cols)}, chunk_swizzle<Out>);
 }
 
 /// The same for cross-compiling.
 template <class Out = bf16>
 TensorMap<Out> output_map_for_compile() {
-  return TensorMap<Out>::for_compile(2, {uint32_t(chunk_rows), uint32_t(chunk_cols_of<Out>)}, TmaSwizzle::bytes128);
+  return TensorMap<Out>::for_compile(2, {uint32_t(chunk_rows), uint32_t(chunk_cols)}, chunk_swizzle<Out>);
 }
 
 /// Calls `f(std::integral_constant<int, W>{})` with the tile width W that choose_tile_n picks for
