@@ -65,6 +65,9 @@ log="$OUT/gpu.log"
     [ -f "$f" ] || continue
     echo "-- $(basename "$f"): $(cuobjdump -sass "$f" 2>&1 | grep -cE '^\s+/\*[0-9a-f]{4}\*/') SASS instructions"
     cuobjdump -res-usage "$f" 2>&1 | grep -oE 'REG:[0-9]+ STACK:[0-9]+ SHARED:[0-9]+ LOCAL:[0-9]+' | sed 's/^/   /'
+    # Spills show as a stack frame and local loads and stores; say so in words.
+    spills=$(cuobjdump -sass "$f" 2>&1 | grep -cE '(LDL|STL)')
+    [ "$spills" -gt 0 ] && echo "   LOCAL MEMORY: $spills LDL/STL instructions"
 
     # The FP8 GEMMs must run on the FP8 tensor-core instruction (QGMMA), the others on HGMMA,
     # with N the tile width (gemm_*_n64: 64, gemm_*_n128: 128, else 256).
