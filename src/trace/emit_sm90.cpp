@@ -219,27 +219,31 @@ void tma_load(ValueId descriptor, ValueId shared_dst, ValueId bar, std::span<con
   emit_tma_load(descriptor, shared_dst, bar, coords, where, mlir::Value());
 }
 
-void tma_store(ValueId descriptor, ValueId shared_src, std::span<const ValueId> coords, Where where) {
+namespace {
+/// A TMA tile store, shared -> global; `add`: adding into what is there (a reduce-store).
+void emit_tma_store(ValueId descriptor, ValueId shared_src, std::span<const ValueId> coords, bool add, Where where) {
   Trace& t = Trace::current(where);
-  t.require(Feature::sm90, "cp.async.bulk.tensor (TMA store)", where);
+  t.require(Feature::sm90, add ? "cp.reduce.async.bulk.tensor (TMA reduce-store)" : "cp.async.bulk.tensor (TMA store)", where);
   mlir::Value d = descriptor_pointer(t, descriptor, where);
-  mlir::Value src = shared_pointer(t, shared_src, "a TMA store's source", where);
+  mlir::Value src = shared_pointer(t, shared_src, add ? "a TMA reduce-store's source" : "a TMA store's source", where);
   check_tile_alignment(t, shared_src, where);
   auto c = coordinates(t, coords, where);
-  mlir::NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(
-      t.builder(), t.loc(where), d, src, c, mlir::Value(),
-      mlir::NVVM::TMAStoreModeAttr::get(&t.context(), mlir::NVVM::TMAStoreMode::TILE), mlir::Value());
+  if (add)
+    mlir::NVVM::CpAsyncBulkTensorReduceOp::create(t.builder(), t.loc(where), d, src, mlir::NVVM::TMAReduxKind::ADD,
+                                                  mlir::NVVM::TMAStoreMode::TILE, c, mlir::Value());
+  else
+    mlir::NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(
+        t.builder(), t.loc(where), d, src, c, mlir::Value(),
+        mlir::NVVM::TMAStoreModeAttr::get(&t.context(), mlir::NVVM::TMAStoreMode::TILE), mlir::Value());
+}
+}  // namespace
+
+void tma_store(ValueId descriptor, ValueId shared_src, std::span<const ValueId> coords, Where where) {
+  emit_tma_store(descriptor, shared_src, coords, /*add=*/false, where);
 }
 
 void tma_reduce_add(ValueId descriptor, ValueId shared_src, std::span<const ValueId> coords, Where where) {
-  Trace& t = Trace::current(where);
-  t.require(Feature::sm90, "cp.reduce.async.bulk.tensor (TMA reduce-store)", where);
-  mlir::Value d = descriptor_pointer(t, descriptor, where);
-  mlir::Value src = shared_pointer(t, shared_src, "a TMA reduce-store's source", where);
-  check_tile_alignment(t, shared_src, where);
-  auto c = coordinates(t, coords, where);
-  mlir::NVVM::CpAsyncBulkTensorReduceOp::create(t.builder(), t.loc(where), d, src, mlir::NVVM::TMAReduxKind::ADD,
-                                                mlir::NVVM::TMAStoreMode::TILE, c, mlir::Value());
+  emit_tma_store(descriptor, shared_src, coords, /*add=*/true, where);
 }
 
 void tma_store_commit(Where where) {

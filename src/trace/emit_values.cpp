@@ -114,11 +114,16 @@ mlir::Value call_libdevice(Emitter& e, const char* fn, mlir::Value x) {
       .getResult();
 }
 
-mlir::Value inline_ptx(Emitter& e, const char* ptx, mlir::Value x) {
-  const char* constraints = x.getType().isF64() ? "=d,d" : "=f,f";
-  return mlir::LLVM::InlineAsmOp::create(e.b, e.loc, x.getType(), mlir::ValueRange{x}, ptx, constraints, false, false,
-                                         mlir::LLVM::TailCallKind::None, mlir::LLVM::AsmDialectAttr(), mlir::ArrayAttr())
+/// One instruction of inline PTX without side effects: `result` from `operands`.
+mlir::Value inline_ptx(Emitter& e, mlir::Type result, mlir::ValueRange operands, const char* ptx, const char* constraints) {
+  return mlir::LLVM::InlineAsmOp::create(e.b, e.loc, result, operands, ptx, constraints, false, false, mlir::LLVM::TailCallKind::None,
+                                         mlir::LLVM::AsmDialectAttr(), mlir::ArrayAttr())
       .getResult(0);
+}
+
+/// The same for a float -> float instruction ($0 from $1).
+mlir::Value inline_ptx(Emitter& e, const char* ptx, mlir::Value x) {
+  return inline_ptx(e, x.getType(), x, ptx, x.getType().isF64() ? "=d,d" : "=f,f");
 }
 
 }  // namespace
@@ -321,21 +326,20 @@ mlir::Value fp8_to_f32(Emitter& e, mlir::Value x, DType from) {
   using namespace mlir::arith;
   auto i16 = ExtUIOp::create(e.b, e.loc, e.b.getI16Type(), BitcastOp::create(e.b, e.loc, e.b.getI8Type(), x));
   const char* ptx = from == DType::f8e4m3 ? "cvt.rn.f16x2.e4m3x2 $0, $1;" : "cvt.rn.f16x2.e5m2x2 $0, $1;";
-  mlir::Value pair = mlir::LLVM::InlineAsmOp::create(e.b, e.loc, e.b.getI32Type(), mlir::ValueRange{i16}, ptx, "=r,h", false,
-                                                     false, mlir::LLVM::TailCallKind::None, mlir::LLVM::AsmDialectAttr(),
-                                                     mlir::ArrayAttr())
-                         .getResult(0);
+  mlir::Value pair = inline_ptx(e, e.b.getI32Type(), mlir::ValueRange{i16}, ptx, "=r,h");
   // f16 -> f32 is exact, so the result is exactly the FP8 value.
   mlir::Value half = BitcastOp::create(e.b, e.loc, e.b.getF16Type(), TruncIOp::create(e.b, e.loc, e.b.getI16Type(), pair));
   return ExtFOp::create(e.b, e.loc, e.b.getF32Type(), half);
 }
+/// Two f32 to an FP8 pair in an i16: `hi` in the upper byte, `lo` in the lower (the
+/// instruction puts its first source in the upper byte).
+mlir::Value f32x2_to_fp8x2(Emitter& e, mlir::Value hi, mlir::Value lo, DType to) {
+  const char* ptx = to == DType::f8e4m3 ? "cvt.rn.satfinite.e4m3x2.f32 $0, $1, $2;" : "cvt.rn.satfinite.e5m2x2.f32 $0, $1, $2;";
+  return inline_ptx(e, e.b.getI16Type(), mlir::ValueRange{hi, lo}, ptx, "=h,f,f");
+}
 mlir::Value f32_to_fp8(Emitter& e, mlir::Value x, DType to) {
   using namespace mlir::arith;
-  const char* ptx = to == DType::f8e4m3 ? "cvt.rn.satfinite.e4m3x2.f32 $0, $1, $1;" : "cvt.rn.satfinite.e5m2x2.f32 $0, $1, $1;";
-  mlir::Value pair = mlir::LLVM::InlineAsmOp::create(e.b, e.loc, e.b.getI16Type(), mlir::ValueRange{x}, ptx, "=h,f", false, false,
-                                                     mlir::LLVM::TailCallKind::None, mlir::LLVM::AsmDialectAttr(),
-                                                     mlir::ArrayAttr())
-                         .getResult(0);
+  mlir::Value pair = f32x2_to_fp8x2(e, x, x, to);
   return BitcastOp::create(e.b, e.loc, e.t.type(to), TruncIOp::create(e.b, e.loc, e.b.getI8Type(), pair));
 }
 }  // namespace
@@ -348,13 +352,7 @@ ValueId cast_fp8_pair(ValueId lo_id, ValueId hi_id, DType to, Where where) {
   const ValueInfo& hi = e.scalar(hi_id);
   if (lo.type != DType::f32 || hi.type != DType::f32)
     trace_error("cast_pair converts two f32 values, not " + std::string(name(lo.type)) + " and " + std::string(name(hi.type)), where);
-  // The instruction puts its first source in the upper byte.
-  const char* ptx = to == DType::f8e4m3 ? "cvt.rn.satfinite.e4m3x2.f32 $0, $1, $2;" : "cvt.rn.satfinite.e5m2x2.f32 $0, $1, $2;";
-  mlir::Value pair = mlir::LLVM::InlineAsmOp::create(e.b, e.loc, e.b.getI16Type(), mlir::ValueRange{hi.value, lo.value}, ptx, "=h,f,f",
-                                                     false, false, mlir::LLVM::TailCallKind::None, mlir::LLVM::AsmDialectAttr(),
-                                                     mlir::ArrayAttr())
-                         .getResult(0);
-  return e.t.add(pair, DType::i16);
+  return e.t.add(f32x2_to_fp8x2(e, hi.value, lo.value, to), DType::i16);
 }
 
 ValueId cast(ValueId a_id, DType to, Where where) {

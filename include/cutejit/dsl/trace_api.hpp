@@ -140,7 +140,8 @@ void mbarrier_init(ValueId bar, ValueId count, Where where);
 void mbarrier_arrive(ValueId bar, Where where);
 /// expect-tx of `bytes` then arrive: the phase completes when the arrivals and the bytes are in.
 void mbarrier_arrive_expect_tx(ValueId bar, ValueId bytes, Where where);
-/// Arrives (release, cluster scope) on the mbarrier at `bar`'s offset in CTA `cta` of the cluster.
+/// Arrives (release, CTA scope: pipeline/mbarrier.hpp says why) on the mbarrier at `bar`'s offset
+/// in CTA `cta` of the cluster.
 void mbarrier_arrive_cluster(ValueId bar, ValueId cta, Where where);
 /// True when the phase with this parity (0 or 1) has completed (one potentially blocking probe).
 ValueId mbarrier_try_wait(ValueId bar, ValueId parity, Where where);
