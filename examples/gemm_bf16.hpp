@@ -43,7 +43,7 @@ inline void gemm_bf16_run(const Device& gpu, const Buffer<bf16>& a, const Buffer
 }
 
 /// The same GEMM in clusters of two CTAs on vertically adjacent tiles, which share their B tile
-/// through TMA multicast (gemm_sm90.hpp, ClusterM = 2). When M has an odd number of tile rows,
+/// through TMA multicast (gemm_sm90.hpp, Config::cluster_m = 2). When M has an odd number of tile rows,
 /// the last pair's second CTA works on rows past M: it loads zeros and stores nothing.
 inline Kernel gemm_bf16_cluster{"gemm_bf16_cluster", [](TmaDescriptor<bf16> a, TmaDescriptor<bf16> b, TmaDescriptor<bf16> c, Int m,
                                                         Int n, Int k) {

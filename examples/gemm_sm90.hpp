@@ -65,7 +65,6 @@ inline constexpr int producer_registers = 40, consumer_registers = 232;  // 40*1
 inline constexpr int k_bytes = 128;
 /// Elements of K per stage: 64 for bf16, 128 for FP8.
 template <class T> inline constexpr int tile_k_of = k_bytes / int(sizeof(T));
-inline constexpr int tile_k = tile_k_of<bf16>;
 /// M or N elements of an MN-major operand's TMA box row (one 128-byte span): 64 for bf16.
 template <class T> inline constexpr int mn_chunk_of = k_bytes / int(sizeof(T));
 inline constexpr int a_stage_bytes = tile_m * k_bytes;
@@ -255,6 +254,8 @@ void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const TmaDescr
     Int half = warpgroup - 1;  // which 64 rows of the tile this warpgroup computes
     Int t = tid % 128;
     Bool leader = t == 0;
+    // The leader's TMA stores of C, one bulk group per chunk, ringing the warpgroup's buffers.
+    PipelineTmaStore stores(chunk_buffers);
     WgmmaAccumulator<tile_n> acc;
     for_(0, scheduler.my_tile_count(), [&](Int j) {
       auto [m0, n0] = tile_origin(j);
@@ -315,7 +316,7 @@ void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const TmaDescr
           Pointer<Out> chunk_tile = Pointer<Out>((smem + C.epilogue_offset() + (half * chunk_buffers + buffer) * chunk_bytes).id());
           Tensor<Out> tile = make_tensor(chunk_tile, chunk_layout<Out>());
           // The store that last read this buffer, two groups ago, is done with it.
-          if_(leader, [&] { tma_store_wait<chunk_buffers - 1, /*ReadOnly=*/true>(); });
+          if_(leader, [&] { stores.producer_acquire(); });
           named_barrier_sync(1 + half, 128);
           if constexpr (std::is_same_v<Out, bf16>) {
             stmatrix_accumulators(tile, std::span<const Value<uint32_t>>(bf16_pairs), t);  // one stmatrix.x4 per 16 columns
@@ -336,10 +337,10 @@ void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const TmaDescr
         // A chunk wholly past M or N is skipped, but still closes a (then empty) bulk group, so
         // that the wait above always finds the buffer's last store one group back.
         if_(m0 + half * 64 < m && n0 + chunk * chunk_cols < n, store_chunk);
-        if_(leader, [&] { tma_store_commit(); });
+        if_(leader, [&] { stores.producer_commit(); });
       }
     });
-    if_(leader, [&] { tma_store_wait<0>(); });  // the stores have read shared memory before the CTA exits
+    if_(leader, [&] { stores.tail(); });  // the stores are done before the CTA's shared memory goes
   });
   if constexpr (ClusterM == 2) {  // neither CTA exits while the other may still write into it
     cluster_arrive();
