@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "block_reduce.hpp"
+#include "check_examples.hpp"
 #include "saxpy.hpp"
 #include "sgemm.hpp"
 #include "softmax.hpp"
@@ -12,14 +13,11 @@ using namespace cutejit;
 
 TEST_CASE("examples match their float64 host references on the GPU", "[gpu]") {
   Device gpu;
-  for (const examples::Example& e : {examples::vector_add_example(), examples::vector_add_example(1000),
-                                     examples::saxpy_example(), examples::block_reduce_example(),
-                                     examples::transpose_example(), examples::transpose_example(64, 96),
-                                     examples::softmax_example(), examples::sgemm_example()}) {
-    double err = e.check(gpu);
-    INFO(e.name << ": relative error " << err << ", tolerance " << e.tolerance);
-    CHECK(err <= e.tolerance);
-  }
+  test::check_examples(gpu, {
+      examples::vector_add_example(), examples::vector_add_example(1000), examples::saxpy_example(),
+      examples::block_reduce_example(), examples::transpose_example(), examples::transpose_example(64, 96),
+      examples::softmax_example(), examples::sgemm_example()
+  });
 }
 
 namespace {

@@ -8,6 +8,7 @@
 #include "gemm_bf16_nn.hpp"
 #include "gemm_fp8.hpp"
 #include "gemm_fp8_e4m3_out.hpp"
+#include "check_examples.hpp"
 #include "support.hpp"
 
 using namespace cutejit;
@@ -125,16 +126,14 @@ TEST_CASE("the BF16 GEMM matches its float64 host reference", "[gpu]") {
   // kernels: 64 wide for 128 x 2048 (and the one-tile shapes) and 128 x 14720 (230 tiles, so
   // some CTAs take two: chunk buffers and the 8-stage ring carry over from tile to tile), 128
   // wide for 1024 x 2048 x 200 and 1280 x 2816 (220 tiles).
-  for (const examples::Example& e :
-       {examples::gemm_bf16_example(), examples::gemm_bf16_example(128, 128, 64), examples::gemm_bf16_example(512, 1024, 768),
-        examples::gemm_bf16_example(2304, 1920, 128), examples::gemm_bf16_example(1, 8, 8), examples::gemm_bf16_example(100, 200, 72),
-        examples::gemm_bf16_example(1000, 1000, 1000), examples::gemm_bf16_example(2344, 1944, 136),
-        examples::gemm_bf16_example(128, 2048, 256), examples::gemm_bf16_example(1024, 2048, 200),
-        examples::gemm_bf16_example(128, 14720, 256), examples::gemm_bf16_example(1280, 2816, 136)}) {
-    double err = e.check(gpu);
-    INFO(e.name << ": relative error " << err << ", tolerance " << e.tolerance);
-    CHECK(err <= e.tolerance);
-  }
+  test::check_examples(gpu, {
+      examples::gemm_bf16_example(), examples::gemm_bf16_example(128, 128, 64), examples::gemm_bf16_example(512, 1024, 768),
+      examples::gemm_bf16_example(2304, 1920, 128), examples::gemm_bf16_example(1, 8, 8),
+      examples::gemm_bf16_example(100, 200, 72), examples::gemm_bf16_example(1000, 1000, 1000),
+      examples::gemm_bf16_example(2344, 1944, 136), examples::gemm_bf16_example(128, 2048, 256),
+      examples::gemm_bf16_example(1024, 2048, 200), examples::gemm_bf16_example(128, 14720, 256),
+      examples::gemm_bf16_example(1280, 2816, 136)
+  });
 }
 
 TEST_CASE("the BF16 GEMM refuses shapes TMA cannot address", "[gpu]") {
@@ -154,30 +153,24 @@ TEST_CASE("the FP8 (e4m3) GEMM matches its float64 host reference", "[gpu]") {
   // rows), shapes the tile does not divide (K ragged by 16 elements), and the narrower kernels
   // (64 wide for 128 x 2048 and 128 x 14720, 128 wide for 1000 x 2048 and 1280 x 2816; the
   // second of each with more tiles than CTAs).
-  for (const examples::Example& e :
-       {examples::gemm_fp8_example(), examples::gemm_fp8_example(128, 128, 128), examples::gemm_fp8_example(512, 1024, 768),
-        examples::gemm_fp8_example(2304, 1920, 256), examples::gemm_fp8_example(100, 200, 144),
-        examples::gemm_fp8_example(1000, 1000, 1008), examples::gemm_fp8_example(128, 2048, 256),
-        examples::gemm_fp8_example(1000, 2048, 272), examples::gemm_fp8_example(128, 14720, 256),
-        examples::gemm_fp8_example(1280, 2816, 144)}) {
-    double err = e.check(gpu);
-    INFO(e.name << ": relative error " << err << ", tolerance " << e.tolerance);
-    CHECK(err <= e.tolerance);
-  }
+  test::check_examples(gpu, {
+      examples::gemm_fp8_example(), examples::gemm_fp8_example(128, 128, 128), examples::gemm_fp8_example(512, 1024, 768),
+      examples::gemm_fp8_example(2304, 1920, 256), examples::gemm_fp8_example(100, 200, 144),
+      examples::gemm_fp8_example(1000, 1000, 1008), examples::gemm_fp8_example(128, 2048, 256),
+      examples::gemm_fp8_example(1000, 2048, 272), examples::gemm_fp8_example(128, 14720, 256),
+      examples::gemm_fp8_example(1280, 2816, 144)
+  });
 }
 
 TEST_CASE("the FP8 GEMM with an e4m3 result matches its float64 host reference", "[gpu]") {
   Device gpu;
   // One tile, several tiles per CTA (2304 x 1920), and shapes the tile does not divide (C's
   // rows a multiple of 16 bytes).
-  for (const examples::Example& e :
-       {examples::gemm_fp8_e4m3_out_example(), examples::gemm_fp8_e4m3_out_example(128, 128, 128),
-        examples::gemm_fp8_e4m3_out_example(2304, 1920, 256), examples::gemm_fp8_e4m3_out_example(100, 208, 144),
-        examples::gemm_fp8_e4m3_out_example(1000, 1008, 1008)}) {
-    double err = e.check(gpu);
-    INFO(e.name << ": relative error " << err << ", tolerance " << e.tolerance);
-    CHECK(err <= e.tolerance);
-  }
+  test::check_examples(gpu, {
+      examples::gemm_fp8_e4m3_out_example(), examples::gemm_fp8_e4m3_out_example(128, 128, 128),
+      examples::gemm_fp8_e4m3_out_example(2304, 1920, 256), examples::gemm_fp8_e4m3_out_example(100, 208, 144),
+      examples::gemm_fp8_e4m3_out_example(1000, 1008, 1008)
+  });
   auto a = gpu.alloc<f8e4m3>(256 * 64), b = gpu.alloc<f8e4m3>(128 * 64);
   auto c = gpu.alloc<f8e4m3>(256 * 128);
   CHECK_THROWS_WITH(examples::gemm_fp8_e4m3_out_prepare(gpu, a, b, c, 1.0f, 1.0f, 1.0f, 256, 120, 64),
@@ -200,14 +193,11 @@ TEST_CASE("the fused bias + GELU GEMM matches its float64 host reference", "[gpu
   // column clamped, so the bias (exactly N values) is never read past its end. A read past it
   // would not change any stored value, so this test cannot see one; scripts/run_gpu.sh runs it
   // under compute-sanitizer's memcheck, which can.
-  for (const examples::Example& e :
-       {examples::gemm_bf16_bias_gelu_example(), examples::gemm_bf16_bias_gelu_example(512, 1024, 768),
-        examples::gemm_bf16_bias_gelu_example(2304, 1920, 128), examples::gemm_bf16_bias_gelu_example(100, 200, 72),
-        examples::gemm_bf16_bias_gelu_example(1000, 1000, 1000)}) {
-    double err = e.check(gpu);
-    INFO(e.name << ": relative error " << err << ", tolerance " << e.tolerance);
-    CHECK(err <= e.tolerance);
-  }
+  test::check_examples(gpu, {
+      examples::gemm_bf16_bias_gelu_example(), examples::gemm_bf16_bias_gelu_example(512, 1024, 768),
+      examples::gemm_bf16_bias_gelu_example(2304, 1920, 128), examples::gemm_bf16_bias_gelu_example(100, 200, 72),
+      examples::gemm_bf16_bias_gelu_example(1000, 1000, 1000)
+  });
 }
 
 TEST_CASE("the row-major BF16 GEMM (C = A * B, B stored K x N) matches its float64 host reference", "[gpu]") {
@@ -216,31 +206,25 @@ TEST_CASE("the row-major BF16 GEMM (C = A * B, B stored K x N) matches its float
   // tiles, more than one per CTA), a non-square one with M > N and a short K, one with N an odd
   // multiple of 128 and several tiles per CTA, and ragged ones (B's MN-major boxes then
   // overhang N and K).
-  for (const examples::Example& e :
-       {examples::gemm_bf16_nn_example(), examples::gemm_bf16_nn_example(128, 128, 64), examples::gemm_bf16_nn_example(512, 1024, 768),
-        examples::gemm_bf16_nn_example(2304, 1920, 128), examples::gemm_bf16_nn_example(1024, 384, 64),
-        examples::gemm_bf16_nn_example(384, 2944, 320), examples::gemm_bf16_nn_example(100, 200, 72),
-        examples::gemm_bf16_nn_example(1000, 1000, 1000)}) {
-    double err = e.check(gpu);
-    INFO(e.name << ": relative error " << err << ", tolerance " << e.tolerance);
-    CHECK(err <= e.tolerance);
-  }
+  test::check_examples(gpu, {
+      examples::gemm_bf16_nn_example(), examples::gemm_bf16_nn_example(128, 128, 64),
+      examples::gemm_bf16_nn_example(512, 1024, 768), examples::gemm_bf16_nn_example(2304, 1920, 128),
+      examples::gemm_bf16_nn_example(1024, 384, 64), examples::gemm_bf16_nn_example(384, 2944, 320),
+      examples::gemm_bf16_nn_example(100, 200, 72), examples::gemm_bf16_nn_example(1000, 1000, 1000)
+  });
 }
 
 TEST_CASE("the BF16 GEMMs with A stored K x M (tn: B stored K x N, tt: B stored N x K) match float64 references", "[gpu]") {
   Device gpu;
   using examples::gemm_bf16_layout_example;
-  for (const examples::Example& e :
-       {gemm_bf16_layout_example<WgmmaMajor::mn, WgmmaMajor::mn>(256, 384, 512),
-        gemm_bf16_layout_example<WgmmaMajor::mn, WgmmaMajor::mn>(2304, 1920, 128),
-        gemm_bf16_layout_example<WgmmaMajor::mn, WgmmaMajor::k>(256, 384, 512),
-        gemm_bf16_layout_example<WgmmaMajor::mn, WgmmaMajor::k>(512, 1024, 768),
-        gemm_bf16_layout_example<WgmmaMajor::mn, WgmmaMajor::mn>(104, 200, 72),
-        gemm_bf16_layout_example<WgmmaMajor::mn, WgmmaMajor::k>(1000, 1000, 1000)}) {
-    double err = e.check(gpu);
-    INFO(e.name << ": relative error " << err << ", tolerance " << e.tolerance);
-    CHECK(err <= e.tolerance);
-  }
+  test::check_examples(gpu, {
+      gemm_bf16_layout_example<WgmmaMajor::mn, WgmmaMajor::mn>(256, 384, 512),
+      gemm_bf16_layout_example<WgmmaMajor::mn, WgmmaMajor::mn>(2304, 1920, 128),
+      gemm_bf16_layout_example<WgmmaMajor::mn, WgmmaMajor::k>(256, 384, 512),
+      gemm_bf16_layout_example<WgmmaMajor::mn, WgmmaMajor::k>(512, 1024, 768),
+      gemm_bf16_layout_example<WgmmaMajor::mn, WgmmaMajor::mn>(104, 200, 72),
+      gemm_bf16_layout_example<WgmmaMajor::mn, WgmmaMajor::k>(1000, 1000, 1000)
+  });
 }
 
 TEST_CASE("the row-major BF16 GEMMs refuse shapes TMA cannot address", "[gpu]") {
@@ -263,12 +247,9 @@ TEST_CASE("the BF16 GEMM in clusters of two with B multicast matches its float64
   // one and few tiles.
   // 300 x 200 x 72: three tile rows, so the last pair's second CTA lies wholly past M, loads
   // zeros and stores nothing; 1000 x 1000 x 1000: ragged in all three dimensions.
-  for (const examples::Example& e :
-       {examples::gemm_bf16_cluster_example(), examples::gemm_bf16_cluster_example(256, 128, 64),
-        examples::gemm_bf16_cluster_example(2304, 1920, 128), examples::gemm_bf16_cluster_example(1024, 2048, 1024),
-        examples::gemm_bf16_cluster_example(300, 200, 72), examples::gemm_bf16_cluster_example(1000, 1000, 1000)}) {
-    double err = e.check(gpu);
-    INFO(e.name << ": relative error " << err << ", tolerance " << e.tolerance);
-    CHECK(err <= e.tolerance);
-  }
+  test::check_examples(gpu, {
+      examples::gemm_bf16_cluster_example(), examples::gemm_bf16_cluster_example(256, 128, 64),
+      examples::gemm_bf16_cluster_example(2304, 1920, 128), examples::gemm_bf16_cluster_example(1024, 2048, 1024),
+      examples::gemm_bf16_cluster_example(300, 200, 72), examples::gemm_bf16_cluster_example(1000, 1000, 1000)
+  });
 }

@@ -6,22 +6,20 @@
 #include <cstdio>
 
 #include "elementwise_add_tv.hpp"
+#include "check_examples.hpp"
 #include "transpose_swizzle.hpp"
 
 using namespace cutejit;
 
 TEST_CASE("tensor examples match their host references on the GPU", "[gpu]") {
   Device gpu;
-  for (const examples::Example& e :
-       {examples::elementwise_add_tv_example(), examples::elementwise_add_tv_example(4096, 4096),
-        examples::elementwise_add_tv_example(33, 4099), examples::elementwise_add_tv_example(7, 12),
-        examples::elementwise_add_tv_example(2051, 4100, 8), examples::elementwise_add_tv_example(33, 4099, 8),
-        examples::transpose_swizzle_example(), examples::transpose_swizzle_example(64, 96),
-        examples::transpose_swizzle_example(5, 3)}) {
-    double err = e.check(gpu);
-    INFO(e.name << ": relative error " << err << ", tolerance " << e.tolerance);
-    CHECK(err <= e.tolerance);
-  }
+  test::check_examples(gpu, {
+      examples::elementwise_add_tv_example(), examples::elementwise_add_tv_example(4096, 4096),
+      examples::elementwise_add_tv_example(33, 4099), examples::elementwise_add_tv_example(7, 12),
+      examples::elementwise_add_tv_example(2051, 4100, 8), examples::elementwise_add_tv_example(33, 4099, 8),
+      examples::transpose_swizzle_example(), examples::transpose_swizzle_example(64, 96),
+      examples::transpose_swizzle_example(5, 3)
+  });
 }
 
 TEST_CASE("dynamic layouts evaluated on the GPU equal the static layouts", "[gpu]") {
