@@ -16,6 +16,7 @@ namespace {
 using cutejit::DType;
 using cutejit::detail::ParamKind;
 using cutejit::detail::TensorFacts;
+using cutejit::detail::TensorMapFacts;
 
 std::string c_type(DType t) {
   switch (t) {
@@ -45,7 +46,7 @@ struct Param {
   DType element;
   TensorFacts facts;       // tensor
   uint64_t constant = 0;   // constant: the value's bits
-  uint64_t map_words[2] = {};  // tensor map: rank, swizzle and box, as specialized
+  TensorMapFacts map;      // tensor map: rank, swizzle and box, as specialized
   std::string type;        // the C++ type the launch function takes
 };
 
@@ -89,7 +90,7 @@ std::vector<Param> read_params(const ExportedKernel& k, const std::vector<std::s
                                " is a Constexpr whose value is not a number, bool or enum");
         break;
       case ParamKind::tensor_map:
-        p.map_words[0] = w[i], p.map_words[1] = w[i + 1];
+        p.map = TensorMapFacts::decode(&w[i]);
         p.type = "const CUtensorMap&";
         break;
       default: throw cutejit::Error("error: cannot export kernel '" + k.specialization.kernel + "': unknown parameter kind");
@@ -159,9 +160,9 @@ std::string describe(const Spec& s) {
     } else if (p.kind == ParamKind::constant) {
       out += "//   " + a + " == " + constant_text(p) + "\n";
     } else if (p.kind == ParamKind::tensor_map) {
-      int rank = int(p.map_words[0] >> 40 & 0xff), swizzle = int(p.map_words[0] >> 32 & 0xff);
+      int swizzle = p.map.swizzle_bytes;
       std::string box;
-      for (int d = 0; d < rank; ++d) box += (d ? " x " : "") + std::to_string((p.map_words[1] >> (8 * d) & 0xff) + 1);
+      for (int d = 0; d < p.map.rank; ++d) box += (d ? " x " : "") + std::to_string(p.map.box[d]);
       out += "//   " + a + ": a tensor map encoded with box " + box + " and " +
              (swizzle ? std::to_string(swizzle) + "-byte swizzle" : std::string("no swizzle")) + " (not checked at run time)\n";
     }
@@ -382,8 +383,7 @@ std::string export_header(const std::string& ns, const std::vector<ExportedKerne
     for (const Spec* s : group)
       for (size_t i = 0; i < s->params.size(); ++i)
         if (s->params[i].kind == ParamKind::tensor_map &&
-            (s->params[i].map_words[0] != group.front()->params[i].map_words[0] ||
-             s->params[i].map_words[1] != group.front()->params[i].map_words[1]))
+            s->params[i].map != group.front()->params[i].map)
           throw cutejit::Error("error: cannot export kernel '" + key.first + "': its specializations " +
                                std::to_string(group.front()->index) + " and " + std::to_string(s->index) + " differ in the box or swizzle of tensor map argument " +
                                std::to_string(i) + ", which a launch function cannot tell apart at run time; export them separately (--kernels, two manifests)");

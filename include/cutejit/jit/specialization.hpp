@@ -87,5 +87,31 @@ struct TensorFacts {
   }
 };
 
+/// What a tensor-map parameter's two words state: the rank, the swizzle and the box (extents
+/// 1..256, 8 bits each). The encoded bytes of the map itself are an argument, not part of it.
+struct TensorMapFacts {
+  static constexpr int max_rank = 5;
+  int rank = 0;
+  int swizzle_bytes = 0;             ///< 0, 32, 64 or 128
+  uint32_t box[max_rank] = {};       ///< in the tensor's mode order
+  bool operator==(const TensorMapFacts&) const = default;
+
+  struct Words {
+    uint64_t first, box;
+  };
+  constexpr Words encode(DType element) const {
+    uint64_t box_word = 0;
+    for (int i = 0; i < rank && i < max_rank; ++i) box_word |= uint64_t(box[i] - 1) << (8 * i);
+    return {param_word(ParamKind::tensor_map, element) | uint64_t(rank) << 40 | uint64_t(swizzle_bytes) << 32, box_word};
+  }
+  static constexpr TensorMapFacts decode(const uint64_t* w) {
+    TensorMapFacts f;
+    f.rank = int(w[0] >> 40 & 0xff);
+    f.swizzle_bytes = int(w[0] >> 32 & 0xff);
+    for (int i = 0; i < f.rank && i < max_rank; ++i) f.box[i] = uint32_t(w[1] >> (8 * i) & 0xff) + 1;
+    return f;
+  }
+};
+
 }  // namespace detail
 }  // namespace cutejit

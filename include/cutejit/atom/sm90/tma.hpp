@@ -100,7 +100,8 @@ void tma_store_wait(detail::Where w = detail::Where::current()) {
 
 namespace detail {
 
-/// Specialized on element type, rank, box and swizzle; packed as the 128 encoded bytes.
+/// Specialized on element type, rank, box and swizzle (the words of TensorMapFacts); packed as
+/// the 128 encoded bytes.
 template <Element T>
 struct KernelParam<TmaDescriptor<T>> {
   template <class A> static constexpr bool accepts = std::is_same_v<A, TensorMap<T>>;
@@ -109,16 +110,20 @@ struct KernelParam<TmaDescriptor<T>> {
   static constexpr uint64_t header = param_word(ParamKind::tensor_map, dtype_v<T>);
   /// Words `specialize` could have written: rank 1..5, a real swizzle, no stray bits.
   static bool well_formed(const uint64_t* w) {
-    int rank = int(w[0] >> 40 & 0xff), swizzle = int(w[0] >> 32 & 0xff);
-    return rank >= 1 && rank <= 5 && (swizzle == 0 || swizzle == 32 || swizzle == 64 || swizzle == 128) &&
-           (w[0] & 0xffffffffull) == 0 && (w[1] >> (8 * rank)) == 0;
+    const TensorMapFacts f = TensorMapFacts::decode(w);
+    int s = f.swizzle_bytes;
+    if (f.rank < 1 || f.rank > TensorMapFacts::max_rank || !(s == 0 || s == 32 || s == 64 || s == 128)) return false;
+    TensorMapFacts::Words again = f.encode(dtype_v<T>);
+    return again.first == w[0] && again.box == w[1];
   }
   static void specialize(const TensorMap<T>& m, Key& key) {
-    const TensorMapShape& s = m.shape;
-    key.push(header | uint64_t(s.rank) << 40 | uint64_t(s.swizzle) << 32);
-    uint64_t box = 0;
-    for (int i = 0; i < s.rank; ++i) box |= uint64_t(s.box[size_t(i)] - 1) << (8 * i);  // extents 1..256 in 8 bits
-    key.push(box);
+    TensorMapFacts f;
+    f.rank = m.shape.rank;
+    f.swizzle_bytes = int(m.shape.swizzle);
+    for (int i = 0; i < f.rank; ++i) f.box[i] = m.shape.box[size_t(i)];
+    TensorMapFacts::Words words = f.encode(dtype_v<T>);
+    key.push(words.first);
+    key.push(words.box);
   }
   static void check(const TensorMap<T>& m, const std::string& kernel, int index) {
     if (!m.encoded)
@@ -130,11 +135,12 @@ struct KernelParam<TmaDescriptor<T>> {
     out.push_back({dtype_v<T>, true, int(sizeof(typename TensorMap<T>::Bits))});
   }
   static TmaDescriptor<T> trace(const uint64_t*& w, int& flat) {
+    const TensorMapFacts f = TensorMapFacts::decode(w);
     TensorMapShape s;
     s.element = dtype_v<T>;
-    s.rank = int(w[0] >> 40 & 0xff);
-    s.swizzle = TmaSwizzle(w[0] >> 32 & 0xff);
-    for (int i = 0; i < s.rank; ++i) s.box[size_t(i)] = uint32_t(w[1] >> (8 * i) & 0xff) + 1;
+    s.rank = f.rank;
+    s.swizzle = TmaSwizzle(f.swizzle_bytes);
+    for (int i = 0; i < s.rank; ++i) s.box[size_t(i)] = f.box[i];
     w += 2;
     return TmaDescriptor<T>(tensor_map_argument(flat++, Where::current()), s);
   }
