@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include <cutejit/jit/cache.hpp>
+#include <cutejit/cache/kernel_cache.hpp>
 
 namespace cli {
 

@@ -6,7 +6,7 @@
 #include <fstream>
 #include <set>
 
-#include <cutejit/jit/error.hpp>
+#include <cutejit/core/error.hpp>
 
 #include "export_header.hpp"
 #include "work_list.hpp"

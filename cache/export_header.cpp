@@ -7,7 +7,7 @@
 #include <set>
 #include <sstream>
 
-#include <cutejit/jit/error.hpp>
+#include <cutejit/core/error.hpp>
 
 namespace cli {
 
@@ -25,6 +25,8 @@ std::string c_type(DType t) {
     case DType::i16: return "int16_t";
     case DType::i32: return "int32_t";
     case DType::i64: return "int64_t";
+    case DType::u8: return "uint8_t";
+    case DType::u16: return "uint16_t";
     case DType::u32: return "uint32_t";
     case DType::u64: return "uint64_t";
     case DType::f32: return "float";

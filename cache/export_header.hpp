@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include <cutejit/jit/compiled.hpp>
+#include <cutejit/core/compiled.hpp>
 #include <cutejit/jit/registry.hpp>
 #include <cutejit/jit/specialization.hpp>
 

@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include <cutejit/jit/error.hpp>
+#include <cutejit/core/error.hpp>
 
 #include "cli.hpp"
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include <cutejit/jit/error.hpp>
+#include <cutejit/core/error.hpp>
 
 #include "cli.hpp"
 

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include <cutejit/jit/error.hpp>
+#include <cutejit/core/error.hpp>
 
 #include "work_list.hpp"
 

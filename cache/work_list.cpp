@@ -8,7 +8,7 @@
 #include <set>
 #include <thread>
 
-#include <cutejit/jit/error.hpp>
+#include <cutejit/core/error.hpp>
 
 namespace cli {
 

@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include <cutejit/jit/compiled.hpp>
+#include <cutejit/core/compiled.hpp>
 #include <cutejit/jit/registry.hpp>
 #include <cutejit/jit/specialization.hpp>
-#include <cutejit/jit/target.hpp>
+#include <cutejit/core/target.hpp>
 
 #include "cli.hpp"
 

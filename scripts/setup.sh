@@ -2,9 +2,10 @@
 # Installs what building cutejit needs from Debian's packages, when it is missing.
 # The CUDA toolkit (12.8 or newer) is expected at $CUDA_HOME or /usr/local/cuda.
 set -euo pipefail
+cd "$(dirname "$0")/.."
 
 packages=(cmake ninja-build g++ ccache llvm-22-dev libmlir-22-dev mlir-22-tools
-          nlohmann-json3-dev catch2 libxxhash-dev libzstd-dev zlib1g-dev)
+          nlohmann-json3-dev catch2 libxxhash-dev libzstd-dev zlib1g-dev python3-pip)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -22,4 +23,16 @@ cuda=${CUDA_HOME:-/usr/local/cuda}
 if [ ! -f "$cuda/include/cuda.h" ]; then
   echo "setup: the CUDA toolkit was not found at $cuda (set CUDA_HOME); cutejit needs its headers, nvJitLink or ptxas, and libdevice" >&2
   exit 1
+fi
+
+# The disassembler for the SASS tests of every target (sm_80 ... sm_120a), which a CPU machine's
+# toolkit may lack: NVIDIA's cuobjdump and nvdisasm wheels from PyPI, unpacked into build/disasm.
+disasm=build/disasm
+if [ ! -x "$disasm/nvidia/cu13/bin/cuobjdump" ]; then
+  echo "setup: fetching cuobjdump and nvdisasm ${CUTEJIT_DISASM_VERSION:=13.5.37} from PyPI"
+  mkdir -p "$disasm/wheels"
+  python3 -m pip download -q --no-deps --only-binary=:all: -d "$disasm/wheels" \
+    "nvidia-cuda-cuobjdump==$CUTEJIT_DISASM_VERSION" "nvidia-cuda-nvdisasm==$CUTEJIT_DISASM_VERSION"
+  for w in "$disasm"/wheels/*.whl; do python3 -m zipfile -e "$w" "$disasm"; done
+  chmod +x "$disasm"/nvidia/cu13/bin/*
 fi

@@ -3,7 +3,7 @@
  */
 #pragma once
 
-#include <cutejit/jit/error.hpp>
+#include <cutejit/core/error.hpp>
 #include <cutejit/layout/int_tuple.hpp>
 #include <cutejit/layout/layout.hpp>
 #include <cutejit/layout/algebra.hpp>

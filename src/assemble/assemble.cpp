@@ -15,7 +15,7 @@
 
 #include <nvJitLink.h>
 
-#include "cutejit/jit/error.hpp"
+#include "cutejit/core/error.hpp"
 #include "support/cuda_toolkit.hpp"
 
 extern char** environ;

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "cutejit/jit/target.hpp"
+#include "cutejit/core/target.hpp"
 
 namespace cutejit::detail {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "cutejit/jit/compiled.hpp"
+#include "cutejit/core/compiled.hpp"
 
 namespace cutejit::detail {
 

@@ -5,8 +5,8 @@
 #include <string>
 
 #include "cache/warnings.hpp"
-#include "cutejit/jit/cache.hpp"
-#include "cutejit/jit/error.hpp"
+#include "cutejit/cache/kernel_cache.hpp"
+#include "cutejit/core/error.hpp"
 
 namespace cutejit {
 

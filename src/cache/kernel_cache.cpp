@@ -6,8 +6,8 @@
 #include "cache/entry_format.hpp"
 #include "cache/files.hpp"
 #include "cache/warnings.hpp"
-#include "cutejit/jit/cache.hpp"
-#include "cutejit/jit/error.hpp"
+#include "cutejit/cache/kernel_cache.hpp"
+#include "cutejit/core/error.hpp"
 
 namespace cutejit {
 

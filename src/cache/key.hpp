@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "cutejit/jit/target.hpp"
+#include "cutejit/core/target.hpp"
 
 namespace cutejit::detail {
 

@@ -5,7 +5,7 @@
 #include <mutex>
 #include <optional>
 
-#include "cutejit/jit/error.hpp"
+#include "cutejit/core/error.hpp"
 
 namespace cutejit::detail {
 

@@ -98,12 +98,12 @@ bf16::bf16(float x) {
 bf16::operator float() const { return std::bit_cast<float>(uint32_t(bits) << 16); }
 
 std::string_view name(DType t) {
-  static constexpr std::string_view names[] = {"i1", "i8", "i16", "i32", "i64", "u32", "u64", "f16", "bf16", "f32", "f64", "f8e4m3", "f8e5m2"};
+  static constexpr std::string_view names[] = {"i1", "i8", "i16", "i32", "i64", "u32", "u64", "f16", "bf16", "f32", "f64", "f8e4m3", "f8e5m2", "u8", "u16"};
   return names[int(t)];
 }
 
 int size_in_bytes(DType t) {
-  static constexpr int sizes[] = {1, 1, 2, 4, 8, 4, 8, 2, 2, 4, 8, 1, 1};
+  static constexpr int sizes[] = {1, 1, 2, 4, 8, 4, 8, 2, 2, 4, 8, 1, 1, 1, 2};
   return sizes[int(t)];
 }
 

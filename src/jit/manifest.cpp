@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cutejit/jit/error.hpp"
+#include "cutejit/core/error.hpp"
 #include "cutejit/jit/specialization.hpp"
 
 namespace cutejit {

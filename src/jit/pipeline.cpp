@@ -10,8 +10,8 @@
 
 #include "assemble/assemble.hpp"
 #include "cache/key.hpp"
-#include "cutejit/jit/cache.hpp"
-#include "jit/dump.hpp"
+#include "cutejit/cache/kernel_cache.hpp"
+#include "core/dump.hpp"
 #include "lower/lower.hpp"
 #include "trace/trace.hpp"
 #include "verify/verify.hpp"

@@ -8,7 +8,7 @@
 #include <source_location>
 #include <string>
 
-#include "cutejit/jit/compiled.hpp"
+#include "cutejit/core/compiled.hpp"
 
 namespace cutejit::detail {
 

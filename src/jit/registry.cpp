@@ -2,7 +2,7 @@
 
 #include <mutex>
 
-#include "cutejit/jit/error.hpp"
+#include "cutejit/core/error.hpp"
 
 namespace cutejit {
 

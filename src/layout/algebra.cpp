@@ -2,7 +2,7 @@
 // Each algorithm reproduces the result form of CuTe's (C++) implementation.
 #include <cutejit/layout/algebra.hpp>
 
-#include <cutejit/jit/error.hpp>
+#include <cutejit/core/error.hpp>
 
 #include <cstdlib>
 

@@ -1,7 +1,7 @@
 // Divides, products, tile_to_shape and recasts (CuTe result forms).
 #include <cutejit/layout/algebra.hpp>
 
-#include <cutejit/jit/error.hpp>
+#include <cutejit/core/error.hpp>
 
 #include <cstdlib>
 #include <numeric>

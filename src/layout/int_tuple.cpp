@@ -1,7 +1,7 @@
 // IntTuple: structure, arithmetic, compact strides and coordinate maps (CuTe semantics).
 #include <cutejit/layout/int_tuple.hpp>
 
-#include <cutejit/jit/error.hpp>
+#include <cutejit/core/error.hpp>
 
 #include <algorithm>
 #include <ostream>

@@ -2,7 +2,7 @@
 // fold at trace time; only what is left emits arith ops into the kernel being traced.
 #include <cutejit/layout/integer.hpp>
 
-#include <cutejit/jit/error.hpp>
+#include <cutejit/core/error.hpp>
 
 #include <bit>
 #include <climits>

@@ -1,7 +1,7 @@
 // Layout: construction, evaluation, queries, mode manipulation and printing.
 #include <cutejit/layout/layout.hpp>
 
-#include <cutejit/jit/error.hpp>
+#include <cutejit/core/error.hpp>
 
 #include <algorithm>
 #include <cstdlib>

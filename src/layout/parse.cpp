@@ -1,5 +1,5 @@
 // Parsing of CuTe notation: "(4,(2,3)):(1,(4,8))", "8:1", "Sw<3,4,3> o 0 o (8,64):(64,1)".
-#include <cutejit/jit/error.hpp>
+#include <cutejit/core/error.hpp>
 #include <cutejit/layout/int_tuple.hpp>
 #include <cutejit/layout/layout.hpp>
 #include <cutejit/layout/swizzle.hpp>

@@ -1,7 +1,7 @@
 // Slicing layouts with `_` wildcards, and the residue predicate elem_less.
 #include <cutejit/layout/slice.hpp>
 
-#include <cutejit/jit/error.hpp>
+#include <cutejit/core/error.hpp>
 
 namespace cutejit {
 

@@ -1,7 +1,7 @@
 // Swizzle<B,M,S> and ComposedLayout (swizzle o offset o layout).
 #include <cutejit/layout/swizzle.hpp>
 
-#include <cutejit/jit/error.hpp>
+#include <cutejit/core/error.hpp>
 #include <cutejit/layout/algebra.hpp>
 
 #include <algorithm>

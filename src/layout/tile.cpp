@@ -1,7 +1,7 @@
 // Tile: access to its modes, and printing (nested tiles in parentheses, `_` as is).
 #include <cutejit/layout/tile.hpp>
 
-#include <cutejit/jit/error.hpp>
+#include <cutejit/core/error.hpp>
 
 #include <ostream>
 

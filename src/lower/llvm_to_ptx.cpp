@@ -23,7 +23,7 @@
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/TargetParser/Triple.h>
 
-#include "cutejit/jit/error.hpp"
+#include "cutejit/core/error.hpp"
 #include "lower/lower.hpp"
 #include "support/cuda_toolkit.hpp"
 
@@ -55,9 +55,9 @@ llvm::TargetMachine& target_machine(const Target& target) {
     llvm::Triple triple(nvptx_triple);
     const llvm::Target* t = llvm::TargetRegistry::lookupTarget(triple, error);
     if (!t) throw Error("internal error: the NVPTX back end is not available: " + error);
-    // LLVM's default PTX ISA for sm_89 is 7.8, but ptxas accepts the FP8 conversions
-    // (cvt ... e4m3x2/e5m2x2) on sm_89 only from PTX 8.1; every other target's default is new enough.
-    const char* features = target.sm == 89 ? "+ptx81" : "";
+    // LLVM's default PTX ISA is 7.8 for sm_89 and 8.0 for sm_90, but ptxas accepts mma.sync
+    // with FP8 operands there only from PTX 8.4; every other target's default is new enough.
+    const char* features = target.sm == 89 || target.sm == 90 ? "+ptx84" : "";
     tm.reset(t->createTargetMachine(triple, target.name(), features, llvm::TargetOptions(), llvm::Reloc::PIC_, std::nullopt,
                                     llvm::CodeGenOptLevel::Aggressive));
   }

@@ -7,8 +7,8 @@
 #include <memory>
 #include <string>
 
-#include "cutejit/jit/target.hpp"
-#include "jit/dump.hpp"
+#include "cutejit/core/target.hpp"
+#include "core/dump.hpp"
 
 namespace llvm {
 class LLVMContext;

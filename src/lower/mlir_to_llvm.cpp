@@ -20,7 +20,7 @@
 #include <llvm/IR/Module.h>
 #include <llvm/Support/raw_ostream.h>
 
-#include "cutejit/jit/error.hpp"
+#include "cutejit/core/error.hpp"
 #include "lower/lower.hpp"
 
 namespace cutejit::detail {

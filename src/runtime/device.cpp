@@ -1,6 +1,6 @@
 #include "cutejit/runtime/device.hpp"
 
-#include "cutejit/jit/error.hpp"
+#include "cutejit/core/error.hpp"
 #include "driver/driver.hpp"
 
 namespace cutejit {

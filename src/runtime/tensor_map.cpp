@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "cutejit/jit/error.hpp"
+#include "cutejit/core/error.hpp"
 #include "driver/driver.hpp"
 
 namespace cutejit::detail {
@@ -18,8 +18,10 @@ namespace {
 
 bool data_type(DType t, CUtensorMapDataType& out) {
   switch (t) {
-    case DType::i8: out = CU_TENSOR_MAP_DATA_TYPE_UINT8; return true;  // the copy engine moves bits
-    case DType::i16: out = CU_TENSOR_MAP_DATA_TYPE_UINT16; return true;
+    case DType::i8:
+    case DType::u8: out = CU_TENSOR_MAP_DATA_TYPE_UINT8; return true;  // the copy engine moves bits
+    case DType::i16:
+    case DType::u16: out = CU_TENSOR_MAP_DATA_TYPE_UINT16; return true;
     case DType::u32: out = CU_TENSOR_MAP_DATA_TYPE_UINT32; return true;
     case DType::i32: out = CU_TENSOR_MAP_DATA_TYPE_INT32; return true;
     case DType::u64: out = CU_TENSOR_MAP_DATA_TYPE_UINT64; return true;

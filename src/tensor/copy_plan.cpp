@@ -3,7 +3,7 @@
 // predicated copy, the coordinate tensor (a predicate uniform over each vector).
 #include <cutejit/tensor/copy.hpp>
 
-#include <cutejit/jit/error.hpp>
+#include <cutejit/core/error.hpp>
 
 namespace cutejit::detail {
 

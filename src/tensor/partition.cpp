@@ -1,7 +1,7 @@
 // The layout maps behind tensor partitioning, coordinate tensors and thread-value layouts.
 #include <cutejit/tensor/partition.hpp>
 
-#include <cutejit/jit/error.hpp>
+#include <cutejit/core/error.hpp>
 #include <cutejit/layout/identity_layout.hpp>
 
 namespace cutejit {

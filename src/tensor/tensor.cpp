@@ -1,7 +1,7 @@
 // Out-of-line helpers of Tensor<T>: swizzled offsets and coordinate errors.
 #include <cutejit/tensor/tensor.hpp>
 
-#include <cutejit/jit/error.hpp>
+#include <cutejit/core/error.hpp>
 
 namespace cutejit::detail {
 

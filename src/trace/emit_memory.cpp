@@ -153,7 +153,7 @@ ValueId atomic(AtomicOp op, ValueId ptr, ValueId value, Where where) {
   using K = mlir::LLVM::AtomicBinOp;
   // No 8-bit atomics exist; FP8 values would need a CAS loop on the enclosing word.
   if (is_fp8(v.type)) trace_error("atomics on " + std::string(name(v.type)) + " values are not supported", where);
-  bool fp = is_float(v.type), u = v.type == DType::u32 || v.type == DType::u64;
+  bool fp = is_float(v.type), u = !is_signed(v.type);
   K kind = K::xchg;
   switch (op) {
     case AtomicOp::add: kind = fp ? K::fadd : K::add; break;

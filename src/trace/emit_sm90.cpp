@@ -1,7 +1,7 @@
 /** \file
  * Hopper's building blocks: mbarriers, proxy fences, named barriers, TMA bulk tensor copies and
  * wgmma. Every op is checked against the target (Trace::require) before it is emitted, and its
- * NVVM name is on the verifier's allow-list (verify/target_features.cpp).
+ * NVVM name is on the verifier's allow-list (core/target_features.cpp).
  */
 #include <optional>
 #include <string>
@@ -11,6 +11,7 @@
 #include <mlir/Dialect/LLVMIR/NVVMDialect.h>
 #include <mlir/Dialect/SCF/IR/SCF.h>
 
+#include "cutejit/arch/sm90.hpp"
 #include "trace/trace.hpp"
 
 namespace cutejit::detail {

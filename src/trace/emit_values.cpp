@@ -34,7 +34,7 @@ std::optional<int64_t> constant_shift(mlir::Value amount) {
   return int64_t(c.getZExtValue());
 }
 
-bool is_unsigned(DType t) { return t == DType::u32 || t == DType::u64 || t == DType::i1; }
+bool is_unsigned(DType t) { return t == DType::u8 || t == DType::u16 || t == DType::u32 || t == DType::u64 || t == DType::i1; }
 
 struct Emitter {
   Trace& t;

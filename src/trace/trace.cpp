@@ -6,8 +6,8 @@
 #include <mlir/Dialect/LLVMIR/LLVMDialect.h>
 #include <mlir/Dialect/LLVMIR/NVVMDialect.h>
 
-#include "cutejit/jit/error.hpp"
-#include "cutejit/jit/kernel_core.hpp"
+#include "cutejit/core/error.hpp"
+#include "cutejit/core/kernel_abi.hpp"
 #include "lower/lower.hpp"
 
 namespace cutejit::detail {
@@ -68,8 +68,10 @@ mlir::Location Trace::loc(const Where& w) {
 mlir::Type Trace::type(DType t) {
   switch (t) {
     case DType::i1: return builder_.getI1Type();
-    case DType::i8: return builder_.getI8Type();
-    case DType::i16: return builder_.getI16Type();
+    case DType::i8:
+    case DType::u8: return builder_.getI8Type();
+    case DType::i16:
+    case DType::u16: return builder_.getI16Type();
     case DType::i32:
     case DType::u32: return builder_.getI32Type();
     case DType::i64:

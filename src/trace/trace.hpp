@@ -13,9 +13,9 @@
 #include <mlir/IR/BuiltinOps.h>
 
 #include "cutejit/dsl/trace_api.hpp"
-#include "cutejit/jit/kernel_core.hpp"
-#include "cutejit/jit/target.hpp"
-#include "verify/target_features.hpp"
+#include "cutejit/core/kernel_abi.hpp"
+#include "cutejit/core/target.hpp"
+#include "core/target_features.hpp"
 
 namespace cutejit::detail {
 

@@ -5,8 +5,8 @@
 #include <mlir/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
 
-#include "cutejit/jit/error.hpp"
-#include "verify/target_features.hpp"
+#include "cutejit/core/error.hpp"
+#include "core/target_features.hpp"
 
 namespace cutejit::detail {
 

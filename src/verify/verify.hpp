@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "cutejit/jit/target.hpp"
+#include "cutejit/core/target.hpp"
 
 namespace mlir {
 class ModuleOp;

@@ -54,13 +54,15 @@ using i8 = int8_t;
 using i16 = int16_t;
 using i32 = int32_t;
 using i64 = int64_t;
+using u8 = uint8_t;
+using u16 = uint16_t;
 using u32 = uint32_t;
 using u64 = uint64_t;
 using f32 = float;
 using f64 = double;
 
 // New entries go last: a DType's number is part of cache keys.
-enum class DType : uint8_t { i1, i8, i16, i32, i64, u32, u64, f16, bf16, f32, f64, f8e4m3, f8e5m2 };
+enum class DType : uint8_t { i1, i8, i16, i32, i64, u32, u64, f16, bf16, f32, f64, f8e4m3, f8e5m2, u8, u16 };
 
 std::string_view name(DType t);
 int size_in_bytes(DType t);
@@ -75,6 +77,8 @@ template <> struct dtype_of<int8_t> { static constexpr DType value = DType::i8; 
 template <> struct dtype_of<int16_t> { static constexpr DType value = DType::i16; };
 template <> struct dtype_of<int32_t> { static constexpr DType value = DType::i32; };
 template <> struct dtype_of<int64_t> { static constexpr DType value = DType::i64; };
+template <> struct dtype_of<uint8_t> { static constexpr DType value = DType::u8; };
+template <> struct dtype_of<uint16_t> { static constexpr DType value = DType::u16; };
 template <> struct dtype_of<uint32_t> { static constexpr DType value = DType::u32; };
 template <> struct dtype_of<uint64_t> { static constexpr DType value = DType::u64; };
 template <> struct dtype_of<f16> { static constexpr DType value = DType::f16; };

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "cutejit/jit/compiled.hpp"
+#include "cutejit/core/compiled.hpp"
 #include "cutejit/jit/specialization.hpp"
 
 namespace cutejit {

@@ -14,6 +14,7 @@
  */
 #pragma once
 
+#include "cutejit/arch/sm90.hpp"
 #include "cutejit/tensor/pointer.hpp"
 
 namespace cutejit {

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "cutejit/jit/target.hpp"
+#include "cutejit/core/target.hpp"
 #include "cutejit/runtime/buffer.hpp"
 #include "cutejit/runtime/launch.hpp"
 

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include <cutejit/cutejit.hpp>
-#include <cutejit/jit/cache.hpp>
+#include <cutejit/cache/kernel_cache.hpp>
 
 #include "vector_add.hpp"
 

@@ -17,7 +17,7 @@
 #include <array>
 #include <cstring>
 
-#include "cutejit/jit/kernel.hpp"
+#include "cutejit/arch/sm90.hpp"
 #include "cutejit/runtime/tensor_map.hpp"
 #include "cutejit/tensor/pointer.hpp"
 
@@ -98,53 +98,4 @@ void tma_store_wait(detail::Where w = detail::Where::current()) {
   detail::tma_store_wait(Pending, ReadOnly, w);
 }
 
-namespace detail {
-
-/// Specialized on element type, rank, box and swizzle (the words of TensorMapFacts); packed as
-/// the 128 encoded bytes.
-template <Element T>
-struct KernelParam<TmaDescriptor<T>> {
-  template <class A> static constexpr bool accepts = std::is_same_v<A, TensorMap<T>>;
-  static constexpr const char* expects = "a TensorMap<T> of the kernel's element type (make_tensor_map)";
-
-  static constexpr uint64_t header = param_word(ParamKind::tensor_map, dtype_v<T>);
-  /// Words `specialize` could have written: rank 1..5, a real swizzle, no stray bits.
-  static bool well_formed(const uint64_t* w) {
-    const TensorMapFacts f = TensorMapFacts::decode(w);
-    int s = f.swizzle_bytes;
-    if (f.rank < 1 || f.rank > TensorMapFacts::max_rank || !(s == 0 || s == 32 || s == 64 || s == 128)) return false;
-    TensorMapFacts::Words again = f.encode(dtype_v<T>);
-    return again.first == w[0] && again.box == w[1];
-  }
-  static void specialize(const TensorMap<T>& m, Key& key) {
-    TensorMapFacts f;
-    f.rank = m.shape.rank;
-    f.swizzle_bytes = int(m.shape.swizzle);
-    for (int i = 0; i < f.rank; ++i) f.box[i] = m.shape.box[size_t(i)];
-    TensorMapFacts::Words words = f.encode(dtype_v<T>);
-    key.push(words.first);
-    key.push(words.box);
-  }
-  static void check(const TensorMap<T>& m, const std::string& kernel, int index) {
-    if (!m.encoded)
-      argument_error(kernel, index, "is a tensor map made only for compiling (TensorMap::for_compile); launch with make_tensor_map");
-  }
-  static void pack(const TensorMap<T>& m, ParamBuffer& p) { p.put(m.bits); }
-  static void flatten(const uint64_t*& w, std::vector<FlatParam>& out) {
-    w += 2;
-    out.push_back({dtype_v<T>, true, int(sizeof(typename TensorMap<T>::Bits))});
-  }
-  static TmaDescriptor<T> trace(const uint64_t*& w, int& flat) {
-    const TensorMapFacts f = TensorMapFacts::decode(w);
-    TensorMapShape s;
-    s.element = dtype_v<T>;
-    s.rank = f.rank;
-    s.swizzle = TmaSwizzle(f.swizzle_bytes);
-    for (int i = 0; i < s.rank; ++i) s.box[size_t(i)] = f.box[i];
-    w += 2;
-    return TmaDescriptor<T>(tensor_map_argument(flat++, Where::current()), s);
-  }
-};
-
-}  // namespace detail
 }  // namespace cutejit

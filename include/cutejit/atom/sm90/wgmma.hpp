@@ -32,6 +32,7 @@
 #include "cutejit/dsl/intrinsics.hpp"
 #include "cutejit/runtime/tensor_map.hpp"
 #include "cutejit/tensor/pointer.hpp"
+#include "cutejit/tensor/tensor.hpp"
 
 namespace cutejit {
 

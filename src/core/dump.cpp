@@ -1,4 +1,4 @@
-#include "jit/dump.hpp"
+#include "core/dump.hpp"
 
 #include <cstdlib>
 #include <filesystem>

@@ -1,4 +1,4 @@
-#include "verify/target_features.hpp"
+#include "core/target_features.hpp"
 
 #include <utility>
 
@@ -7,7 +7,8 @@ namespace cutejit::detail {
 bool target_has(const Target& t, Feature f) {
   switch (f) {
     case Feature::baseline: return true;
-    case Feature::fp8_convert: return t.sm >= 89;
+    case Feature::fp8_convert:
+    case Feature::fp8_mma: return t.sm >= 89;
     case Feature::sm90: return t.sm >= 90;
     case Feature::setmaxnreg: return t.arch_specific && (t.sm == 90 || t.sm == 100);
     case Feature::wgmma: return t.arch_specific && t.sm == 90;
@@ -19,7 +20,8 @@ bool target_has(const Target& t, Feature f) {
 std::string_view targets_with(Feature f) {
   switch (f) {
     case Feature::baseline: return "every target";
-    case Feature::fp8_convert: return "sm_89 and newer (sm_89, sm_90, sm_90a, sm_100a, sm_120a)";
+    case Feature::fp8_convert:
+    case Feature::fp8_mma: return "sm_89 and newer (sm_89, sm_90, sm_90a, sm_100a, sm_120a)";
     case Feature::sm90: return "sm_90 and newer (sm_90a, sm_100a, sm_120a)";
     case Feature::setmaxnreg: return "sm_90a and sm_100a";
     case Feature::wgmma: return "sm_90a only";
@@ -69,6 +71,10 @@ std::optional<Feature> nvvm_op_feature(std::string_view op) {
       {"nvvm.cp.async.bulk.tensor.global.shared.cta", Feature::sm90},
       {"nvvm.cp.async.bulk.tensor.reduce", Feature::sm90},
       {"nvvm.stmatrix", Feature::sm90},
+      {"nvvm.ldmatrix", Feature::baseline},
+      {"nvvm.cp.async.shared.global", Feature::baseline},
+      {"nvvm.cp.async.commit.group", Feature::baseline},
+      {"nvvm.cp.async.wait.group", Feature::baseline},
       {"nvvm.cp.async.bulk.commit.group", Feature::sm90},
       {"nvvm.cp.async.bulk.wait_group", Feature::sm90},
       // cutejit emits nvvm.prefetch only in its tensormap form (prefetch.tensormap, sm_90).

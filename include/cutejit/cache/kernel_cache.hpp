@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "cutejit/jit/compiled.hpp"
+#include "cutejit/core/compiled.hpp"
 
 namespace cutejit {
 

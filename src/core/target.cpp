@@ -1,6 +1,6 @@
-#include "cutejit/jit/target.hpp"
+#include "cutejit/core/target.hpp"
 
-#include "cutejit/jit/error.hpp"
+#include "cutejit/core/error.hpp"
 
 namespace cutejit {
 

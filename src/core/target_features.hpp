@@ -10,13 +10,14 @@
 #include <string>
 #include <string_view>
 
-#include "cutejit/jit/target.hpp"
+#include "cutejit/core/target.hpp"
 
 namespace cutejit::detail {
 
 enum class Feature {
   baseline,    ///< every supported target (sm_80 and newer)
   fp8_convert, ///< sm_89 and newer: cvt between f32/f16 and e4m3x2/e5m2x2
+  fp8_mma,     ///< sm_89 and newer: mma.sync with e4m3/e5m2 operands
   sm90,        ///< sm_90 and newer: elect.sync, clusters, mbarrier tx counts, TMA
   setmaxnreg,  ///< sm_90a, sm_100a
   wgmma,       ///< sm_90a only

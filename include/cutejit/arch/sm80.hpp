@@ -1,0 +1,45 @@
+/** \file
+ * The warp-level tensor-core path of sm_80 and newer, as raw instructions: mma.sync (every
+ * kind the PTX ISA has for these targets, FP8 from sm_89), ldmatrix and cp.async. The tracer
+ * emits them (src/trace/emit_sm80.cpp) after checking the target; atom/sm80 gives them their
+ * thread-value layouts, and kernels use those atoms, not these.
+ */
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "cutejit/dsl/trace_api.hpp"
+
+namespace cutejit::detail {
+
+/// The element types of one mma.sync: D = A * B + C. TF32 operands are f32 values whose
+/// low 13 mantissa bits the tensor core ignores (`tf32`).
+struct MmaSyncTypes {
+  DType d, a, b, c;
+  bool tf32 = false;
+};
+
+/// mma.sync.aligned.m{m}n{n}k{k}.row.col.{d}.{a}.{b}.{c}: one warp's D = A * B + C. `a`, `b`
+/// and `c` are this thread's fragment values in the order of the PTX ISA's fragment layouts
+/// (neighbouring values share a 32-bit register); the result is D's values in the same order
+/// as C's. Shapes and type combinations the ISA lacks, or the target lacks, are trace errors.
+std::vector<ValueId> mma_sync(int m, int n, int k, MmaSyncTypes types, std::span<const ValueId> a, std::span<const ValueId> b,
+                              std::span<const ValueId> c, Where where);
+
+/// ldmatrix.sync.aligned.m8n8.x{count}[.trans].shared.b16: the warp loads `count` 8 x 8
+/// matrices of 16-bit values; `row` is this lane's row address (lanes 8i .. 8i+7 give matrix
+/// i's rows). Returns `count` 32-bit registers, two neighbouring values each.
+std::vector<ValueId> ldmatrix(ValueId row, int count, bool transpose, Where where);
+
+/// cp.async.{ca,cg}.shared.global: `bytes` (4, 8 or 16) from global `src` to shared `dst`,
+/// asynchronously; with `src_bytes` (an i32 below `bytes`, or a null ValueId for all of them)
+/// only that many are read and the rest of `dst` is zero-filled. 16-byte copies bypass L1 (.cg).
+void cp_async(ValueId dst, ValueId src, int bytes, ValueId src_bytes, Where where);
+/// cp.async.commit_group: closes the group of this thread's copies issued since the last one.
+void cp_async_commit_group(Where where);
+/// cp.async.wait_group: waits until at most `pending` of this thread's groups are in flight.
+void cp_async_wait_group(int pending, Where where);
+
+}  // namespace cutejit::detail

@@ -1,0 +1,159 @@
+/** \file
+ * The warp-level copies of sm_80 and newer as atoms:
+ *   - `CpAsync<Bytes>`: cp.async of 4, 8 or 16 bytes per instruction, global -> shared,
+ *     asynchronous until `cp_async_wait<N>()`; `copy_if` zero-fills what its predicate excludes
+ *     (residue tiles read nothing past the tensor). `cp_async_fence()` commits a group.
+ *   - `make_tiled_copy(atom, threads, values)`: the atom repeated over a thread layout with a
+ *     value layout per thread (CuTe make_tiled_copy); `get_slice(t).partition_S/D` give a
+ *     thread's source and destination, and `copy(tiled, src, dst)` moves them.
+ *   - `ldmatrix<Count, Transpose>(row)`: a warp's Count 8 x 8 matrices of 16-bit values from
+ *     shared memory, each register two neighbouring values (the layout mma.sync's A and B
+ *     fragments use), and `unpack_pair` to read them as values.
+ */
+#pragma once
+
+#include <array>
+
+#include "cutejit/arch/sm80.hpp"
+#include "cutejit/tensor/copy.hpp"
+#include "cutejit/tensor/partition.hpp"
+
+namespace cutejit {
+
+/// cp.async of `Bytes` per instruction (16: L2 only, .cg; 4 and 8: through L1, .ca).
+template <int Bytes>
+  requires(Bytes == 4 || Bytes == 8 || Bytes == 16)
+struct CpAsync {
+  static constexpr int bytes = Bytes;
+};
+
+/// Closes the group of this thread's cp.async copies issued since the last fence.
+inline void cp_async_fence(detail::Where w = detail::Where::current()) { detail::cp_async_commit_group(w); }
+/// Waits until at most `Pending` of this thread's groups are in flight; then a barrier makes
+/// the other threads' copies visible too.
+template <int Pending = 0>
+void cp_async_wait(detail::Where w = detail::Where::current()) {
+  detail::cp_async_wait_group(Pending, w);
+}
+
+namespace detail {
+/// One cp.async per group of `Bytes / sizeof(T)` elements that are contiguous and aligned on
+/// both sides (the copy planner's groups), predicated with zero-fill when `coords` is given.
+template <int Bytes, Element T>
+void cp_async_planned(const Tensor<T>& src, const Tensor<T>& dst, const CoordTensor* coords, const IntTuple* bound, Where w) {
+  constexpr int64_t vector = Bytes / int64_t(sizeof(T));
+  static_assert(vector >= 1, "a cp.async moves at least one element");
+  if (src.data().space() != Space::global || dst.data().space() != Space::shared)
+    fail("cp.async copies from global to shared memory; this copy's source is " +
+             std::string(src.data().space() == Space::global ? "global" : "not global") + " and its destination is " +
+             (dst.data().space() == Space::shared ? "shared" : "not shared"),
+         w);
+  CopyPlan p = plan_copy(copy_side(src), copy_side(dst), int(sizeof(T)), coords, bound, w);
+  if (p.vector < vector)
+    fail("cannot prove that this copy moves aligned, contiguous runs of " + std::to_string(Bytes) + " bytes on both sides (the " +
+             "longest provable run is " + std::to_string(p.vector * int64_t(sizeof(T))) + " bytes); use CpAsync<" +
+             std::to_string(p.vector * sizeof(T) >= 4 ? p.vector * sizeof(T) : 4) + "> or align the tiles",
+         w);
+  Integer groups = size(p.src_groups) * (p.vector / vector);
+  if (!groups.is_static()) fail("a cp.async copy needs a static number of elements per thread", w);
+  for (int64_t g = 0; g < groups.value(); ++g) {
+    // Group g: run g / (p.vector / vector), part g % (p.vector / vector) of it.
+    int64_t run = g / (p.vector / vector), part = g % (p.vector / vector);
+    Integer s = p.src_groups(run) + part * vector, d = p.dst_groups(run) + part * vector;
+    ValueId src_bytes{};
+    if (coords) {
+      std::vector<IntTuple> c;
+      for (size_t k = 0; k < p.coord_groups.size(); ++k)
+        c.emplace_back(coords->origin()[k] + p.coord_groups[k](run) + (p.coord_in_group[k](part * vector)));
+      Bool inside = elem_less(c.size() == 1 ? c[0] : IntTuple(std::move(c)), *bound, w);
+      src_bytes = select(inside, Operand<int32_t>(Bytes, w), Operand<int32_t>(0, w)).id();
+    }
+    cp_async(dst.address(d, w).id(), src.address(s, w).id(), Bytes, src_bytes, w);
+  }
+}
+}  // namespace detail
+
+/// dst = src (a thread's global and shared partitions) with cp.async.
+template <int Bytes, Element T>
+void copy(CpAsync<Bytes>, const Tensor<T>& src, const Tensor<T>& dst, detail::Where w = detail::Where::current()) {
+  detail::cp_async_planned<Bytes>(src, dst, nullptr, nullptr, w);
+}
+/// The same where elem_less(coords(i), bound); the other elements of dst are zero-filled.
+template <int Bytes, Element T>
+void copy_if(CpAsync<Bytes>, const CoordTensor& coords, const IntTuple& bound, const Tensor<T>& src, const Tensor<T>& dst,
+             detail::Where w = detail::Where::current()) {
+  detail::cp_async_planned<Bytes>(src, dst, &coords, &bound, w);
+}
+
+template <class Atom>
+class ThrCopy;
+
+/// A copy atom repeated over a thread layout, each thread moving a value layout's elements
+/// (CuTe make_tiled_copy(atom, thr_layout, val_layout)).
+template <class Atom>
+class TiledCopy {
+ public:
+  TiledCopy(const Layout& threads, const Layout& values) : tv_(make_layout_tv(threads, values)), threads_(cutejit::size(threads).value()) {}
+  /// The tile one step of the copy covers, and its (thread, value) -> tile index layout.
+  const Tile& tiler() const { return tv_.tiler; }
+  const Layout& layout_tv() const { return tv_.tv; }
+  int64_t size() const { return threads_; }
+  ThrCopy<Atom> get_slice(const Int& thread) const { return ThrCopy<Atom>(*this, thread); }
+
+ private:
+  TVLayout tv_;
+  int64_t threads_;
+};
+
+template <class Atom>
+TiledCopy<Atom> make_tiled_copy(Atom, const Layout& threads, const Layout& values) {
+  return TiledCopy<Atom>(threads, values);
+}
+
+/// One thread's view of a TiledCopy: its values of each tile-sized block of a tensor, as
+/// (V, RestM, RestN, ...) — the block's values first, then which block.
+template <class Atom>
+class ThrCopy {
+ public:
+  ThrCopy(const TiledCopy<Atom>& tiled, Int thread) : tiled_(tiled), thread_(thread) {}
+  template <class Tn>
+  Tn partition_S(const Tn& src) const { return partition(src); }
+  template <class Tn>
+  Tn partition_D(const Tn& dst) const { return partition(dst); }
+
+ private:
+  template <class Tn>
+  Tn partition(const Tn& t) const {
+    // ((tile), (rest)) -> the thread's values of the tile, for every rest coordinate.
+    Tn blocks = zipped_divide(t, tiled_.tiler());
+    return composition(blocks, Tile{tiled_.layout_tv(), _}).slice(IntTuple{IntTuple{IntTuple(thread_), _}, _});
+  }
+  TiledCopy<Atom> tiled_;
+  Int thread_;
+};
+
+/// A tiled copy of a thread's partitions with the atom.
+template <class Atom, Element T>
+void copy(const TiledCopy<Atom>&, const Tensor<T>& src, const Tensor<T>& dst, detail::Where w = detail::Where::current()) {
+  copy(Atom{}, src, dst, w);
+}
+template <class Atom, Element T>
+void copy_if(const TiledCopy<Atom>&, const CoordTensor& coords, const IntTuple& bound, const Tensor<T>& src, const Tensor<T>& dst,
+             detail::Where w = detail::Where::current()) {
+  copy_if(Atom{}, coords, bound, src, dst, w);
+}
+
+/// ldmatrix.sync.aligned.m8n8.x{Count}[.trans].shared.b16: lane l gives the address of row
+/// l % 8 of matrix l / 8 (16-byte aligned, in shared memory); register i holds this lane's two
+/// neighbouring values of matrix i: row lane / 4, columns 2 (lane % 4) + {0, 1} (with
+/// `Transpose`, the matrix is read transposed).
+template <int Count, bool Transpose = false, Element T>
+  requires((Count == 1 || Count == 2 || Count == 4) && sizeof(T) == 2)
+std::array<Value<uint32_t>, Count> ldmatrix(const Pointer<T>& row, detail::Where w = detail::Where::current()) {
+  std::vector<detail::ValueId> r = detail::ldmatrix(row.id(), Count, Transpose, w);
+  std::array<Value<uint32_t>, Count> out;
+  for (int i = 0; i < Count; ++i) out[size_t(i)] = Value<uint32_t>(r[size_t(i)]);
+  return out;
+}
+
+}  // namespace cutejit

@@ -1,0 +1,162 @@
+/** \file
+ * MMA atoms as layouts, and their tiling over warps (CuTe's MMA_Atom / TiledMMA / ThrMMA).
+ *
+ * An MMA operation type (atom/sm80/mma.hpp, atom/sm90/wgmma.hpp) carries its shape M x N x K,
+ * element types, threads, and three thread-value layouts, in CuTe's notation:
+ *   layout_a: (thread, value) -> index in the M x K tile of A (column-major, m + M * k)
+ *   layout_b: (thread, value) -> index in the N x K tile of B (n + N * k)
+ *   layout_c: (thread, value) -> index in the M x N tile of C (m + M * n)
+ * A value's position in its thread's fragment is its order in the instruction's registers.
+ *
+ * `make_tiled_mma(atom, atom_layout, permutation)` repeats the atom over a (WM, WN, WK) layout
+ * of atoms, one per group of `atom.threads` threads, optionally permuting M, N and K first.
+ * `tiled.get_slice(thread)` is one thread's view: `partition_C(gC)` of an (M, N) tile is
+ * (V, RestM, RestN), the thread's values of each atom-sized block it owns; `partition_A(gA)` of
+ * an (M, K) tile is (V, RestM, RestK) and `partition_B(gB)` of an (N, K) tile is (V, RestN,
+ * RestK). `partition_fragment_X` gives register tensors of those shapes, and
+ * `gemm(tiled, acc, a, b)` issues the atom over every (m, n, k) of the fragments.
+ */
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cutejit/tensor/fragment.hpp"
+#include "cutejit/tensor/partition.hpp"
+
+namespace cutejit {
+
+/// Which operand of D = A * B + C.
+enum class MmaOperand { a, b, c };
+
+namespace detail {
+
+/// What the partitioning needs to know of a tiled MMA, kept out of the templates.
+struct TiledMmaShape {
+  std::string atom_name;
+  int atom_m, atom_n, atom_k, atom_threads;
+  Layout layout_a, layout_b, layout_c;
+  Layout atom_layout;                 ///< (WM, WN, WK) -> atom instance, compact
+  std::optional<Tile> permutation;    ///< (M, N, K) layouts applied before the atoms tile the data
+
+  int threads() const;
+  /// The extent of the tiled MMA along M, N or K (0, 1, 2): the permutation's, or atoms x warps.
+  int64_t extent(int mode) const;
+};
+
+TiledMmaShape make_tiled_mma_shape(std::string atom_name, int m, int n, int k, int threads, Layout a, Layout b, Layout c,
+                                   const Layout& atom_layout, std::optional<Tile> permutation, Where w);
+/// CuTe's thrfrg_X: an (P, Q) layout of operand X as ((thread), (value, rest)) ->
+/// ((AtomT, (WP, WQ)), (AtomV, (RestP, RestQ))).
+Layout mma_thread_fragments(const TiledMmaShape& s, MmaOperand x, const Layout& tile, Where w);
+/// Thread `thread`'s part of `tile` (operand x): (V, RestP, RestQ) and the offset of its origin.
+SlicedLayout mma_partition(const TiledMmaShape& s, MmaOperand x, const Layout& tile, const Integer& thread, Where w);
+/// The (V, RestP, RestQ) shape of a thread's fragment of a tile of this shape.
+IntTuple mma_fragment_shape(const TiledMmaShape& s, MmaOperand x, const IntTuple& tile_shape, Where w);
+/// Checks that register fragments of these shapes fit one atom per (m, n, k) and agree.
+void check_gemm_fragments(const TiledMmaShape& s, const Layout& d, const Layout& a, const Layout& b, Where w);
+
+}  // namespace detail
+
+template <class Op>
+class ThrMma;
+
+/// An MMA atom `Op` tiled over a layout of atoms (CuTe TiledMMA).
+template <class Op>
+class TiledMma {
+ public:
+  using Atom = Op;
+  TiledMma(const Layout& atom_layout, std::optional<Tile> permutation, detail::Where w)
+      : shape_(detail::make_tiled_mma_shape(Op::name(), Op::m, Op::n, Op::k, Op::threads, Op::layout_a(), Op::layout_b(),
+                                            Op::layout_c(), atom_layout, std::move(permutation), w)) {}
+
+  /// Threads the tiled MMA needs (a block of at least this many).
+  int size() const { return shape_.threads(); }
+  /// The M x N x K block one step of the tiled MMA covers.
+  int64_t tile_m() const { return shape_.extent(0); }
+  int64_t tile_n() const { return shape_.extent(1); }
+  int64_t tile_k() const { return shape_.extent(2); }
+  const detail::TiledMmaShape& shape() const { return shape_; }
+
+  ThrMma<Op> get_slice(const IntTuple& thread) const { return ThrMma<Op>(*this, thread); }
+  ThrMma<Op> get_slice(const Int& thread) const { return ThrMma<Op>(*this, IntTuple(thread)); }
+
+ private:
+  detail::TiledMmaShape shape_;
+};
+
+/// `atom_layout`: how many atoms along (M, N, K) and in which order threads take them (e.g.
+/// (2,2,1) for four warps); `permutation`: CuTe's Tile of M, N and K layouts.
+template <class Op>
+TiledMma<Op> make_tiled_mma(Op, const Layout& atom_layout = Layout(1, 0), std::optional<Tile> permutation = std::nullopt,
+                            detail::Where w = detail::Where::current()) {
+  return TiledMma<Op>(atom_layout, std::move(permutation), w);
+}
+
+/// One thread's view of a TiledMma (CuTe ThrMMA).
+template <class Op>
+class ThrMma {
+ public:
+  ThrMma(const TiledMma<Op>& tiled, IntTuple thread) : tiled_(tiled), thread_(std::move(thread)) {}
+
+  template <class Tn>
+  Tn partition_A(const Tn& a, detail::Where w = detail::Where::current()) const { return partition(MmaOperand::a, a, w); }
+  template <class Tn>
+  Tn partition_B(const Tn& b, detail::Where w = detail::Where::current()) const { return partition(MmaOperand::b, b, w); }
+  template <class Tn>
+  Tn partition_C(const Tn& c, detail::Where w = detail::Where::current()) const { return partition(MmaOperand::c, c, w); }
+
+  /// Register fragments for this thread's part of a tile of `shape` (or of a tensor's shape).
+  Tensor<typename Op::ElementA> partition_fragment_A(const IntTuple& shape, detail::Where w = detail::Where::current()) const {
+    return make_rmem_tensor<typename Op::ElementA>(detail::mma_fragment_shape(tiled_.shape(), MmaOperand::a, shape, w), w);
+  }
+  Tensor<typename Op::ElementB> partition_fragment_B(const IntTuple& shape, detail::Where w = detail::Where::current()) const {
+    return make_rmem_tensor<typename Op::ElementB>(detail::mma_fragment_shape(tiled_.shape(), MmaOperand::b, shape, w), w);
+  }
+  Tensor<typename Op::ElementC> partition_fragment_C(const IntTuple& shape, detail::Where w = detail::Where::current()) const {
+    return make_rmem_tensor<typename Op::ElementC>(detail::mma_fragment_shape(tiled_.shape(), MmaOperand::c, shape, w), w);
+  }
+
+ private:
+  template <class Tn>
+  Tn partition(MmaOperand x, const Tn& t, detail::Where w) const {
+    return t.transform([&](const Layout& l) { return detail::mma_partition(tiled_.shape(), x, l, thread_.leaf(), w); });
+  }
+  TiledMma<Op> tiled_;
+  IntTuple thread_;
+};
+
+/// D = A * B + C over register fragments from partition_fragment_A/B/C: one atom for every
+/// (m, n, k), k outermost. D and C may be the same tensor.
+template <class Op>
+void gemm(const TiledMma<Op>& tiled, const Tensor<typename Op::ElementD>& d, const Tensor<typename Op::ElementA>& a,
+          const Tensor<typename Op::ElementB>& b, const Tensor<typename Op::ElementC>& c,
+          detail::Where w = detail::Where::current()) {
+  detail::check_gemm_fragments(tiled.shape(), d.layout(), a.layout(), b.layout(), w);
+  if (c.layout() != d.layout()) detail::fail("gemm's C and D fragments must have the same layout", w);
+  const int64_t rest_m = size(mode(d.layout(), 1)), rest_n = size(mode(d.layout(), 2)), rest_k = size(mode(a.layout(), 2));
+  const int64_t va = size(mode(a.layout(), 0)), vb = size(mode(b.layout(), 0)), vc = size(mode(d.layout(), 0));
+  auto values = [&](const auto& t, int64_t count, int64_t i, int64_t j) {
+    std::vector<detail::ValueId> v;
+    for (int64_t x = 0; x < count; ++x) v.push_back(t(IntTuple(x), IntTuple(i), IntTuple(j), w).read(w).id());
+    return v;
+  };
+  for (int64_t k = 0; k < rest_k; ++k)
+    for (int64_t m = 0; m < rest_m; ++m)
+      for (int64_t n = 0; n < rest_n; ++n) {
+        // Alternate the direction of n along m so that consecutive atoms share an operand.
+        int64_t nn = m % 2 ? rest_n - 1 - n : n;
+        std::vector<detail::ValueId> out = Op::call(values(a, va, m, k), values(b, vb, nn, k), values(c, vc, m, nn), w);
+        for (int64_t x = 0; x < vc; ++x) d(IntTuple(x), IntTuple(m), IntTuple(nn), w) = Value<typename Op::ElementD>(out[size_t(x)]);
+      }
+}
+/// acc += A * B.
+template <class Op>
+void gemm(const TiledMma<Op>& tiled, const Tensor<typename Op::ElementC>& acc, const Tensor<typename Op::ElementA>& a,
+          const Tensor<typename Op::ElementB>& b, detail::Where w = detail::Where::current()) {
+  static_assert(std::is_same_v<typename Op::ElementC, typename Op::ElementD>, "acc += A * B needs C and D of one type");
+  gemm(tiled, acc, a, b, acc, w);
+}
+
+}  // namespace cutejit

@@ -1,0 +1,167 @@
+// The partitioning behind TiledMma: CuTe's thrfrg_A/B/C on cutejit layouts, and the checks
+// that give a wrong tile, atom layout or fragment a clear error at the user's line.
+#include "cutejit/atom/tiled_mma.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+#include "cutejit/core/error.hpp"
+#include "cutejit/layout/algebra.hpp"
+
+namespace cutejit::detail {
+
+namespace {
+
+[[noreturn]] void error(const std::string& message, const Where& w) { throw Error("error: " + message, w); }
+
+/// The (P, Q) dimensions of operand x among (M, N, K), and its thread-value layout.
+std::pair<int, int> dims(MmaOperand x) {
+  switch (x) {
+    case MmaOperand::a: return {0, 2};
+    case MmaOperand::b: return {1, 2};
+    case MmaOperand::c: return {0, 1};
+  }
+  return {0, 1};
+}
+const Layout& operand_tv(const TiledMmaShape& s, MmaOperand x) {
+  return x == MmaOperand::a ? s.layout_a : x == MmaOperand::b ? s.layout_b : s.layout_c;
+}
+const char* operand_name(MmaOperand x) { return x == MmaOperand::a ? "A" : x == MmaOperand::b ? "B" : "C"; }
+const char* dim_name(int d) { return d == 0 ? "M" : d == 1 ? "N" : "K"; }
+int64_t atom_extent(const TiledMmaShape& s, int d) { return d == 0 ? s.atom_m : d == 1 ? s.atom_n : s.atom_k; }
+
+/// Atoms of the atom layout along M, N or K.
+int64_t atoms(const TiledMmaShape& s, int d) { return size(mode(s.atom_layout, d)).value(); }
+
+/// The coordinate of atom instance `i` in a compact atom layout: (i / stride) % shape, mode by mode.
+std::vector<Integer> atom_coordinate(const Layout& l, const Integer& i) {
+  std::vector<Integer> c;
+  for (int d = 0; d < 3; ++d) {
+    int64_t n = size(mode(l, d)).value(), stride = mode(l, d).stride().leaf().value();
+    c.push_back(n == 1 ? Integer(0) : (i / stride) % n);
+  }
+  return c;
+}
+
+}  // namespace
+
+int TiledMmaShape::threads() const { return atom_threads * int(size(atom_layout).value()); }
+
+int64_t TiledMmaShape::extent(int d) const {
+  if (permutation && d < permutation->rank() && !(*permutation)[d].is_underscore()) return size((*permutation)[d].layout()).value();
+  return atom_extent(*this, d) * atoms(*this, d);
+}
+
+TiledMmaShape make_tiled_mma_shape(std::string atom_name, int m, int n, int k, int threads, Layout a, Layout b, Layout c,
+                                   const Layout& atom_layout, std::optional<Tile> permutation, Where w) {
+  Layout l = atom_layout;
+  if (!is_static(l)) error("a TiledMma's atom layout must be static, not " + to_string(l), w);
+  if (rank(l) > 3) error("a TiledMma's atom layout has at most three modes (M, N, K), not " + to_string(l), w);
+  while (rank(l) < 3) l = append(l, Layout(1, 0));
+  // Compact: sorted by stride, each stride is the product of the shapes before it (so that
+  // every group of atom threads is exactly one atom instance).
+  std::vector<std::pair<int64_t, int64_t>> modes;  // (stride, shape)
+  for (int d = 0; d < 3; ++d) {
+    Layout md = mode(l, d);
+    if (!md.shape().is_leaf()) error("a TiledMma's atom layout has one integer per mode, not " + to_string(atom_layout), w);
+    if (md.shape().value() > 1) modes.emplace_back(md.stride().value(), md.shape().value());
+  }
+  std::sort(modes.begin(), modes.end());
+  int64_t expected = 1;
+  for (auto [stride, shape] : modes) {
+    if (stride != expected)
+      error("a TiledMma's atom layout must be compact (each atom instance once, as (2,2,1) or (2,2,1):(2,1,0)), not " +
+                to_string(atom_layout),
+            w);
+    expected *= shape;
+  }
+  if (permutation) {
+    if (permutation->rank() > 3) error("a TiledMma's permutation has at most three modes (M, N, K), not " + to_string(*permutation), w);
+    for (int d = 0; d < permutation->rank(); ++d) {
+      const TileMode& p = (*permutation)[d];
+      if (p.is_underscore()) continue;
+      if (p.is_tile() || !is_static(p.layout()))
+        error("mode " + std::string(dim_name(d)) + " of a TiledMma's permutation must be a static layout or an integer, not " +
+                  to_string(*permutation),
+              w);
+      int64_t need = (d == 0 ? m : d == 1 ? n : k) * size(mode(l, d)).value();
+      if (size(p.layout()).value() % need != 0)
+        error("mode " + std::string(dim_name(d)) + " of the permutation " + to_string(*permutation) + " covers " +
+                  std::to_string(size(p.layout()).value()) + " elements, not a multiple of the " + std::to_string(need) +
+                  " that the atoms along " + dim_name(d) + " take",
+              w);
+    }
+  }
+  return {std::move(atom_name), m, n, k, threads, std::move(a), std::move(b), std::move(c), l, std::move(permutation)};
+}
+
+Layout mma_thread_fragments(const TiledMmaShape& s, MmaOperand x, const Layout& tile, Where w) {
+  auto [p, q] = dims(x);
+  if (rank(tile) != 2)
+    error(std::string("a TiledMma partitions ") + operand_name(x) + " as a rank-2 (" + dim_name(p) + ", " + dim_name(q) +
+              ") tile, not " + to_string(tile),
+          w);
+  for (auto [mode_index, d] : {std::pair{0, p}, std::pair{1, q}}) {
+    Integer extent = size(mode(tile, mode_index));
+    if (!extent.is_static())
+      error(std::string("a TiledMma partitions tiles of static shape; mode ") + dim_name(d) + " of " + to_string(tile) + " is dynamic",
+            w);
+    if (extent.value() % s.extent(d) != 0)
+      error(std::string("the ") + operand_name(x) + " tile " + to_string(tile) + " has " + std::to_string(extent.value()) + " " +
+                dim_name(d) + " elements, not a multiple of the " + std::to_string(s.extent(d)) + " that the TiledMma of " +
+                s.atom_name + " covers",
+            w);
+  }
+  Layout t = tile;
+  if (s.permutation) {
+    auto perm = [&](int d) -> TileMode {
+      if (d >= s.permutation->rank() || (*s.permutation)[d].is_underscore()) return _;
+      return (*s.permutation)[d].layout();
+    };
+    t = logical_divide(t, Tile{perm(p), perm(q)});
+  }
+  // ((AtomP, AtomQ), (RestP, RestQ)), then the atom's (thread, value) layout on the first mode.
+  Layout a = zipped_divide(t, Tile{TileMode(atom_extent(s, p)), TileMode(atom_extent(s, q))});
+  Layout tv = composition(mode(a, 0), operand_tv(s, x));
+  // The atom instances along P and Q take the first (WP, WQ) blocks of the rest.
+  Layout rest = zipped_divide(mode(a, 1), Tile{TileMode(atoms(s, p)), TileMode(atoms(s, q))});
+  return make_layout(make_layout(mode(tv, 0), mode(rest, 0)), make_layout(mode(tv, 1), mode(rest, 1)));
+}
+
+SlicedLayout mma_partition(const TiledMmaShape& s, MmaOperand x, const Layout& tile, const Integer& thread, Where w) {
+  auto [p, q] = dims(x);
+  Layout frag = mma_thread_fragments(s, x, tile, w);
+  Integer atom_thread = thread % s.atom_threads;
+  std::vector<Integer> instance = atom_coordinate(s.atom_layout, thread / s.atom_threads);
+  IntTuple coord{IntTuple{IntTuple(atom_thread), IntTuple{IntTuple(instance[size_t(p)]), IntTuple(instance[size_t(q)])}}, IntTuple(_)};
+  SlicedLayout mine = slice_and_offset(coord, frag);
+  // The slice keeps the `_` mode as the one mode of a tuple: ((V, (RestP, RestQ))) -> (V, RestP, RestQ).
+  Layout values = mode(mine.layout, 0);
+  Layout rest = mode(values, 1);
+  return {make_layout(mode(values, 0), mode(rest, 0), mode(rest, 1)), mine.offset};
+}
+
+IntTuple mma_fragment_shape(const TiledMmaShape& s, MmaOperand x, const IntTuple& tile_shape, Where w) {
+  return mma_partition(s, x, make_layout(tile_shape), Integer(0), w).layout.shape();
+}
+
+void check_gemm_fragments(const TiledMmaShape& s, const Layout& d, const Layout& a, const Layout& b, Where w) {
+  auto check = [&](const Layout& f, MmaOperand x) {
+    int64_t values = size(mode(operand_tv(s, x), 1)).value();
+    if (rank(f) != 3 || !is_static(f) || size(mode(f, 0)).value() != values)
+      error(std::string("gemm's ") + operand_name(x) + " fragment " + to_string(f) + " is not a (V, Rest, Rest) register tile with the " +
+                std::to_string(values) + " values per thread of " + s.atom_name + "; make it with partition_fragment_" +
+                operand_name(x),
+            w);
+  };
+  check(d, MmaOperand::c);
+  check(a, MmaOperand::a);
+  check(b, MmaOperand::b);
+  auto extent = [](const Layout& f, int i) { return size(mode(f, i)).value(); };
+  if (extent(a, 1) != extent(d, 1) || extent(b, 1) != extent(d, 2) || extent(a, 2) != extent(b, 2))
+    error("gemm's fragments disagree: A " + to_string(a) + ", B " + to_string(b) + " and C " + to_string(d) +
+              " must be (V, M, K), (V, N, K) and (V, M, N) of the same M, N and K",
+          w);
+}
+
+}  // namespace cutejit::detail

@@ -1,0 +1,86 @@
+#include "cutejit/runtime/module.hpp"
+
+#include "cutejit/runtime/device.hpp"
+#include "driver/driver.hpp"
+
+namespace cutejit::detail {
+
+namespace {
+void make_current(const Device& device) {
+  thread_local void* current = nullptr;
+  if (current != device.context()) {
+    Driver::get().check(Driver::get().cuCtxSetCurrent(static_cast<CUcontext>(device.context())), "cuCtxSetCurrent");
+    current = device.context();
+  }
+}
+
+std::string dims(const Dim3& d) {
+  return "(" + std::to_string(d.x) + ", " + std::to_string(d.y) + ", " + std::to_string(d.z) + ")";
+}
+}  // namespace
+
+LoadedFunction load_function(const CompiledKernel& compiled, const Device& device) {
+  const Driver& d = Driver::get();
+  make_current(device);
+  CUmodule module = nullptr;
+  d.check(d.cuModuleLoadData(&module, compiled.cubin.data()), "cuModuleLoadData");
+  CUfunction function = nullptr;
+  d.check(d.cuModuleGetFunction(&function, module, compiled.name.c_str()), "cuModuleGetFunction");
+  LoadedFunction f;
+  f.function = function;
+  d.check(d.cuFuncGetAttribute(&f.static_shared_bytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, function), "cuFuncGetAttribute");
+  d.check(d.cuFuncGetAttribute(&f.max_threads_per_block, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, function),
+          "cuFuncGetAttribute");
+  return f;
+}
+
+void launch_function(const std::string& kernel, const LoadedFunction& f, const Device& device, const Launch& cfg,
+                     const ParamBuffer& params) {
+  const Driver& d = Driver::get();
+  auto fail = [&](const std::string& what) { throw Error("error: cannot launch kernel '" + kernel + "': " + what); };
+  if (cfg.grid.count() == 0 || cfg.block.count() == 0) fail("grid " + dims(cfg.grid) + " and block " + dims(cfg.block) + " must not be empty");
+  if (cfg.block.count() > uint64_t(f.max_threads_per_block))
+    fail("a block of " + std::to_string(cfg.block.count()) + " threads is more than this kernel allows (" +
+         std::to_string(f.max_threads_per_block) + ")");
+  uint64_t shared = uint64_t(f.static_shared_bytes) + cfg.shared_bytes;
+  if (shared > uint64_t(device.max_shared_per_block()))
+    fail("it needs " + std::to_string(shared) + " bytes of shared memory per block (" + std::to_string(f.static_shared_bytes) +
+         " static + " + std::to_string(cfg.shared_bytes) + " dynamic) but " + device.name() + " allows at most " +
+         std::to_string(device.max_shared_per_block()));
+  make_current(device);
+  if (int(cfg.shared_bytes) > f.dynamic_shared_limit_set && cfg.shared_bytes > 48 * 1024) {
+    d.check(d.cuFuncSetAttribute(static_cast<CUfunction>(f.function), CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                 int(cfg.shared_bytes)),
+            "cuFuncSetAttribute");
+    f.dynamic_shared_limit_set = int(cfg.shared_bytes);
+  }
+
+  CUlaunchConfig config{};
+  config.gridDimX = cfg.grid.x, config.gridDimY = cfg.grid.y, config.gridDimZ = cfg.grid.z;
+  config.blockDimX = cfg.block.x, config.blockDimY = cfg.block.y, config.blockDimZ = cfg.block.z;
+  config.sharedMemBytes = cfg.shared_bytes;
+  config.hStream = static_cast<CUstream>(cfg.stream);
+  CUlaunchAttribute attributes[2]{};
+  config.attrs = attributes;
+  if (cfg.cluster.count() > 1) {
+    if (device.target().sm < 90) fail("thread-block clusters need sm_90 or newer; " + device.name() + " is " + device.target().name());
+    if (cfg.cluster.count() > 8) fail("a cluster of " + std::to_string(cfg.cluster.count()) + " blocks is over the portable limit of 8");
+    if (cfg.grid.x % cfg.cluster.x || cfg.grid.y % cfg.cluster.y || cfg.grid.z % cfg.cluster.z)
+      fail("the grid " + dims(cfg.grid) + " is not a multiple of the cluster shape " + dims(cfg.cluster));
+    CUlaunchAttribute& cluster = attributes[config.numAttrs++];
+    cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    cluster.value.clusterDim.x = cfg.cluster.x, cluster.value.clusterDim.y = cfg.cluster.y, cluster.value.clusterDim.z = cfg.cluster.z;
+  }
+  if (cfg.programmatic_dependent_launch) {
+    if (device.target().sm < 90)
+      fail("programmatic dependent launch needs sm_90 or newer; " + device.name() + " is " + device.target().name());
+    CUlaunchAttribute& pdl = attributes[config.numAttrs++];
+    pdl.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    pdl.value.programmaticStreamSerializationAllowed = 1;
+  }
+  void* args[ParamBuffer::max_params];
+  for (uint32_t i = 0; i < params.count; ++i) args[i] = const_cast<unsigned char*>(params.bytes) + params.offsets[i];
+  d.check(d.cuLaunchKernelEx(&config, static_cast<CUfunction>(f.function), args, nullptr), "cuLaunchKernelEx");
+}
+
+}  // namespace cutejit::detail
