@@ -3,16 +3,12 @@
 #include "cutejit/atom/tiled_mma.hpp"
 
 #include <algorithm>
-#include <numeric>
 
-#include "cutejit/core/error.hpp"
 #include "cutejit/layout/algebra.hpp"
 
 namespace cutejit::detail {
 
 namespace {
-
-[[noreturn]] void error(const std::string& message, const Where& w) { throw Error("error: " + message, w); }
 
 /// The (P, Q) dimensions of operand x among (M, N, K), and its thread-value layout.
 std::pair<int, int> dims(MmaOperand x) {
@@ -55,38 +51,38 @@ int64_t TiledMmaShape::extent(int d) const {
 TiledMmaShape make_tiled_mma_shape(std::string atom_name, int m, int n, int k, int threads, Layout a, Layout b, Layout c,
                                    const Layout& atom_layout, std::optional<Tile> permutation, Where w) {
   Layout l = atom_layout;
-  if (!is_static(l)) error("a TiledMma's atom layout must be static, not " + to_string(l), w);
-  if (rank(l) > 3) error("a TiledMma's atom layout has at most three modes (M, N, K), not " + to_string(l), w);
+  if (!is_static(l)) fail("a TiledMma's atom layout must be static, not " + to_string(l), w);
+  if (rank(l) > 3) fail("a TiledMma's atom layout has at most three modes (M, N, K), not " + to_string(l), w);
   while (rank(l) < 3) l = append(l, Layout(1, 0));
   // Compact: sorted by stride, each stride is the product of the shapes before it (so that
   // every group of atom threads is exactly one atom instance).
   std::vector<std::pair<int64_t, int64_t>> modes;  // (stride, shape)
   for (int d = 0; d < 3; ++d) {
     Layout md = mode(l, d);
-    if (!md.shape().is_leaf()) error("a TiledMma's atom layout has one integer per mode, not " + to_string(atom_layout), w);
+    if (!md.shape().is_leaf()) fail("a TiledMma's atom layout has one integer per mode, not " + to_string(atom_layout), w);
     if (md.shape().value() > 1) modes.emplace_back(md.stride().value(), md.shape().value());
   }
   std::sort(modes.begin(), modes.end());
   int64_t expected = 1;
   for (auto [stride, shape] : modes) {
     if (stride != expected)
-      error("a TiledMma's atom layout must be compact (each atom instance once, as (2,2,1) or (2,2,1):(2,1,0)), not " +
+      fail("a TiledMma's atom layout must be compact (each atom instance once, as (2,2,1) or (2,2,1):(2,1,0)), not " +
                 to_string(atom_layout),
             w);
     expected *= shape;
   }
   if (permutation) {
-    if (permutation->rank() > 3) error("a TiledMma's permutation has at most three modes (M, N, K), not " + to_string(*permutation), w);
+    if (permutation->rank() > 3) fail("a TiledMma's permutation has at most three modes (M, N, K), not " + to_string(*permutation), w);
     for (int d = 0; d < permutation->rank(); ++d) {
       const TileMode& p = (*permutation)[d];
       if (p.is_underscore()) continue;
       if (p.is_tile() || !is_static(p.layout()))
-        error("mode " + std::string(dim_name(d)) + " of a TiledMma's permutation must be a static layout or an integer, not " +
+        fail("mode " + std::string(dim_name(d)) + " of a TiledMma's permutation must be a static layout or an integer, not " +
                   to_string(*permutation),
               w);
       int64_t need = (d == 0 ? m : d == 1 ? n : k) * size(mode(l, d)).value();
       if (size(p.layout()).value() % need != 0)
-        error("mode " + std::string(dim_name(d)) + " of the permutation " + to_string(*permutation) + " covers " +
+        fail("mode " + std::string(dim_name(d)) + " of the permutation " + to_string(*permutation) + " covers " +
                   std::to_string(size(p.layout()).value()) + " elements, not a multiple of the " + std::to_string(need) +
                   " that the atoms along " + dim_name(d) + " take",
               w);
@@ -98,16 +94,16 @@ TiledMmaShape make_tiled_mma_shape(std::string atom_name, int m, int n, int k, i
 Layout mma_thread_fragments(const TiledMmaShape& s, MmaOperand x, const Layout& tile, Where w) {
   auto [p, q] = dims(x);
   if (rank(tile) != 2)
-    error(std::string("a TiledMma partitions ") + operand_name(x) + " as a rank-2 (" + dim_name(p) + ", " + dim_name(q) +
+    fail(std::string("a TiledMma partitions ") + operand_name(x) + " as a rank-2 (" + dim_name(p) + ", " + dim_name(q) +
               ") tile, not " + to_string(tile),
           w);
   for (auto [mode_index, d] : {std::pair{0, p}, std::pair{1, q}}) {
     Integer extent = size(mode(tile, mode_index));
     if (!extent.is_static())
-      error(std::string("a TiledMma partitions tiles of static shape; mode ") + dim_name(d) + " of " + to_string(tile) + " is dynamic",
+      fail(std::string("a TiledMma partitions tiles of static shape; mode ") + dim_name(d) + " of " + to_string(tile) + " is dynamic",
             w);
     if (extent.value() % s.extent(d) != 0)
-      error(std::string("the ") + operand_name(x) + " tile " + to_string(tile) + " has " + std::to_string(extent.value()) + " " +
+      fail(std::string("the ") + operand_name(x) + " tile " + to_string(tile) + " has " + std::to_string(extent.value()) + " " +
                 dim_name(d) + " elements, not a multiple of the " + std::to_string(s.extent(d)) + " that the TiledMma of " +
                 s.atom_name + " covers",
             w);
@@ -149,7 +145,7 @@ void check_gemm_fragments(const TiledMmaShape& s, const Layout& d, const Layout&
   auto check = [&](const Layout& f, MmaOperand x) {
     int64_t values = size(mode(operand_tv(s, x), 1)).value();
     if (rank(f) != 3 || !is_static(f) || size(mode(f, 0)).value() != values)
-      error(std::string("gemm's ") + operand_name(x) + " fragment " + to_string(f) + " is not a (V, Rest, Rest) register tile with the " +
+      fail(std::string("gemm's ") + operand_name(x) + " fragment " + to_string(f) + " is not a (V, Rest, Rest) register tile with the " +
                 std::to_string(values) + " values per thread of " + s.atom_name + "; make it with partition_fragment_" +
                 operand_name(x),
             w);
@@ -159,7 +155,7 @@ void check_gemm_fragments(const TiledMmaShape& s, const Layout& d, const Layout&
   check(b, MmaOperand::b);
   auto extent = [](const Layout& f, int i) { return size(mode(f, i)).value(); };
   if (extent(a, 1) != extent(d, 1) || extent(b, 1) != extent(d, 2) || extent(a, 2) != extent(b, 2))
-    error("gemm's fragments disagree: A " + to_string(a) + ", B " + to_string(b) + " and C " + to_string(d) +
+    fail("gemm's fragments disagree: A " + to_string(a) + ", B " + to_string(b) + " and C " + to_string(d) +
               " must be (V, M, K), (V, N, K) and (V, M, N) of the same M, N and K",
           w);
 }

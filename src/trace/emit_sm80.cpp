@@ -63,9 +63,10 @@ const char* ptx_type(DType t, bool tf32) {
   }
 }
 
-std::string kind_name(int m, int n, int k, const MmaSyncTypes& t) {
-  return "m" + std::to_string(m) + "n" + std::to_string(n) + "k" + std::to_string(k) + "." + ptx_type(t.d, false) + "." +
-         ptx_type(t.a, t.tf32) + "." + ptx_type(t.b, t.tf32) + "." + ptx_type(t.c, false);
+std::string shape_name(int m, int n, int k) { return "m" + std::to_string(m) + "n" + std::to_string(n) + "k" + std::to_string(k); }
+/// ".d.a.b.c", the PTX spelling of the kind's types.
+std::string type_names(const MmaSyncTypes& t) {
+  return std::string(".") + ptx_type(t.d, false) + "." + ptx_type(t.a, t.tf32) + "." + ptx_type(t.b, t.tf32) + "." + ptx_type(t.c, false);
 }
 
 /// A fragment's registers: 16- and 8-bit values packed into 32-bit registers (the first value
@@ -117,19 +118,12 @@ void check_count(std::span<const ValueId> values, int expected, const char* what
                 w);
 }
 
-mlir::Value shared_pointer(Trace& t, ValueId id, const char* what, const Where& w) {
-  const ValueInfo& p = t.get(id, w);
-  if (!p.pointer || p.space != Space::shared)
-    trace_error(std::string(what) + " must be a pointer into shared memory (a shared tile or dynamic_shared)", w);
-  return p.value;
-}
-
 }  // namespace
 
 std::vector<ValueId> mma_sync(int m, int n, int k, MmaSyncTypes types, std::span<const ValueId> a, std::span<const ValueId> b,
                               std::span<const ValueId> c, Where where) {
   Trace& t = Trace::current(where);
-  const std::string name = kind_name(m, n, k, types);
+  const std::string shape = shape_name(m, n, k), name = shape + type_names(types);
   std::optional<MmaKind> kind = find_kind(m, n, k, types);
   if (!kind)
     trace_error("the PTX ISA has no mma.sync." + name +
@@ -148,9 +142,7 @@ std::vector<ValueId> mma_sync(int m, int n, int k, MmaSyncTypes types, std::span
 
   // D has C's registers; the asm's outputs come first ($0 ...), then A, B and C.
   const size_t nd = rc.values.size();
-  std::string constraints, ptx = "mma.sync.aligned.m" + std::to_string(m) + "n" + std::to_string(n) + "k" + std::to_string(k) +
-                                 ".row.col." + ptx_type(types.d, false) + "." + ptx_type(types.a, types.tf32) + "." +
-                                 ptx_type(types.b, types.tf32) + "." + ptx_type(types.c, false);
+  std::string constraints, ptx = "mma.sync.aligned." + shape + ".row.col" + type_names(types);
   size_t operand = 0;
   auto group = [&](size_t count, const std::string& letters, bool output) {
     ptx += operand ? ", {" : " {";
@@ -229,13 +221,7 @@ void cp_async(ValueId dst, ValueId src, int bytes, ValueId src_bytes, Where wher
                       " is aligned: its address is known to be only " + std::to_string(known) +
                       "-byte aligned; copy fewer bytes at a time, or align the tile and its offsets",
                   where);
-  mlir::Value size;
-  if (src_bytes.trace != 0) {
-    const ValueInfo& n = t.get(src_bytes, where);
-    if (n.pointer || (n.type != DType::i32 && n.type != DType::u32))
-      trace_error("cp.async's source byte count must be a 32-bit integer", where);
-    size = n.value;
-  }
+  mlir::Value size = src_bytes.trace != 0 ? i32_operand(t, src_bytes, "cp.async's source byte count", where) : mlir::Value();
   // .cg (L2 only) exists for 16-byte copies; smaller ones go through L1 (.ca).
   auto modifier = bytes == 16 ? mlir::NVVM::LoadCacheModifierKind::CG : mlir::NVVM::LoadCacheModifierKind::CA;
   mlir::NVVM::CpAsyncOp::create(t.builder(), t.loc(where), d, s.value, uint32_t(bytes), modifier, size);

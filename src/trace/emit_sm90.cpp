@@ -22,20 +22,6 @@ mlir::Value i32_constant(Trace& t, mlir::Location l, int32_t v) {
   return mlir::arith::ConstantOp::create(t.builder(), l, t.builder().getI32IntegerAttr(v));
 }
 
-/// A pointer into shared memory (an mbarrier, a TMA or wgmma tile), or an error naming `what`.
-mlir::Value shared_pointer(Trace& t, ValueId id, const char* what, const Where& w) {
-  const ValueInfo& p = t.get(id, w);
-  if (!p.pointer || p.space != Space::shared)
-    trace_error(std::string(what) + " must be a pointer into shared memory (shared_array or dynamic_shared)", w);
-  return p.value;
-}
-
-mlir::Value i32_operand(Trace& t, ValueId id, const char* what, const Where& w) {
-  const ValueInfo& v = t.get(id, w);
-  if (v.pointer || (v.type != DType::i32 && v.type != DType::u32)) trace_error(std::string(what) + " must be a 32-bit integer", w);
-  return v.value;
-}
-
 /// The descriptor parameter of a TMA op: a grid-constant tensor map, addressed generically.
 mlir::Value descriptor_pointer(Trace& t, ValueId id, const Where& w) {
   const ValueInfo& d = t.get(id, w);

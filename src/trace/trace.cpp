@@ -25,6 +25,19 @@ void trace_error(const std::string& message, const Where& where) {
 
 void fail(std::string_view message, Where where) { trace_error(std::string(message), where); }
 
+mlir::Value shared_pointer(Trace& t, ValueId id, const char* what, const Where& w) {
+  const ValueInfo& p = t.get(id, w);
+  if (!p.pointer || p.space != Space::shared)
+    trace_error(std::string(what) + " must be a pointer into shared memory (shared_array or dynamic_shared)", w);
+  return p.value;
+}
+
+mlir::Value i32_operand(Trace& t, ValueId id, const char* what, const Where& w) {
+  const ValueInfo& v = t.get(id, w);
+  if (v.pointer || (v.type != DType::i32 && v.type != DType::u32)) trace_error(std::string(what) + " must be a 32-bit integer", w);
+  return v.value;
+}
+
 void index_out_of_range(int64_t index, int64_t size, Where where) {
   trace_error("index " + std::to_string(index) + " is out of range for a register array of " + std::to_string(size) +
                   " elements (valid: 0.." + std::to_string(size - 1) + ")",

@@ -106,4 +106,9 @@ class Trace {
 /// Throws an Error at the user's line, naming the kernel being traced.
 [[noreturn]] void trace_error(const std::string& message, const Where& where);
 
+/// The operand checks the instruction emitters share: a pointer into shared memory (an mbarrier,
+/// a TMA, wgmma, ldmatrix or cp.async tile), or a 32-bit integer, else an error naming `what`.
+mlir::Value shared_pointer(Trace& t, ValueId id, const char* what, const Where& w);
+mlir::Value i32_operand(Trace& t, ValueId id, const char* what, const Where& w);
+
 }  // namespace cutejit::detail

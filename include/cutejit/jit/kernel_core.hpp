@@ -6,14 +6,10 @@
  */
 #pragma once
 
-#include <array>
-#include <cstdint>
-#include <cstring>
 #include <functional>
 #include <memory>
 #include <source_location>
 #include <string>
-#include <vector>
 
 #include "cutejit/core/compiled.hpp"
 #include "cutejit/core/kernel_abi.hpp"

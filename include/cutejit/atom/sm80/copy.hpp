@@ -8,7 +8,7 @@
  *     thread's source and destination, and `copy(tiled, src, dst)` moves them.
  *   - `ldmatrix<Count, Transpose>(row)`: a warp's Count 8 x 8 matrices of 16-bit values from
  *     shared memory, each register two neighbouring values (the layout mma.sync's A and B
- *     fragments use), and `unpack_pair` to read them as values.
+ *     fragments use).
  */
 #pragma once
 
