@@ -75,5 +75,13 @@ TEST_CASE("ldmatrix and cp.async refuse addresses they cannot use", "[error]") {
     copy(CpAsync<16>{}, make_tensor(a.data() + 1, make_layout(IntTuple(4))), tile(0, _));
   }};
   CHECK_THROWS_WITH(unaligned_cp_async.compile(Target::parse("sm_80"), arg<float>()),
-                    Contains("test_atom_errors.cpp") && Contains("cannot prove that this copy moves aligned, contiguous runs of 16 bytes"));
+                    Contains("test_atom_errors.cpp") && Contains("cannot prove that this copy moves aligned, contiguous runs of 16 bytes") &&
+                        Contains("the longest provable run is 4 bytes); use CpAsync<4>"));
+  // Two-byte runs cannot be a cp.async of any size: the message says so instead of naming CpAsync<4>.
+  Kernel odd_bf16{"odd_bf16_cp_async", [](Tensor<bf16> a) {
+    Tensor<bf16> tile = make_smem_tensor<bf16>(make_layout({32, 8}, LayoutRight{}));
+    copy(CpAsync<16>{}, make_tensor(a.data() + 1, make_layout(IntTuple(8))), tile(0, _));
+  }};
+  CHECK_THROWS_WITH(odd_bf16.compile(Target::parse("sm_80"), arg<bf16>()),
+                    Contains("the longest provable run is 2 bytes); cp.async moves at least 4 bytes"));
 }

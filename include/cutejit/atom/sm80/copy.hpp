@@ -49,11 +49,15 @@ void cp_async_planned(const Tensor<T>& src, const Tensor<T>& dst, const CoordTen
              (dst.data().space() == Space::shared ? "shared" : "not shared"),
          w);
   CopyPlan p = plan_copy(copy_side(src), copy_side(dst), int(sizeof(T)), coords, bound, w);
-  if (p.vector < vector)
+  if (p.vector < vector) {
+    // cp.async moves 4, 8 or 16 bytes; a shorter provable run can only go through copy().
+    const int64_t run = p.vector * int64_t(sizeof(T));
     fail("cannot prove that this copy moves aligned, contiguous runs of " + std::to_string(Bytes) + " bytes on both sides (the " +
-             "longest provable run is " + std::to_string(p.vector * int64_t(sizeof(T))) + " bytes); use CpAsync<" +
-             std::to_string(p.vector * sizeof(T) >= 4 ? p.vector * sizeof(T) : 4) + "> or align the tiles",
+             "longest provable run is " + std::to_string(run) + " bytes); " +
+             (run >= 4 ? "use CpAsync<" + std::to_string(run) + "> or align the tiles"
+                       : std::string("cp.async moves at least 4 bytes: align the tiles, or copy() without cp.async")),
          w);
+  }
   Integer groups = size(p.src_groups) * (p.vector / vector);
   if (!groups.is_static()) fail("a cp.async copy needs a static number of elements per thread", w);
   for (int64_t g = 0; g < groups.value(); ++g) {
