@@ -141,6 +141,42 @@ IntTuple mma_fragment_shape(const TiledMmaShape& s, MmaOperand x, const IntTuple
   return mma_partition(s, x, make_layout(tile_shape), Integer(0), w).layout.shape();
 }
 
+TiledMmaShape ldmatrix_source(const TiledMmaShape& s, MmaOperand x, int count, int element_bytes, Where w) {
+  const Layout& dst = operand_tv(s, x);
+  const int per_register = 4 / element_bytes;
+  const int64_t values = size(mode(dst, 1)).value(), registers = values / per_register;
+  const std::string fragment = std::string("the ") + operand_name(x) + " fragment of " + s.atom_name;
+  if (s.atom_threads != 32 || per_register < 2 || registers * per_register != values)
+    fail(fragment + " is not in registers of 8- or 16-bit values, which ldmatrix loads", w);
+  if (count != registers)
+    fail("ldmatrix.x" + std::to_string(count) + " loads " + std::to_string(count) + " registers per thread, but " + fragment + " has " +
+             std::to_string(registers) + (registers == 1 || registers == 2 || registers == 4 ? "; use LdMatrix<" + std::to_string(registers) + ">" : ""),
+         w);
+  // Register j's matrix: its rows follow the group (lane / 4), its 16 bytes the value order.
+  const int64_t step = dst(0, 1).value() - dst(0, 0).value();
+  Layout lanes = make_layout(mode(mode(dst, 0), 1), composition(mode(dst, 1), Layout(count, per_register)), Layout(32 / (8 * count), 0));
+  Layout src = make_layout(lanes, Layout(16 / element_bytes, step));
+  for (int lane = 0; lane < 32; ++lane)
+    for (int j = 0; j < count; ++j)
+      for (int i = 0; i < per_register; ++i)
+        if (dst(lane, per_register * j + i).value() != src(lane / 4 + 8 * j, 0).value() + (per_register * (lane % 4) + i) * step)
+          fail(fragment + " is not made of the 8 x 8 matrices ldmatrix loads (one per register, lane / 4 the row)", w);
+  TiledMmaShape out = s;
+  (x == MmaOperand::a ? out.layout_a : x == MmaOperand::b ? out.layout_b : out.layout_c) = src;
+  return out;
+}
+
+void check_ldmatrix_rows(const Layout& row, const std::optional<Swizzle>& swizzle, int element_bytes, Where w) {
+  const int64_t per_row = 16 / element_bytes;
+  // A swizzle that moves bits below the 16-byte chunk would split a row.
+  bool contiguous = coalesce(row) == Layout(per_row, 1) && (!swizzle || (int64_t(1) << swizzle->base()) >= per_row);
+  if (!contiguous)
+    fail("ldmatrix reads 16 contiguous bytes per row address, but this tile's values along K are at " + to_string(row) +
+             (swizzle ? " under the swizzle " + to_string(*swizzle) : std::string()) +
+             "; store the operand with K contiguous (K-major), swizzled in 16-byte chunks or coarser",
+         w);
+}
+
 void check_gemm_fragments(const TiledMmaShape& s, const Layout& d, const Layout& a, const Layout& b, Where w) {
   auto check = [&](const Layout& f, MmaOperand x) {
     int64_t values = size(mode(operand_tv(s, x), 1)).value();

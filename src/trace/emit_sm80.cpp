@@ -208,6 +208,24 @@ std::vector<ValueId> ldmatrix(ValueId row, int count, bool transpose, Where wher
   return out;
 }
 
+std::vector<ValueId> unpack_registers(std::span<const ValueId> registers, DType element, Where where) {
+  Trace& t = Trace::current(where);
+  mlir::OpBuilder& b = t.builder();
+  mlir::Location l = t.loc(where);
+  const int per_register = 4 / size_in_bytes(element);
+  if (per_register < 2) trace_error("unpack_registers splits registers into 8- or 16-bit values, not " + std::string(name(element)), where);
+  auto vector_type = mlir::VectorType::get({per_register}, t.memory_type(element));
+  std::vector<ValueId> out;
+  for (ValueId r : registers) {
+    mlir::Value v = mlir::LLVM::BitcastOp::create(b, l, vector_type, i32_operand(t, r, "a packed register", where));
+    for (int j = 0; j < per_register; ++j) {
+      mlir::Value at = mlir::arith::ConstantOp::create(b, l, b.getI32IntegerAttr(j));
+      out.push_back(t.add(t.from_memory(mlir::LLVM::ExtractElementOp::create(b, l, v, at), element, l), element));
+    }
+  }
+  return out;
+}
+
 void cp_async(ValueId dst, ValueId src, int bytes, ValueId src_bytes, Where where) {
   Trace& t = Trace::current(where);
   t.require(Feature::baseline, "cp.async", where);

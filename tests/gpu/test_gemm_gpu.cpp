@@ -8,6 +8,7 @@
 #include "gemm_bf16_nn.hpp"
 #include "gemm_fp8.hpp"
 #include "gemm_fp8_e4m3_out.hpp"
+#include "gemm_sm80.hpp"
 #include "check_examples.hpp"
 #include "support.hpp"
 
@@ -252,4 +253,21 @@ TEST_CASE("the BF16 GEMM in clusters of two with B multicast matches its float64
       examples::gemm_bf16_cluster_example(2304, 1920, 128), examples::gemm_bf16_cluster_example(1024, 2048, 1024),
       examples::gemm_bf16_cluster_example(300, 200, 72), examples::gemm_bf16_cluster_example(1000, 1000, 1000)
   });
+}
+
+TEST_CASE("the multistage mma.sync GEMM matches a float64 product on every shape", "[gpu]") {
+  Device gpu;
+  // One tile and less (1 x 2 x 8, 100 x 200 x 72), ragged in all three with K tiles fewer than
+  // the stages (300 x 200 x 520 has 9, 64 x 64 x 64 has 1), several CTAs per multiprocessor's
+  // worth (2304 x 1920 x 256), and a K of 8 that is not a multiple of the 64-wide k tile.
+  test::check_examples(gpu, {
+      examples::gemm_tensorop_bf16_example(), examples::gemm_tensorop_bf16_example(64, 64, 64),
+      examples::gemm_tensorop_bf16_example(1, 2, 8), examples::gemm_tensorop_bf16_example(100, 200, 72),
+      examples::gemm_tensorop_bf16_example(1000, 1000, 1000), examples::gemm_tensorop_bf16_example(2304, 1920, 256),
+      examples::gemm_tensorop_bf16_example(130, 258, 8)
+  });
+  auto a = gpu.alloc<bf16>(1 << 16), b = gpu.alloc<bf16>(1 << 16), c = gpu.alloc<bf16>(1 << 16);
+  CHECK_THROWS_WITH(examples::gemm_tensorop_bf16_run(gpu, a, b, c, 64, 64, 60),
+                    Catch::Contains("gemm_tensorop_bf16 needs M, N and K from 1 to 2^31 - 256 with K a multiple of 8 and N of 2, not "
+                                    "64 x 64 x 60"));
 }

@@ -17,6 +17,7 @@
 #include "gemm_bf16.hpp"
 #include "gemm_fp8.hpp"
 #include "gemm_fp8_e4m3_out.hpp"
+#include "gemm_sm80.hpp"
 #include "gpu_timing.hpp"
 
 using namespace cutejit;
@@ -37,7 +38,7 @@ auto group4 = grouped_tn<4>("gemm_bf16_group4");
 auto group16 = grouped_tn<16>("gemm_bf16_group16");
 const GemmShape shapes[] = {{8192, 8192, 8192}, {4096, 4096, 4096}, {8192, 8192, 1024}, {16384, 1024, 8192}, {128, 8192, 8192}};
 
-void report_jit(const char* name, const examples::Example& e, const Device& gpu) {
+void report_jit(const char* name, const examples::Example& e, const Device& gpu, uint32_t shared = examples::gemm::Config{}.shared_bytes()) {
   auto t0 = std::chrono::steady_clock::now();
   CompiledKernel k = e.compile(gpu.target());
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -51,7 +52,7 @@ void report_jit(const char* name, const examples::Example& e, const Device& gpu)
   std::printf("%s_jit: trace->cubin %.1f ms (trace %.2f verify %.2f lower %.2f O3+PTX %.2f assemble %.2f); "
               "%d registers, %d bytes local memory per thread, %u bytes shared per CTA\n",
               name, ms, k.times.trace_ms, k.times.verify_ms, k.times.lower_ms, k.times.codegen_ms, k.times.assemble_ms, regs, local,
-              examples::gemm::Config{}.shared_bytes());
+              shared);
 }
 
 void report(const char* name, const GemmShape& s, double ms) {
@@ -91,6 +92,8 @@ int main() {
   Device gpu;
   report_jit("gemm_bf16", examples::gemm_bf16_example(8192, 8192, 8192), gpu);
   report_jit("gemm_fp8", examples::gemm_fp8_example(8192, 8192, 8192), gpu);
+  report_jit("gemm_tensorop_bf16", examples::gemm_tensorop_bf16_example(8192, 8192, 8192), gpu,
+             examples::gemm80::shared_bytes<bf16>());
   // The largest A (16384 x 8192) is the largest operand.
   const size_t pool = size_t(16384) * 8192;
   {
@@ -112,6 +115,13 @@ int main() {
       return examples::gemm_fp8_e4m3_out_prepare(gpu, a, b, c, 0.5f, 0.25f, 4.0f, s.m, s.n, s.k);
     };
     bench_shapes<f8e4m3, decltype(prepare)&, f8e4m3>("gemm_fp8_e4m3_out", gpu, host, prepare, square);
+  }
+  {  // the warp-level path (mma.sync, cp.async, ldmatrix) on the square shapes
+    std::vector<bf16> host = examples::random_bf16(pool, 1);
+    const GemmShape square[] = {shapes[0], shapes[1]};
+    bench_shapes("gemm_tensorop_bf16", gpu, host, [&](const Buffer<bf16>& a, const Buffer<bf16>& b, const Buffer<bf16>& c, const GemmShape& s) {
+      return examples::gemm_tensorop_bf16_prepare(gpu, a, b, c, s.m, s.n, s.k);
+    }, square);
   }
   {  // last: the variants must not cost the kernels above their figures
     std::vector<bf16> host = examples::random_bf16(pool, 1);

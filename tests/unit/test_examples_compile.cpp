@@ -9,6 +9,7 @@
 #include "gemm_bf16_nn.hpp"
 #include "gemm_fp8.hpp"
 #include "gemm_fp8_e4m3_out.hpp"
+#include "gemm_sm80.hpp"
 #include "saxpy.hpp"
 #include "sgemm.hpp"
 #include "softmax.hpp"
@@ -48,6 +49,9 @@ std::vector<Expectation> expectations() {
       {examples::gemm_fp8_e4m3_out_example(),
        {"wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3", "cvt.rn.satfinite.e4m3x2.f32", "st.shared.b16",
         "cp.async.bulk.tensor.2d.global.shared::cta"}},
+      {examples::gemm_tensorop_bf16_example(),
+       {"cp.async.cg.shared.global", "cp.async.wait_group \t1", "ldmatrix.sync.aligned.m8n8.x4.shared.b16",
+        "ldmatrix.sync.aligned.m8n8.x2.shared.b16", "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"}},
       {examples::gemm_bf16_nn_example(),
        {"cp.async.bulk.tensor.2d", "mbarrier.try_wait.parity", "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16"}},
   };

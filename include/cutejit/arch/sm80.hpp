@@ -33,6 +33,10 @@ std::vector<ValueId> mma_sync(int m, int n, int k, MmaSyncTypes types, std::span
 /// i's rows). Returns `count` 32-bit registers, two neighbouring values each.
 std::vector<ValueId> ldmatrix(ValueId row, int count, bool transpose, Where where);
 
+/// The values packed in 32-bit registers (ldmatrix's), `4 / sizeof(element)` per register, the
+/// first in the low bits: the inverse of the packing mma_sync does.
+std::vector<ValueId> unpack_registers(std::span<const ValueId> registers, DType element, Where where);
+
 /// cp.async.{ca,cg}.shared.global: `bytes` (4, 8 or 16) from global `src` to shared `dst`,
 /// asynchronously; with `src_bytes` (an i32 below `bytes`, or a null ValueId for all of them)
 /// only that many are read and the rest of `dst` is zero-filled. 16-byte copies bypass L1 (.cg).

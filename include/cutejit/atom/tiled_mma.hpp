@@ -54,6 +54,13 @@ Layout mma_thread_fragments(const TiledMmaShape& s, MmaOperand x, const Layout& 
 SlicedLayout mma_partition(const TiledMmaShape& s, MmaOperand x, const Layout& tile, const Integer& thread, Where w);
 /// The (V, RestP, RestQ) shape of a thread's fragment of a tile of this shape.
 IntTuple mma_fragment_shape(const TiledMmaShape& s, MmaOperand x, const IntTuple& tile_shape, Where w);
+/// The tiled MMA with operand x's thread-value layout replaced by where ldmatrix.x{count} reads
+/// it: lane 8 j + r gives the address of row r of the 8 x 8 matrix in register j of the
+/// fragment, 16 bytes of `element_bytes`-wide values. Fails unless the fragment is made of such
+/// matrices, one per register (the 8- and 16-bit A and B fragments of mma.sync are).
+TiledMmaShape ldmatrix_source(const TiledMmaShape& s, MmaOperand x, int count, int element_bytes, Where w);
+/// Checks that a partition of ldmatrix sources reads 16 contiguous bytes at each row address.
+void check_ldmatrix_rows(const Layout& row, const std::optional<Swizzle>& swizzle, int element_bytes, Where w);
 /// Checks that register fragments of these shapes fit one atom per (m, n, k) and agree.
 void check_gemm_fragments(const TiledMmaShape& s, const Layout& d, const Layout& a, const Layout& b, Where w);
 

@@ -9,12 +9,18 @@
  *   - `ldmatrix<Count, Transpose>(row)`: a warp's Count 8 x 8 matrices of 16-bit values from
  *     shared memory, each register two neighbouring values (the layout mma.sync's A and B
  *     fragments use).
+ *   - `make_tiled_copy_A/B(LdMatrix<Count>{}, tiled_mma)`: ldmatrix as the copy that fills a
+ *     TiledMma's A or B fragments from shared memory (CuTe's make_tiled_copy_A with
+ *     SM75_U32x4_LDSM_N): `partition_S(sA)` gives each lane its row addresses, laid out like
+ *     the fragment (V, RestM, RestK) with V the 16 bytes at one address, and
+ *     `copy(s2r, src, fragment)` loads the fragment with one ldmatrix per (RestM, RestK).
  */
 #pragma once
 
 #include <array>
 
 #include "cutejit/arch/sm80.hpp"
+#include "cutejit/atom/tiled_mma.hpp"
 #include "cutejit/tensor/copy.hpp"
 #include "cutejit/tensor/partition.hpp"
 
@@ -158,6 +164,76 @@ std::array<Value<uint32_t>, Count> ldmatrix(const Pointer<T>& row, detail::Where
   std::array<Value<uint32_t>, Count> out;
   for (int i = 0; i < Count; ++i) out[size_t(i)] = Value<uint32_t>(r[size_t(i)]);
   return out;
+}
+
+/// ldmatrix.x{Count} (not transposed) as a copy atom for a TiledMma's operand fragments.
+template <int Count>
+  requires(Count == 1 || Count == 2 || Count == 4)
+struct LdMatrix {
+  static constexpr int count = Count;
+};
+
+/// ldmatrix tiled like a TiledMma's A or B: each thread's sources are the row addresses it gives.
+template <class Op, int Count>
+class TiledLdMatrix {
+ public:
+  TiledLdMatrix(const TiledMma<Op>& tiled, MmaOperand x, int element_bytes, detail::Where w)
+      : x_(x), shape_(detail::ldmatrix_source(tiled.shape(), x, Count, element_bytes, w)) {}
+
+  class Slice {
+   public:
+    Slice(MmaOperand x, detail::TiledMmaShape shape, IntTuple thread) : x_(x), shape_(std::move(shape)), thread_(std::move(thread)) {}
+    /// This thread's row addresses in a shared tile of the operand ((M, K) for A, (N, K) for B):
+    /// (V, RestP, RestQ), V the values one address covers.
+    template <Element T>
+    Tensor<T> partition_S(const Tensor<T>& t, detail::Where w = detail::Where::current()) const {
+      return t.transform([&](const Layout& l) { return detail::mma_partition(shape_, x_, l, thread_.leaf(), w); });
+    }
+    /// The fragment the copy fills is the TiledMma's own (CuTe retile_D): unchanged.
+    template <Element T>
+    const Tensor<T>& retile_D(const Tensor<T>& fragment) const { return fragment; }
+
+   private:
+    MmaOperand x_;
+    detail::TiledMmaShape shape_;
+    IntTuple thread_;
+  };
+  Slice get_slice(const Int& thread) const { return Slice(x_, shape_, IntTuple(thread)); }
+
+ private:
+  MmaOperand x_;
+  detail::TiledMmaShape shape_;
+};
+
+template <int Count, class Op>
+TiledLdMatrix<Op, Count> make_tiled_copy_A(LdMatrix<Count>, const TiledMma<Op>& tiled, detail::Where w = detail::Where::current()) {
+  return TiledLdMatrix<Op, Count>(tiled, MmaOperand::a, int(sizeof(typename Op::ElementA)), w);
+}
+template <int Count, class Op>
+TiledLdMatrix<Op, Count> make_tiled_copy_B(LdMatrix<Count>, const TiledMma<Op>& tiled, detail::Where w = detail::Where::current()) {
+  return TiledLdMatrix<Op, Count>(tiled, MmaOperand::b, int(sizeof(typename Op::ElementB)), w);
+}
+
+/// fragment = the operand at `src` (a partition_S of a shared tile): one ldmatrix per block.
+template <class Op, int Count, Element T>
+void copy(const TiledLdMatrix<Op, Count>&, const Tensor<T>& src, const Tensor<T>& fragment,
+          detail::Where w = detail::Where::current()) {
+  static_assert(sizeof(T) <= 2, "ldmatrix loads 8- and 16-bit values");
+  constexpr int64_t per_register = 4 / int64_t(sizeof(T));
+  if (src.data().space() != Space::shared) detail::fail("ldmatrix loads from shared memory; this copy's source is not shared", w);
+  if (rank(src) != 3 || rank(fragment) != 3 || size(mode(fragment.layout(), 0)).value() != Count * per_register ||
+      size(mode(src.layout(), 1)) != size(mode(fragment.layout(), 1)) || size(mode(src.layout(), 2)) != size(mode(fragment.layout(), 2)))
+    detail::fail("an ldmatrix copy goes from partition_S of a shared tile to the TiledMma's fragment of the same tile; got " +
+                     to_string(src.layout()) + " and " + to_string(fragment.layout()),
+                 w);
+  detail::check_ldmatrix_rows(mode(src.layout(), 0), src.swizzle(), int(sizeof(T)), w);
+  for (int64_t j = 0; j < size(mode(src.layout(), 2)).value(); ++j)
+    for (int64_t i = 0; i < size(mode(src.layout(), 1)).value(); ++i) {
+      std::vector<detail::ValueId> registers = detail::ldmatrix(src.pointer_at(IntTuple{0, i, j}, w).id(), Count, false, w);
+      std::vector<detail::ValueId> values = detail::unpack_registers(registers, dtype_v<T>, w);
+      for (int64_t v = 0; v < Count * per_register; ++v)
+        fragment(IntTuple(v), IntTuple(i), IntTuple(j), w) = Value<T>(values[size_t(v)]);
+    }
 }
 
 }  // namespace cutejit
