@@ -1,6 +1,7 @@
 // A multistage tensor-op GEMM on the warp-level path (sm_80 and newer): C (M x N) = A (M x K,
 // row-major) * B with B stored N x K ("TN"), f32 accumulation, written as CuTe's sm80 GEMM is:
-//   - 128 x 128 x 64 CTA tiles, four warps as 2 x 2 mma.sync atoms (TiledMma), each warp 64 x 64;
+//   - CTA tiles of tile_m x tile_n x 64 (Config; 128 x 128 by default), warps_m x warps_n warps of
+//     mma.sync atoms (TiledMma), each warp 64 x 64;
 //   - a ring of `Stages` shared tiles filled by 16-byte cp.async (TiledCopy), predicated with
 //     zero-fill so any M, N and K (a multiple of 8) work, the next tiles in flight while
 //     the current one is multiplied;
@@ -18,42 +19,47 @@ using namespace cutejit;
 
 namespace gemm80 {
 
-constexpr int tile_m = 128, tile_n = 128, tile_k = 64, stages = 3, threads = 128;
-
-/// The shared memory of one CTA: `stages` A tiles, then `stages` B tiles.
-template <Element T>
-constexpr uint32_t shared_bytes() {
-  return uint32_t(2 * stages * tile_m * tile_k * sizeof(T)) + dynamic_shared_slack(1024);
-}
+/// The kernel's static choices: the CTA tile, its warps (as 2-D atom layout), the ring depth.
+struct Config {
+  int tile_m = 128, tile_n = 128, warps_m = 2, warps_n = 2, stages = 3;
+  static constexpr int tile_k = 64;
+  constexpr int threads() const { return 32 * warps_m * warps_n; }
+  /// `stages` A tiles, then `stages` B tiles, and the slack of a 1 KB-aligned start.
+  template <Element T>
+  constexpr uint32_t shared_bytes() const {
+    return uint32_t(stages * (tile_m + tile_n) * tile_k * sizeof(T)) + dynamic_shared_slack(1024);
+  }
+};
 
 /// A ring of `stages` (rows x tile_k) K-major tiles, 128-byte rows swizzled in 16-byte chunks.
 template <Element T>
-Tensor<T> shared_ring(int64_t rows, int64_t byte_offset) {
-  static_assert(tile_k * sizeof(T) == 128, "the swizzle assumes 128-byte rows");
+Tensor<T> shared_ring(int64_t rows, int stages, int64_t byte_offset) {
+  static_assert(Config::tile_k * sizeof(T) == 128, "the swizzle assumes 128-byte rows");
   Pointer<T> base = dynamic_shared_aligned<T>(1024, byte_offset);
   // (row, k, stage): rows of tile_k, stage after stage.
-  Layout ring(IntTuple{rows, tile_k, stages}, IntTuple{tile_k, 1, rows * tile_k});
+  Layout ring(IntTuple{rows, Config::tile_k, stages}, IntTuple{Config::tile_k, 1, rows * Config::tile_k});
   return make_tensor(base, composition(Swizzle(3, 3, 3), ring));
 }
 
-template <class Op, Element Out>
+template <class Op, Element Out, Config C>
 void kernel(const Tensor<typename Op::ElementA>& a, const Tensor<typename Op::ElementB>& b, const Tensor<Out>& c) {
   using TA = typename Op::ElementA;
   using TB = typename Op::ElementB;
-  launch_bounds(threads);
+  constexpr int tile_k = Config::tile_k, stages = C.stages;
+  launch_bounds(C.threads());
   Int t = thread_idx().x;
   Int bm = block_idx().x, bn = block_idx().y;
 
   // This CTA's tiles, k tiles in the last mode, and their coordinates for predication.
-  Tensor<TA> gA = local_tile(a, IntTuple{tile_m, tile_k}, IntTuple{bm, _});
-  Tensor<TB> gB = local_tile(b, IntTuple{tile_n, tile_k}, IntTuple{bn, _});
-  CoordTensor cA = local_tile(make_identity_tensor(a.shape()), IntTuple{tile_m, tile_k}, IntTuple{bm, _});
-  CoordTensor cB = local_tile(make_identity_tensor(b.shape()), IntTuple{tile_n, tile_k}, IntTuple{bn, _});
-  Tensor<TA> sA = shared_ring<TA>(tile_m, 0);
-  Tensor<TB> sB = shared_ring<TB>(tile_n, int64_t(stages) * tile_m * tile_k * sizeof(TA));
+  Tensor<TA> gA = local_tile(a, IntTuple{C.tile_m, tile_k}, IntTuple{bm, _});
+  Tensor<TB> gB = local_tile(b, IntTuple{C.tile_n, tile_k}, IntTuple{bn, _});
+  CoordTensor cA = local_tile(make_identity_tensor(a.shape()), IntTuple{C.tile_m, tile_k}, IntTuple{bm, _});
+  CoordTensor cB = local_tile(make_identity_tensor(b.shape()), IntTuple{C.tile_n, tile_k}, IntTuple{bn, _});
+  Tensor<TA> sA = shared_ring<TA>(C.tile_m, stages, 0);
+  Tensor<TB> sB = shared_ring<TB>(C.tile_n, stages, int64_t(stages) * C.tile_m * tile_k * sizeof(TA));
 
   // Global -> shared: rows of 8 threads, 16 bytes each.
-  auto g2s = make_tiled_copy(CpAsync<16>{}, make_ordered_layout({threads / 8, 8}, {1, 0}), make_layout({1, 16 / int(sizeof(TA))}));
+  auto g2s = make_tiled_copy(CpAsync<16>{}, make_ordered_layout({C.threads() / 8, 8}, {1, 0}), make_layout({1, 16 / int(sizeof(TA))}));
   auto thr_g2s = g2s.get_slice(t);
   auto load = [&](const Int& k_tile, const Int& stage) {
     copy_if(g2s, thr_g2s.partition_S(cA(_, _, k_tile)), a.shape(), thr_g2s.partition_S(gA(_, _, k_tile)),
@@ -62,13 +68,13 @@ void kernel(const Tensor<typename Op::ElementA>& a, const Tensor<typename Op::El
             thr_g2s.partition_D(sB(_, _, stage)));
   };
 
-  auto tiled = make_tiled_mma(Op{}, make_layout({2, 2, 1}));
+  auto tiled = make_tiled_mma(Op{}, make_layout({C.warps_m, C.warps_n, 1}));
   auto thr_mma = tiled.get_slice(t);
   // Shared -> registers: ldmatrix.x4 gives a 16 x 16 block of A, .x2 an 8 x 16 block of B.
   auto ldsm_a = make_tiled_copy_A(LdMatrix<4>{}, tiled);
   auto ldsm_b = make_tiled_copy_B(LdMatrix<2>{}, tiled);
   auto s2r_a = ldsm_a.get_slice(t), s2r_b = ldsm_b.get_slice(t);
-  auto acc = thr_mma.partition_fragment_C({tile_m, tile_n});
+  auto acc = thr_mma.partition_fragment_C({C.tile_m, C.tile_n});
   for (int64_t i = 0; i < size(acc.layout()).value(); ++i) acc(IntTuple(i)) = 0.0f;
 
   Int k_tiles = (a.shape(1) + (tile_k - 1)) / tile_k;
@@ -86,10 +92,10 @@ void kernel(const Tensor<typename Op::ElementA>& a, const Tensor<typename Op::El
     cp_async_fence();
     Int stage = k_tile % stages;
     for (int kk = 0; kk < tile_k / Op::k; ++kk) {
-      auto fa = thr_mma.partition_fragment_A({tile_m, Op::k});
-      auto fb = thr_mma.partition_fragment_B({tile_n, Op::k});
-      copy(ldsm_a, s2r_a.partition_S(local_tile(sA(_, _, stage), IntTuple{tile_m, Op::k}, IntTuple{0, kk})), fa);
-      copy(ldsm_b, s2r_b.partition_S(local_tile(sB(_, _, stage), IntTuple{tile_n, Op::k}, IntTuple{0, kk})), fb);
+      auto fa = thr_mma.partition_fragment_A({C.tile_m, Op::k});
+      auto fb = thr_mma.partition_fragment_B({C.tile_n, Op::k});
+      copy(ldsm_a, s2r_a.partition_S(local_tile(sA(_, _, stage), IntTuple{C.tile_m, Op::k}, IntTuple{0, kk})), fa);
+      copy(ldsm_b, s2r_b.partition_S(local_tile(sB(_, _, stage), IntTuple{C.tile_n, Op::k}, IntTuple{0, kk})), fb);
       cutejit::gemm(tiled, acc, fa, fb);  // (the examples' gemm namespace hides the function)
     }
   });
@@ -98,8 +104,8 @@ void kernel(const Tensor<typename Op::ElementA>& a, const Tensor<typename Op::El
   // Epilogue: the accumulators in C's element type, each pair stored where it lies inside C.
   auto out = make_rmem_tensor<Out>(acc.layout());
   for (int64_t i = 0; i < size(acc.layout()).value(); ++i) out(IntTuple(i)) = cast<Out>(F32(acc(IntTuple(i))));
-  copy_if(thr_mma.partition_C(local_tile(make_identity_tensor(c.shape()), IntTuple{tile_m, tile_n}, IntTuple{bm, bn})), c.shape(), out,
-          thr_mma.partition_C(local_tile(c, IntTuple{tile_m, tile_n}, IntTuple{bm, bn})));
+  copy_if(thr_mma.partition_C(local_tile(make_identity_tensor(c.shape()), IntTuple{C.tile_m, C.tile_n}, IntTuple{bm, bn})), c.shape(), out,
+          thr_mma.partition_C(local_tile(c, IntTuple{C.tile_m, C.tile_n}, IntTuple{bm, bn})));
 }
 
 /// Any M, N and K from 1 with K a multiple of 8 (16-byte cp.async rows) and N of 2 (pairs of C).
@@ -110,23 +116,27 @@ inline void check_shape(const char* name, int64_t m, int64_t n, int64_t k) {
                 std::to_string(m) + " x " + std::to_string(n) + " x " + std::to_string(k));
 }
 
-inline Launch launch(int64_t m, int64_t n, uint32_t shared) {
-  return Launch{.grid = {ceil_div(m, tile_m), ceil_div(n, tile_n)}, .block = threads, .shared_bytes = shared};
+template <Element T>
+Launch launch(int64_t m, int64_t n, const Config& c) {
+  return Launch{.grid = {ceil_div(m, c.tile_m), ceil_div(n, c.tile_n)}, .block = uint32_t(c.threads()), .shared_bytes = c.shared_bytes<T>()};
 }
 
 }  // namespace gemm80
 
-/// BF16 in, f32 accumulation, BF16 out, on SM80_16x8x16_F32BF16BF16F32_TN.
+/// BF16 in, f32 accumulation, BF16 out, on SM80_16x8x16_F32BF16BF16F32_TN, with the tiles of `C`.
+template <gemm80::Config C>
+inline auto gemm_tensorop_bf16_config = Kernel{
+    "gemm_tensorop_bf16_" + std::to_string(C.tile_m) + "x" + std::to_string(C.tile_n) + "_s" + std::to_string(C.stages),
+    [](Tensor<bf16> a, Tensor<bf16> b, Tensor<bf16> c) { gemm80::kernel<SM80_16x8x16_F32BF16BF16F32_TN, bf16, C>(a, b, c); }};
 inline Kernel gemm_tensorop_bf16{"gemm_tensorop_bf16", [](Tensor<bf16> a, Tensor<bf16> b, Tensor<bf16> c) {
-  gemm80::kernel<SM80_16x8x16_F32BF16BF16F32_TN, bf16>(a, b, c);
+  gemm80::kernel<SM80_16x8x16_F32BF16BF16F32_TN, bf16, gemm80::Config{}>(a, b, c);
 }};
 
 /// The launch of C = A * B^T on device buffers (A: m x k, B: n x k, C: m x n, all row-major), its shape checked.
 inline PreparedLaunch gemm_tensorop_bf16_prepare(const Device& gpu, const Buffer<bf16>& a, const Buffer<bf16>& b, const Buffer<bf16>& c,
                                                  int64_t m, int64_t n, int64_t k) {
   gemm80::check_shape("gemm_tensorop_bf16", m, n, k);
-  return gemm_tensorop_bf16.prepare(gpu, gemm80::launch(m, n, gemm80::shared_bytes<bf16>()), a.view({m, k}), b.view({n, k}),
-                                    c.view({m, n}));
+  return gemm_tensorop_bf16.prepare(gpu, gemm80::launch<bf16>(m, n, gemm80::Config{}), a.view({m, k}), b.view({n, k}), c.view({m, n}));
 }
 
 inline void gemm_tensorop_bf16_run(const Device& gpu, const Buffer<bf16>& a, const Buffer<bf16>& b, const Buffer<bf16>& c, int64_t m,

@@ -93,7 +93,7 @@ int main() {
   report_jit("gemm_bf16", examples::gemm_bf16_example(8192, 8192, 8192), gpu);
   report_jit("gemm_fp8", examples::gemm_fp8_example(8192, 8192, 8192), gpu);
   report_jit("gemm_tensorop_bf16", examples::gemm_tensorop_bf16_example(8192, 8192, 8192), gpu,
-             examples::gemm80::shared_bytes<bf16>());
+             examples::gemm80::Config{}.shared_bytes<bf16>());
   // The largest A (16384 x 8192) is the largest operand.
   const size_t pool = size_t(16384) * 8192;
   {
@@ -122,6 +122,17 @@ int main() {
     bench_shapes("gemm_tensorop_bf16", gpu, host, [&](const Buffer<bf16>& a, const Buffer<bf16>& b, const Buffer<bf16>& c, const GemmShape& s) {
       return examples::gemm_tensorop_bf16_prepare(gpu, a, b, c, s.m, s.n, s.k);
     }, square);
+    // Other tile shapes and ring depths, to choose the default from.
+    auto variant = [&](const char* name, auto& kernel, const examples::gemm80::Config& config) {
+      bench_shapes(name, gpu, host, [&](const Buffer<bf16>& a, const Buffer<bf16>& b, const Buffer<bf16>& c, const GemmShape& s) {
+        return kernel.prepare(gpu, examples::gemm80::launch<bf16>(s.m, s.n, config), a.view({s.m, s.k}), b.view({s.n, s.k}),
+                              c.view({s.m, s.n}));
+      }, square);
+    };
+    constexpr examples::gemm80::Config s4{.stages = 4}, wide{.tile_n = 256, .warps_n = 4}, wide4{.tile_n = 256, .warps_n = 4, .stages = 4};
+    variant("gemm_tensorop_bf16_128x128_s4", examples::gemm_tensorop_bf16_config<s4>, s4);
+    variant("gemm_tensorop_bf16_128x256_s3", examples::gemm_tensorop_bf16_config<wide>, wide);
+    variant("gemm_tensorop_bf16_128x256_s4", examples::gemm_tensorop_bf16_config<wide4>, wide4);
   }
   {  // last: the variants must not cost the kernels above their figures
     std::vector<bf16> host = examples::random_bf16(pool, 1);
