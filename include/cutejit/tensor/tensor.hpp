@@ -15,6 +15,7 @@
 #pragma once
 
 #include <array>
+#include <bit>
 #include <optional>
 #include <string>
 
@@ -40,6 +41,9 @@ inline constexpr bool is_underscore_v = std::is_same_v<std::decay_t<C>, Undersco
 Integer swizzle_offset(const Swizzle& s, const Integer& offset);
 [[noreturn]] void tensor_coordinate_error(const Layout& l, const IntTuple& coord, Where w);
 }  // namespace detail
+
+/// The smallest power of two whose multiples a swizzle leaves alone: above every bit it touches.
+inline int64_t swizzle_period(const Swizzle& s) { return int64_t(1) << std::bit_width(uint64_t(s.yyy_mask() | s.zzz_mask())); }
 
 template <Element T>
 class Tensor {
@@ -122,7 +126,12 @@ class Tensor {
   /// The same memory seen through another layout whose offsets start `offset` elements later
   /// (the building block of every partitioning function).
   Tensor rebase(const Integer& offset, Layout layout, detail::Where w = detail::Where::current()) const {
-    if (swizzle_) return Tensor(data_, *swizzle_, swizzle_base_ + offset, std::move(layout));
+    // A swizzle reads and writes only the offset's bits below its period, so a multiple of the
+    // period (a ring stage, a whole tile) moves the pointer instead: the swizzle of what is left
+    // stays the same from stage to stage, and the compiler can keep it out of a loop.
+    if (swizzle_ && !divides(swizzle_period(*swizzle_), offset))
+      return Tensor(data_, *swizzle_, swizzle_base_ + offset, std::move(layout));
+    if (swizzle_) return Tensor(detail::advance(data_, offset, w), *swizzle_, swizzle_base_, std::move(layout));
     return Tensor(detail::advance(data_, offset, w), std::move(layout));
   }
   Tensor with_layout(Layout layout) const { return rebase(0, std::move(layout)); }
