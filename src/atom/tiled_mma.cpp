@@ -141,39 +141,55 @@ IntTuple mma_fragment_shape(const TiledMmaShape& s, MmaOperand x, const IntTuple
   return mma_partition(s, x, make_layout(tile_shape), Integer(0), w).layout.shape();
 }
 
-TiledMmaShape ldmatrix_source(const TiledMmaShape& s, MmaOperand x, int count, int element_bytes, Where w) {
+TiledMmaShape ldmatrix_source(const TiledMmaShape& s, MmaOperand x, int count, bool transpose, int element_bytes, Where w) {
   const Layout& dst = operand_tv(s, x);
   const int per_register = 4 / element_bytes;
   const int64_t values = size(mode(dst, 1)).value(), registers = values / per_register;
   const std::string fragment = std::string("the ") + operand_name(x) + " fragment of " + s.atom_name;
-  if (s.atom_threads != 32 || per_register < 2 || registers * per_register != values)
-    fail(fragment + " is not in registers of 8- or 16-bit values, which ldmatrix loads", w);
+  const std::string atom = "LdMatrix<" + std::to_string(registers) + (transpose ? ", true>" : ">");
+  if (s.atom_threads != 32 || per_register < 1 || registers * per_register != values)
+    fail(fragment + " is not in registers of 8-, 16- or 32-bit values, which ldmatrix loads", w);
+  if (transpose && per_register != 2) fail("ldmatrix.trans moves 16-bit values; " + fragment + " has " + std::to_string(8 * element_bytes) + "-bit ones", w);
   if (count != registers)
     fail("ldmatrix.x" + std::to_string(count) + " loads " + std::to_string(count) + " registers per thread, but " + fragment + " has " +
-             std::to_string(registers) + (registers == 1 || registers == 2 || registers == 4 ? "; use LdMatrix<" + std::to_string(registers) + ">" : ""),
+             std::to_string(registers) + (registers == 1 || registers == 2 || registers == 4 ? "; use " + atom : ""),
          w);
-  // Register j's matrix: its rows follow the group (lane / 4), its 16 bytes the value order.
-  const int64_t step = dst(0, 1).value() - dst(0, 0).value();
-  Layout lanes = make_layout(mode(mode(dst, 0), 1), composition(mode(dst, 1), Layout(count, per_register)), Layout(32 / (8 * count), 0));
-  Layout src = make_layout(lanes, Layout(16 / element_bytes, step));
+  // Without .trans lane l reads the values of row l / 4 of its matrix, with .trans those of
+  // column l / 4: a matrix's row addresses run along the fragment's group (lane / 4) in the
+  // first case, along its thread-in-group (lane % 4) and register value in the second. A row's
+  // 16 bytes run along a register's values, or (32-bit values, one per register) across the
+  // thread-in-group.
+  auto at = [&](int lane, int v) { return dst(lane, v).value(); };
+  const int64_t value_step = at(0, 1) - at(0, 0), quad_step = at(1, 0) - at(0, 0), group_step = at(4, 0) - at(0, 0);
+  Layout matrices = composition(mode(dst, 1), Layout(count, per_register)), broadcast(32 / (8 * count), 0);
+  Layout src = transpose ? make_layout(make_layout(Layout(IntTuple{2, 4}, IntTuple{value_step, quad_step}), matrices, broadcast), Layout(8, group_step))
+                         : make_layout(make_layout(mode(mode(dst, 0), 1), matrices, broadcast),
+                                       Layout(16 / element_bytes, per_register == 1 ? quad_step : value_step));
   for (int lane = 0; lane < 32; ++lane)
     for (int j = 0; j < count; ++j)
-      for (int i = 0; i < per_register; ++i)
-        if (dst(lane, per_register * j + i).value() != src(lane / 4 + 8 * j, 0).value() + (per_register * (lane % 4) + i) * step)
-          fail(fragment + " is not made of the 8 x 8 matrices ldmatrix loads (one per register, lane / 4 the row)", w);
+      for (int i = 0; i < per_register; ++i) {
+        int64_t expect = transpose ? src(8 * j + 2 * (lane % 4) + i, lane / 4).value()
+                                   : src(lane / 4 + 8 * j, per_register * (lane % 4) + i).value();
+        if (at(lane, per_register * j + i) != expect)
+          fail(fragment + " is not made of the 8 x 8 matrices ldmatrix" + (transpose ? ".trans" : "") + " loads (one per register, " +
+                   (transpose ? "lane / 4 the column)" : "lane / 4 the row)"),
+               w);
+      }
   TiledMmaShape out = s;
   (x == MmaOperand::a ? out.layout_a : x == MmaOperand::b ? out.layout_b : out.layout_c) = src;
   return out;
 }
 
-void check_ldmatrix_rows(const Layout& row, const std::optional<Swizzle>& swizzle, int element_bytes, Where w) {
+void check_ldmatrix_rows(const Layout& row, const std::optional<Swizzle>& swizzle, int element_bytes, bool transpose, Where w) {
   const int64_t per_row = 16 / element_bytes;
   // A swizzle that moves bits below the 16-byte chunk would split a row.
   bool contiguous = coalesce(row) == Layout(per_row, 1) && (!swizzle || (int64_t(1) << swizzle->base()) >= per_row);
   if (!contiguous)
-    fail("ldmatrix reads 16 contiguous bytes per row address, but this tile's values along K are at " + to_string(row) +
-             (swizzle ? " under the swizzle " + to_string(*swizzle) : std::string()) +
-             "; store the operand with K contiguous (K-major), swizzled in 16-byte chunks or coarser",
+    fail(std::string("ldmatrix") + (transpose ? ".trans" : "") + " reads 16 contiguous bytes per row address, but this tile's values along " +
+             (transpose ? "M (or N)" : "K") + " are at " + to_string(row) + (swizzle ? " under the swizzle " + to_string(*swizzle) : std::string()) +
+             (transpose ? "; store the operand M- or N-major, or load a K-major one with LdMatrix<N> (no transpose)"
+                        : "; store the operand with K contiguous (K-major), or load an M- or N-major one with LdMatrix<N, true>") +
+             ", swizzled in 16-byte chunks or coarser",
          w);
 }
 
@@ -194,6 +210,91 @@ void check_gemm_fragments(const TiledMmaShape& s, const Layout& d, const Layout&
     fail("gemm's fragments disagree: A " + to_string(a) + ", B " + to_string(b) + " and C " + to_string(d) +
               " must be (V, M, K), (V, N, K) and (V, M, N) of the same M, N and K",
           w);
+}
+
+namespace {
+/// The leaves of a layout, in order, as (shape, stride).
+std::vector<std::pair<int64_t, int64_t>> leaves(const Layout& l) {
+  IntTuple shape = flatten_to_tuple(l.shape()), stride = flatten_to_tuple(l.stride());
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (int i = 0; i < shape.rank(); ++i) out.emplace_back(shape[i].value(), stride[i].value());
+  return out;
+}
+/// A layout of (shape, stride) leaves: one leaf as itself, several as a tuple.
+Layout from_leaves(const std::vector<std::pair<int64_t, int64_t>>& l) {
+  if (l.empty()) return Layout(1, 0);
+  if (l.size() == 1) return Layout(l[0].first, l[0].second);
+  std::vector<IntTuple> shape, stride;
+  for (auto [n, d] : l) shape.emplace_back(n), stride.emplace_back(d);
+  return Layout(IntTuple(shape), IntTuple(stride));
+}
+}  // namespace
+
+Layout accumulator_rowcol(const TiledMmaShape& s, const Layout& fragment, Where w) {
+  const std::string what = "the C fragment of " + s.atom_name;
+  if (rank(fragment) != 3 || !is_static(fragment))
+    fail("a rows-and-columns view takes a (V, RestM, RestN) accumulator from partition_fragment_C, not " + to_string(fragment), w);
+  // The atom's values as leaves, each along M (index step below M) or along N (a multiple of M);
+  // the fragment's value mode has the same leaves, in registers.
+  auto atom = leaves(mode(s.layout_c, 1)), mine = leaves(mode(fragment, 0));
+  if (atom.size() != mine.size()) fail(what + " " + to_string(mode(fragment, 0)) + " does not have the atom's value shape " + to_string(mode(s.layout_c, 1)), w);
+  std::vector<std::pair<int64_t, int64_t>> rows, cols;  // (atom stride, leaf of the fragment)
+  std::vector<std::pair<int64_t, std::pair<int64_t, int64_t>>> along_m, along_n;
+  for (size_t i = 0; i < atom.size(); ++i) {
+    auto [n, step] = atom[i];
+    if (n != mine[i].first) fail(what + " " + to_string(mode(fragment, 0)) + " does not have the atom's value shape " + to_string(mode(s.layout_c, 1)), w);
+    if (n == 1) continue;
+    if (step * (n - 1) < s.atom_m) along_m.push_back({step, mine[i]});
+    else if (step % s.atom_m == 0) along_n.push_back({step, mine[i]});
+    else fail(what + " has values that are neither along M nor along N (" + to_string(s.layout_c) + ")", w);
+  }
+  std::sort(along_m.begin(), along_m.end());
+  std::sort(along_n.begin(), along_n.end());
+  for (auto& [step, leaf] : along_m) rows.push_back(leaf);
+  for (auto& [step, leaf] : along_n) cols.push_back(leaf);
+  for (auto [n, d] : leaves(mode(fragment, 1))) rows.emplace_back(n, d);
+  for (auto [n, d] : leaves(mode(fragment, 2))) cols.emplace_back(n, d);
+  return make_layout(from_leaves(rows), from_leaves(cols));
+}
+
+int accumulator_row_lanes(const TiledMmaShape& s, Where w) {
+  // The leading thread leaves that step along N share their rows; every later one steps along M.
+  int64_t lanes = 1;
+  bool rows_started = false;
+  for (auto [n, step] : leaves(mode(s.layout_c, 0))) {
+    if (n == 1) continue;
+    bool along_n = step % s.atom_m == 0;
+    if (along_n && rows_started)
+      fail("the C layout of " + s.atom_name + " " + to_string(s.layout_c) + " does not give each row to consecutive lanes", w);
+    if (along_n) lanes *= n;
+    else rows_started = true;
+  }
+  return int(lanes);
+}
+
+std::vector<std::pair<int, int>> accumulator_to_a(const TiledMmaShape& prev, const TiledMmaShape& next, Where w) {
+  const std::string what = "the C fragment of " + prev.atom_name + " as the A fragment of " + next.atom_name;
+  if (prev.atom_threads != next.atom_threads || prev.atom_m != next.atom_m || atoms(prev, 0) != atoms(next, 0) || atoms(prev, 1) != 1 ||
+      atoms(next, 2) != 1 || prev.permutation || next.permutation || next.atom_k % prev.atom_n != 0)
+    fail(what + " needs the same atoms along M, one along the first's N and the second's K, no permutations, and the second's K (" +
+             std::to_string(next.atom_k) + ") a multiple of the first's N (" + std::to_string(prev.atom_n) + ")",
+         w);
+  const int64_t values_a = size(mode(next.layout_a, 1)).value(), values_c = size(mode(prev.layout_c, 1)).value();
+  std::vector<std::pair<int, int>> map(size_t(values_a), {-1, -1});
+  for (int lane = 0; lane < next.atom_threads; ++lane)
+    for (int64_t v = 0; v < values_a; ++v) {
+      // A's (m, k) of this value is C's (m, n) of n atom k / N.
+      int64_t index = next.layout_a(lane, v).value(), m = index % next.atom_m, k = index / next.atom_m;
+      int64_t want = m + prev.atom_m * (k % prev.atom_n);
+      int found = -1;
+      for (int64_t c = 0; c < values_c; ++c)
+        if (prev.layout_c(lane, c).value() == want) found = int(c);
+      std::pair<int, int> here{found, int(k / prev.atom_n)};
+      if (found < 0 || (lane > 0 && map[size_t(v)] != here))
+        fail(what + ": lane " + std::to_string(lane) + " holds A value " + std::to_string(v) + " but not the C value at that place", w);
+      map[size_t(v)] = here;
+    }
+  return map;
 }
 
 }  // namespace cutejit::detail

@@ -212,12 +212,19 @@ std::vector<ValueId> unpack_registers(std::span<const ValueId> registers, DType 
   Trace& t = Trace::current(where);
   mlir::OpBuilder& b = t.builder();
   mlir::Location l = t.loc(where);
-  const int per_register = 4 / size_in_bytes(element);
-  if (per_register < 2) trace_error("unpack_registers splits registers into 8- or 16-bit values, not " + std::string(name(element)), where);
-  auto vector_type = mlir::VectorType::get({per_register}, t.memory_type(element));
+  const int bytes = size_in_bytes(element);
+  if (bytes > 4 || 4 % bytes != 0)
+    trace_error("unpack_registers splits registers into 8-, 16- or 32-bit values, not " + std::string(name(element)), where);
+  const int per_register = 4 / bytes;
   std::vector<ValueId> out;
   for (ValueId r : registers) {
-    mlir::Value v = mlir::LLVM::BitcastOp::create(b, l, vector_type, i32_operand(t, r, "a packed register", where));
+    mlir::Value packed = i32_operand(t, r, "a packed register", where);
+    if (per_register == 1) {  // a 32-bit value (TF32 operands): the register's bits as it
+      out.push_back(t.add(t.from_memory(mlir::LLVM::BitcastOp::create(b, l, t.memory_type(element), packed), element, l), element));
+      continue;
+    }
+    auto vector_type = mlir::VectorType::get({per_register}, t.memory_type(element));
+    mlir::Value v = mlir::LLVM::BitcastOp::create(b, l, vector_type, packed);
     for (int j = 0; j < per_register; ++j) {
       mlir::Value at = mlir::arith::ConstantOp::create(b, l, b.getI32IntegerAttr(j));
       out.push_back(t.add(t.from_memory(mlir::LLVM::ExtractElementOp::create(b, l, v, at), element, l), element));

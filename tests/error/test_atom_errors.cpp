@@ -85,3 +85,34 @@ TEST_CASE("ldmatrix and cp.async refuse addresses they cannot use", "[error]") {
   CHECK_THROWS_WITH(odd_bf16.compile(Target::parse("sm_80"), arg<bf16>()),
                     Contains("the longest provable run is 2 bytes); cp.async moves at least 4 bytes"));
 }
+
+TEST_CASE("ldmatrix.trans of a K-major tile, and plain ldmatrix of an N-major one", "[error]") {
+  // B stored N x K with K contiguous: ldmatrix.trans would read 16 bytes along N that are not there.
+  Kernel trans_k_major{"trans_k_major", [](Tensor<bf16> b) {
+    auto tiled = make_tiled_mma(SM80_16x8x16_F32BF16BF16F32_TN{});
+    auto ldsm = make_tiled_copy_B(LdMatrix<2, true>{}, tiled);
+    Tensor<bf16> s = make_smem_tensor<bf16>(make_layout({8, 16}, LayoutRight{}));
+    copy(ldsm, ldsm.get_slice(thread_idx().x).partition_S(s), tiled.get_slice(thread_idx().x).partition_fragment_B({8, 16}));
+  }};
+  CHECK_THROWS_WITH(trans_k_major.compile(Target::parse("sm_90a"), arg<bf16>()),
+                    Contains("test_atom_errors.cpp") && Contains("ldmatrix.trans reads 16 contiguous bytes per row address") &&
+                        Contains("load a K-major one with LdMatrix<N> (no transpose)"));
+  Kernel plain_n_major{"plain_n_major", [](Tensor<bf16> b) {
+    auto tiled = make_tiled_mma(SM80_16x8x16_F32BF16BF16F32_TN{});
+    auto ldsm = make_tiled_copy_B(LdMatrix<2>{}, tiled);
+    Tensor<bf16> s = make_smem_tensor<bf16>(make_layout({8, 16}));  // N contiguous
+    copy(ldsm, ldsm.get_slice(thread_idx().x).partition_S(s), tiled.get_slice(thread_idx().x).partition_fragment_B({8, 16}));
+  }};
+  CHECK_THROWS_WITH(plain_n_major.compile(Target::parse("sm_90a"), arg<bf16>()),
+                    Contains("test_atom_errors.cpp") && Contains("load an M- or N-major one with LdMatrix<N, true>"));
+}
+
+TEST_CASE("an accumulator fed to a product whose tiling does not match", "[error]") {
+  Kernel mismatched{"accumulator_mismatch", [](Tensor<f32> c) {
+    auto first = make_tiled_mma(SM80_16x8x16_F32BF16BF16F32_TN{}, make_layout({4, 1, 1}));
+    auto second = make_tiled_mma(SM80_16x8x16_F32BF16BF16F32_TN{}, make_layout({2, 2, 1}));
+    accumulator_as_A(second, first, first.get_slice(thread_idx().x).partition_fragment_C({64, 16}));
+  }};
+  CHECK_THROWS_WITH(mismatched.compile(Target::parse("sm_90a"), arg<float>()),
+                    Contains("test_atom_errors.cpp") && Contains("needs the same atoms along M"));
+}

@@ -268,6 +268,26 @@ TEST_CASE("the multistage mma.sync GEMM matches a float64 product on every shape
   });
   auto a = gpu.alloc<bf16>(1 << 16), b = gpu.alloc<bf16>(1 << 16), c = gpu.alloc<bf16>(1 << 16);
   CHECK_THROWS_WITH(examples::gemm_tensorop_bf16_run(gpu, a, b, c, 64, 64, 60),
-                    Catch::Contains("gemm_tensorop_bf16 needs M, N and K from 1 to 2^31 - 256 with K a multiple of 8 and N of 2, not "
-                                    "64 x 64 x 60"));
+                    Catch::Contains("test_gemm_gpu.cpp") &&
+                        Catch::Contains("gemm_tensorop_bf16_bf16_128x128_s3 needs M, N and K from 1 to 2^31 - 256, N a multiple of 2, "
+                                        "and A's K and B's K (their contiguous indices) multiples of 8, not 64 x 64 x 60"));
+}
+
+TEST_CASE("the multistage mma.sync GEMM in FP16, TF32, INT8 and FP8, and with row- and column-major operands", "[gpu]") {
+  Device gpu;
+  using examples::gemm80::Major;
+  using examples::gemm_tensorop_example;
+  // Ragged in M and N, K several tiles with a residue; INT8 is compared exactly.
+  test::check_examples(gpu, {
+      gemm_tensorop_example<SM80_16x8x16_F32F16F16F32_TN, f16>(300, 200, 520),
+      gemm_tensorop_example<SM80_16x8x8_F32TF32TF32F32_TN, float>(300, 200, 260),
+      gemm_tensorop_example<SM80_16x8x32_S32S8S8S32_TN, int32_t>(300, 200, 528),
+      gemm_tensorop_example<SM80_16x8x32_S32U8S8S32_TN, int32_t>(130, 66, 272),
+      gemm_tensorop_example<SM89_16x8x32_F32E4M3E4M3F32_TN, bf16>(300, 200, 528),
+      // A column-major (M-major), B row-major K x N (N-major), and both: ldmatrix.trans.
+      gemm_tensorop_example<SM80_16x8x16_F32BF16BF16F32_TN, bf16>(296, 200, 520, Major::mn, Major::k),
+      gemm_tensorop_example<SM80_16x8x16_F32BF16BF16F32_TN, bf16>(300, 264, 520, Major::k, Major::mn),
+      gemm_tensorop_example<SM80_16x8x16_F32BF16BF16F32_TN, bf16>(296, 264, 100, Major::mn, Major::mn),
+      gemm_tensorop_example<SM80_16x8x16_F32F16F16F32_TN, f16>(1024, 1024, 1024, Major::mn, Major::mn),
+  });
 }

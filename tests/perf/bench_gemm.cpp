@@ -92,7 +92,7 @@ int main() {
   Device gpu;
   report_jit("gemm_bf16", examples::gemm_bf16_example(8192, 8192, 8192), gpu);
   report_jit("gemm_fp8", examples::gemm_fp8_example(8192, 8192, 8192), gpu);
-  report_jit("gemm_tensorop_bf16", examples::gemm_tensorop_bf16_example(8192, 8192, 8192), gpu,
+  report_jit(examples::gemm_tensorop_bf16.name().c_str(), examples::gemm_tensorop_bf16_example(8192, 8192, 8192), gpu,
              examples::gemm80::Config{}.shared_bytes<bf16>());
   // The largest A (16384 x 8192) is the largest operand.
   const size_t pool = size_t(16384) * 8192;

@@ -9,6 +9,7 @@
 #include "gemm_bf16_nn.hpp"
 #include "gemm_fp8.hpp"
 #include "gemm_fp8_e4m3_out.hpp"
+#include "fmha_sm80.hpp"
 #include "gemm_sm80.hpp"
 #include "saxpy.hpp"
 #include "sgemm.hpp"
@@ -52,6 +53,19 @@ std::vector<Expectation> expectations() {
       {examples::gemm_tensorop_bf16_example(),
        {"cp.async.cg.shared.global", "cp.async.wait_group \t1", "ldmatrix.sync.aligned.m8n8.x4.shared.b16",
         "ldmatrix.sync.aligned.m8n8.x2.shared.b16", "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"}},
+      {examples::gemm_tensorop_example<SM80_16x8x8_F32TF32TF32F32_TN, float>(300, 200, 520),
+       {"ldmatrix.sync.aligned.m8n8.x4.shared.b16", "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"}},
+      {examples::gemm_tensorop_example<SM80_16x8x32_S32S8S8S32_TN, int32_t>(300, 200, 528),
+       {"ldmatrix.sync.aligned.m8n8.x4.shared.b16", "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32"}},
+      {examples::gemm_tensorop_example<SM89_16x8x32_F32E4M3E4M3F32_TN, bf16>(300, 200, 528),
+       {"mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32"}},
+      {examples::gemm_tensorop_example<SM80_16x8x16_F32F16F16F32_TN, f16>(296, 264, 520, examples::gemm80::Major::mn,
+                                                                           examples::gemm80::Major::mn),
+       {"ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16", "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16",
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"}},
+      {examples::fmha_forward_example(),
+       {"cp.async.cg.shared.global", "ldmatrix.sync.aligned.m8n8.x4.shared.b16", "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16",
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", "ex2.approx.ftz.f32", "shfl.sync.bfly.b32"}},
       {examples::gemm_bf16_nn_example(),
        {"cp.async.bulk.tensor.2d", "mbarrier.try_wait.parity", "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16"}},
   };

@@ -56,11 +56,20 @@ SlicedLayout mma_partition(const TiledMmaShape& s, MmaOperand x, const Layout& t
 IntTuple mma_fragment_shape(const TiledMmaShape& s, MmaOperand x, const IntTuple& tile_shape, Where w);
 /// The tiled MMA with operand x's thread-value layout replaced by where ldmatrix.x{count} reads
 /// it: lane 8 j + r gives the address of row r of the 8 x 8 matrix in register j of the
-/// fragment, 16 bytes of `element_bytes`-wide values. Fails unless the fragment is made of such
-/// matrices, one per register (the 8- and 16-bit A and B fragments of mma.sync are).
-TiledMmaShape ldmatrix_source(const TiledMmaShape& s, MmaOperand x, int count, int element_bytes, Where w);
+/// fragment, 16 bytes of `element_bytes`-wide values (with `transpose`, the matrix's rows run
+/// across the fragment's columns: the operand is stored M- or N-major). Fails unless the
+/// fragment is made of such matrices, one per register (the 8-, 16- and 32-bit (TF32) A and B
+/// fragments of mma.sync are; .trans takes 16-bit ones only).
+TiledMmaShape ldmatrix_source(const TiledMmaShape& s, MmaOperand x, int count, bool transpose, int element_bytes, Where w);
+/// A (V, RestM, RestN) accumulator fragment as ((rows), (columns)) of the thread's values.
+Layout accumulator_rowcol(const TiledMmaShape& s, const Layout& fragment, Where w);
+/// How many consecutive lanes share each accumulator row (4 for every mma.sync kind).
+int accumulator_row_lanes(const TiledMmaShape& s, Where w);
+/// For each A value of one K block of `next`: the C value of `prev`, and which of the K block's
+/// N atoms, that holds the same (row, column) in the same lane.
+std::vector<std::pair<int, int>> accumulator_to_a(const TiledMmaShape& prev, const TiledMmaShape& next, Where w);
 /// Checks that a partition of ldmatrix sources reads 16 contiguous bytes at each row address.
-void check_ldmatrix_rows(const Layout& row, const std::optional<Swizzle>& swizzle, int element_bytes, Where w);
+void check_ldmatrix_rows(const Layout& row, const std::optional<Swizzle>& swizzle, int element_bytes, bool transpose, Where w);
 /// Checks that register fragments of these shapes fit one atom per (m, n, k) and agree.
 void check_gemm_fragments(const TiledMmaShape& s, const Layout& d, const Layout& a, const Layout& b, Where w);
 
@@ -166,4 +175,43 @@ void gemm(const TiledMma<Op>& tiled, const Tensor<typename Op::ElementC>& acc, c
   gemm(tiled, acc, a, b, acc, w);
 }
 
+
+/// A thread's accumulator seen as rows and columns of the tile (CuTe FA2's
+/// convert_layout_acc_rowcol): for m16n8 atoms tiled (WM, 1, 1) over a 128 x 64 tile,
+/// (4, (2, 2, 8)) becomes ((2, 2), (2, 8)): the thread's 4 rows, 16 values in each. Row r of
+/// every tensor of that tiling (accumulators, coordinates) is the same row of the tile.
+template <class Op, class Tn>
+Tn accumulator_rowcol(const TiledMma<Op>& tiled, const Tn& acc, detail::Where w = detail::Where::current()) {
+  return acc.transform([&](const Layout& l) { return SlicedLayout{detail::accumulator_rowcol(tiled.shape(), l, w), 0}; });
+}
+/// How many consecutive lanes share each accumulator row: a row's sum or maximum is the
+/// thread's own reduced with shuffle_xor over 1, 2, ... below this (4 for mma.sync).
+template <class Op>
+int accumulator_row_lanes(const TiledMma<Op>& tiled, detail::Where w = detail::Where::current()) {
+  return detail::accumulator_row_lanes(tiled.shape(), w);
+}
+
+/// The accumulator of `prev` (V, RestM, RestN) as the A operand of `next` (V, RestM, RestK),
+/// converted to next's A type, without leaving registers: FlashAttention's P = softmax(Q K^T)
+/// fed to P V. next's K runs along prev's N; the tilings must agree along M (checked).
+template <class Next, class Prev>
+Tensor<typename Next::ElementA> accumulator_as_A(const TiledMma<Next>& next, const TiledMma<Prev>& prev,
+                                                 const Tensor<typename Prev::ElementC>& acc, detail::Where w = detail::Where::current()) {
+  using A = typename Next::ElementA;
+  std::vector<std::pair<int, int>> map = detail::accumulator_to_a(prev.shape(), next.shape(), w);
+  const int64_t per_k = Next::k / Prev::n;
+  if (rank(acc) != 3 || size(mode(acc.layout(), 2)).value() % per_k != 0)
+    detail::fail("accumulator_as_A takes a (V, RestM, RestN) accumulator whose RestN is a multiple of " + std::to_string(per_k) +
+                     ", not " + to_string(acc.layout()),
+                 w);
+  const int64_t rest_m = size(mode(acc.layout(), 1)).value(), rest_k = size(mode(acc.layout(), 2)).value() / per_k;
+  Tensor<A> a = make_rmem_tensor<A>(IntTuple{int64_t(map.size()), rest_m, rest_k}, w);
+  for (int64_t k = 0; k < rest_k; ++k)
+    for (int64_t m = 0; m < rest_m; ++m)
+      for (size_t v = 0; v < map.size(); ++v) {
+        Value<typename Prev::ElementC> c = acc(IntTuple(map[v].first), IntTuple(m), IntTuple(k * per_k + map[v].second), w);
+        a(IntTuple(int64_t(v)), IntTuple(m), IntTuple(k), w) = cast<A>(c, w);
+      }
+  return a;
+}
 }  // namespace cutejit

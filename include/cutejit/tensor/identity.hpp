@@ -69,4 +69,11 @@ class CoordTensor {
 /// The coordinate tensor of `shape`: element c is c (a 1-D index per top-level mode).
 CoordTensor make_identity_tensor(const IntTuple& shape);
 
+/// Component I of a coordinate tensor's element as a traced Int (CuTe get<I>(cS(i)) in a
+/// comparison): `Int row = coordinate<0>(cS(i))`.
+template <int I>
+Int coordinate(const IntTuple& element, detail::Where w = detail::Where::current()) {
+  return get<I>(element).leaf().read(w);
+}
+
 }  // namespace cutejit

@@ -148,3 +148,67 @@ TEST_CASE("a row-major atom layout and a permutation change which atoms a warp o
   CHECK(p.offset.value() == 32 * 16);
   CHECK(p.layout(0, 0, 1).value() == 32 * 8);
 }
+
+TEST_CASE("ldmatrix sources: each lane's row address, plain and transposed, per the PTX ISA", "[unit]") {
+  // ldmatrix: lane 8 j + r gives the address of row r of matrix j (16 bytes). Plain, lane l then
+  // holds row l / 4, columns 2 (l % 4) + {0, 1} of each matrix; transposed, column l / 4 and rows
+  // 2 (l % 4) + {0, 1}. The m16n8k16 B fragment (N x K) is matrices j = 0, 1 at K = 8 j.
+  auto tiled = make_tiled_mma(SM80_16x8x16_F32BF16BF16F32_TN{});
+  const auto w = detail::Where::current();
+  // Plain, B stored K-major (n, k): row r of matrix j is n = r, k = 8 j on; its 16 bytes along K.
+  Layout plain = detail::ldmatrix_source(tiled.shape(), MmaOperand::b, 2, false, 2, w).layout_b;
+  // Transposed, B stored N-major: row r of matrix j is k = 8 j + r, n = 0 on; its 16 bytes along N.
+  Layout trans = detail::ldmatrix_source(tiled.shape(), MmaOperand::b, 2, true, 2, w).layout_b;
+  for (int lane = 0; lane < 32; ++lane) {
+    int j = (lane / 8) % 2, r = lane % 8;
+    INFO("lane " << lane);
+    CHECK(plain(lane, 0).value() == r + 8 * (8 * j));
+    CHECK(trans(lane, 0).value() == 0 + 8 * (8 * j + r));
+    for (int e = 0; e < 8; ++e) {
+      CHECK(plain(lane, e).value() - plain(lane, 0).value() == 8 * e);  // along K: index n + 8 k
+      CHECK(trans(lane, e).value() - trans(lane, 0).value() == e);      // along N
+    }
+  }
+  // And the A operand of x4, plain: matrix j is rows 8 (j % 2), K columns 8 (j / 2) on.
+  Layout a = detail::ldmatrix_source(tiled.shape(), MmaOperand::a, 4, false, 2, w).layout_a;
+  for (int lane = 0; lane < 32; ++lane) {
+    int j = lane / 8, r = lane % 8;
+    CHECK(a(lane, 0).value() == (8 * (j % 2) + r) + 16 * (8 * (j / 2)));
+  }
+  // .trans moves 16-bit values only.
+  auto int8 = make_tiled_mma(SM80_16x8x32_S32S8S8S32_TN{});
+  CHECK_THROWS_WITH(detail::ldmatrix_source(int8.shape(), MmaOperand::b, 2, true, 1, w),
+                    Catch::Contains("ldmatrix.trans moves 16-bit values; the B fragment of mma.sync.m16n8k32.i32.i8.i8.i32 has 8-bit ones"));
+}
+
+TEST_CASE("an accumulator seen as rows and columns, and fed back as an A operand", "[unit]") {
+  // Four warps along M over a 128 x 64 tile: each thread has 2 x 8 atoms of c0..c3, i.e. rows
+  // g, g + 8 of each of its two 16-row blocks (64 apart) and columns 2 tig + {0, 1} of each
+  // 8-wide atom.
+  auto tiled = make_tiled_mma(SM80_16x8x16_F32BF16BF16F32_TN{}, make_layout({4, 1, 1}));
+  const auto w = detail::Where::current();
+  CHECK(detail::accumulator_row_lanes(tiled.shape(), w) == 4);
+  for (int t : {0, 37, 127}) {
+    SlicedLayout c = detail::mma_partition(tiled.shape(), MmaOperand::c, make_layout({128, 64}), Integer(t), w);
+    Layout rc = detail::accumulator_rowcol(tiled.shape(), c.layout, w);
+    REQUIRE(to_string(rc.shape()) == "((2,2),(2,8))");
+    int warp = t / 32, lane = t % 32;
+    for (int r = 0; r < 4; ++r)
+      for (int col = 0; col < 16; ++col) {
+        int row = 16 * warp + g(lane) + 8 * (r % 2) + 64 * (r / 2), column = 2 * tig(lane) + col % 2 + 8 * (col / 2);
+        INFO("thread " << t << " row " << r << " column " << col);
+        CHECK(c.offset.value() + rc(r, col).value() == row + 128 * column);
+      }
+  }
+  // C of m16n8k16 as A of m16n8k16: A value i (row g + 8 ((i / 2) % 2), K column 2 tig + (i & 1)
+  // + 8 (i >= 4)) is C value (i & 1) + 2 ((i / 2) % 2) of N atom (i >= 4).
+  auto map = detail::accumulator_to_a(tiled.shape(), tiled.shape(), w);
+  REQUIRE(map.size() == 8);
+  for (int i = 0; i < 8; ++i) {
+    INFO("A value " << i);
+    CHECK(map[size_t(i)] == std::pair<int, int>{(i & 1) + 2 * ((i / 2) % 2), i >= 4});
+  }
+  // Tilings that disagree along M, or a second product whose K is not along the first's N.
+  auto two_by_two = make_tiled_mma(SM80_16x8x16_F32BF16BF16F32_TN{}, make_layout({2, 2, 1}));
+  CHECK_THROWS_WITH(detail::accumulator_to_a(tiled.shape(), two_by_two.shape(), w), Catch::Contains("needs the same atoms along M"));
+}

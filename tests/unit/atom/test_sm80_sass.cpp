@@ -14,6 +14,7 @@
 
 #include <unistd.h>
 
+#include "fmha_sm80.hpp"
 #include "mma_sync_kernels.hpp"
 #include "support.hpp"
 
@@ -120,5 +121,26 @@ TEST_CASE("TiledMma, ldmatrix and cp.async kernels have their instructions on ev
     CHECK(std::distance(std::sregex_iterator(cp.begin(), cp.end(), predicated), std::sregex_iterator()) == 4);
     CHECK(test::contains(cp, "LDGDEPBAR"));
     CHECK(test::contains(cp, "DEPBAR.LE"));
+  }
+}
+
+TEST_CASE("the FA2 forward is HMMA, LDSM (plain and transposed), LDGSTS and MUFU.EX2 on every target, in registers", "[unit]") {
+  for (const char* t : every_target) {
+    for (int variant = 0; variant < 2; ++variant) {
+      CompiledKernel k = variant == 0 ? examples::fmha_compile<bf16, examples::fmha80::hd64>(Target::parse(t))
+                                      : examples::fmha_compile<f16, examples::fmha80::hd128_causal>(Target::parse(t));
+      INFO(k.name << " on " << t);
+      std::string code = disassemble(k.cubin, "-sass");
+      CHECK(test::contains(code, variant == 0 ? "HMMA.16816.F32.BF16" : "HMMA.16816.F32"));
+      CHECK(test::contains(code, "LDSM.16.M88.4"));   // Q, the A operand
+      CHECK(test::contains(code, "LDSM.16.M88.2"));   // K, B stored K-major
+      CHECK(test::contains(code, "LDSM.16.MT88.2"));  // V, B stored N-major
+      CHECK(test::contains(code, "LDGSTS.E.BYPASS.128"));
+      CHECK(test::contains(code, "MUFU.EX2"));
+      CHECK(test::contains(code, "SHFL.BFLY"));
+      CHECK_FALSE(test::contains(code, "LDL"));
+      CHECK_FALSE(test::contains(code, "STL"));
+      CHECK(test::contains(disassemble(k.cubin, "-res-usage"), "STACK:0"));
+    }
   }
 }

@@ -166,19 +166,22 @@ std::array<Value<uint32_t>, Count> ldmatrix(const Pointer<T>& row, detail::Where
   return out;
 }
 
-/// ldmatrix.x{Count} (not transposed) as a copy atom for a TiledMma's operand fragments.
-template <int Count>
+/// ldmatrix.x{Count} as a copy atom for a TiledMma's operand fragments (CuTe SM75_U32x{Count}_LDSM_N);
+/// with `Transpose`, ldmatrix.trans for operands stored M- or N-major (SM75_U16x{2 Count}_LDSM_T):
+/// B = V^T of attention's P V, or a row-major B of a GEMM.
+template <int Count, bool Transpose = false>
   requires(Count == 1 || Count == 2 || Count == 4)
 struct LdMatrix {
   static constexpr int count = Count;
+  static constexpr bool transpose = Transpose;
 };
 
 /// ldmatrix tiled like a TiledMma's A or B: each thread's sources are the row addresses it gives.
-template <class Op, int Count>
+template <class Op, int Count, bool Transpose>
 class TiledLdMatrix {
  public:
   TiledLdMatrix(const TiledMma<Op>& tiled, MmaOperand x, int element_bytes, detail::Where w)
-      : x_(x), shape_(detail::ldmatrix_source(tiled.shape(), x, Count, element_bytes, w)) {}
+      : x_(x), shape_(detail::ldmatrix_source(tiled.shape(), x, Count, Transpose, element_bytes, w)) {}
 
   class Slice {
    public:
@@ -205,20 +208,22 @@ class TiledLdMatrix {
   detail::TiledMmaShape shape_;
 };
 
-template <int Count, class Op>
-TiledLdMatrix<Op, Count> make_tiled_copy_A(LdMatrix<Count>, const TiledMma<Op>& tiled, detail::Where w = detail::Where::current()) {
-  return TiledLdMatrix<Op, Count>(tiled, MmaOperand::a, int(sizeof(typename Op::ElementA)), w);
+template <int Count, bool Transpose, class Op>
+TiledLdMatrix<Op, Count, Transpose> make_tiled_copy_A(LdMatrix<Count, Transpose>, const TiledMma<Op>& tiled,
+                                                      detail::Where w = detail::Where::current()) {
+  return TiledLdMatrix<Op, Count, Transpose>(tiled, MmaOperand::a, int(sizeof(typename Op::ElementA)), w);
 }
-template <int Count, class Op>
-TiledLdMatrix<Op, Count> make_tiled_copy_B(LdMatrix<Count>, const TiledMma<Op>& tiled, detail::Where w = detail::Where::current()) {
-  return TiledLdMatrix<Op, Count>(tiled, MmaOperand::b, int(sizeof(typename Op::ElementB)), w);
+template <int Count, bool Transpose, class Op>
+TiledLdMatrix<Op, Count, Transpose> make_tiled_copy_B(LdMatrix<Count, Transpose>, const TiledMma<Op>& tiled,
+                                                      detail::Where w = detail::Where::current()) {
+  return TiledLdMatrix<Op, Count, Transpose>(tiled, MmaOperand::b, int(sizeof(typename Op::ElementB)), w);
 }
 
 /// fragment = the operand at `src` (a partition_S of a shared tile): one ldmatrix per block.
-template <class Op, int Count, Element T>
-void copy(const TiledLdMatrix<Op, Count>&, const Tensor<T>& src, const Tensor<T>& fragment,
+template <class Op, int Count, bool Transpose, Element T>
+void copy(const TiledLdMatrix<Op, Count, Transpose>&, const Tensor<T>& src, const Tensor<T>& fragment,
           detail::Where w = detail::Where::current()) {
-  static_assert(sizeof(T) <= 2, "ldmatrix loads 8- and 16-bit values");
+  static_assert(sizeof(T) <= 4 && (sizeof(T) == 2 || !Transpose), "ldmatrix loads 8-, 16- and 32-bit values, ldmatrix.trans 16-bit ones");
   constexpr int64_t per_register = 4 / int64_t(sizeof(T));
   if (src.data().space() != Space::shared) detail::fail("ldmatrix loads from shared memory; this copy's source is not shared", w);
   if (rank(src) != 3 || rank(fragment) != 3 || size(mode(fragment.layout(), 0)).value() != Count * per_register ||
@@ -226,10 +231,10 @@ void copy(const TiledLdMatrix<Op, Count>&, const Tensor<T>& src, const Tensor<T>
     detail::fail("an ldmatrix copy goes from partition_S of a shared tile to the TiledMma's fragment of the same tile; got " +
                      to_string(src.layout()) + " and " + to_string(fragment.layout()),
                  w);
-  detail::check_ldmatrix_rows(mode(src.layout(), 0), src.swizzle(), int(sizeof(T)), w);
+  detail::check_ldmatrix_rows(mode(src.layout(), 0), src.swizzle(), int(sizeof(T)), Transpose, w);
   for (int64_t j = 0; j < size(mode(src.layout(), 2)).value(); ++j)
     for (int64_t i = 0; i < size(mode(src.layout(), 1)).value(); ++i) {
-      std::vector<detail::ValueId> registers = detail::ldmatrix(src.pointer_at(IntTuple{0, i, j}, w).id(), Count, false, w);
+      std::vector<detail::ValueId> registers = detail::ldmatrix(src.pointer_at(IntTuple{0, i, j}, w).id(), Count, Transpose, w);
       std::vector<detail::ValueId> values = detail::unpack_registers(registers, dtype_v<T>, w);
       for (int64_t v = 0; v < Count * per_register; ++v)
         fragment(IntTuple(v), IntTuple(i), IntTuple(j), w) = Value<T>(values[size_t(v)]);

@@ -1,0 +1,3 @@
+#include "fmha_sm80.hpp"
+
+int main() { return examples::run(examples::fmha_forward_example()); }
