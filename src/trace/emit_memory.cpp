@@ -45,11 +45,17 @@ ValueId offset_pointer(ValueId ptr, ValueId offset, DType element, Where where) 
   const ValueInfo& p = pointer_arg(t, ptr, where);
   const ValueInfo& o = t.get(offset, where);
   if (o.pointer || is_float(o.type)) trace_error("a pointer offset must be an integer", where);
-  mlir::OpBuilder& b = t.builder();
-  auto gep = mlir::LLVM::GEPOp::create(b, t.loc(where), p.value.getType(), t.memory_type(element), p.value,
-                                       mlir::ValueRange{o.value}, mlir::LLVM::GEPNoWrapFlags::inbounds);
   int64_t alignment = std::min(p.known, lowest_set_bit(o.known * size_in_bytes(element)));
-  return t.add_pointer(gep, p.space, alignment);
+  auto make = [&, space = p.space, base = p.value, index = o.value] {
+    mlir::OpBuilder& b = t.builder();
+    auto gep = mlir::LLVM::GEPOp::create(b, t.loc(where), base.getType(), t.memory_type(element), base, mlir::ValueRange{index},
+                                         mlir::LLVM::GEPNoWrapFlags::inbounds);
+    return t.add_pointer(gep, space, alignment);
+  };
+  // An element of a register array at a constant index: one address for the whole kernel.
+  if (p.value.getDefiningOp<mlir::LLVM::AllocaOp>() && o.value.getDefiningOp<mlir::arith::ConstantOp>())
+    return t.register_element(ptr, offset, element, make);
+  return make();
 }
 
 ValueId load(ValueId ptr, DType element, Where where) {
@@ -77,7 +83,7 @@ void load_vector(ValueId ptr, DType element, std::span<ValueId> out, Where where
   unsigned bytes = unsigned(out.size()) * size_in_bytes(element);
   mlir::Value v = mlir::LLVM::LoadOp::create(b, l, vec, p.value, bytes);
   for (size_t i = 0; i < out.size(); ++i) {
-    auto index = mlir::LLVM::ConstantOp::create(b, l, b.getI32Type(), b.getI32IntegerAttr(int32_t(i)));
+    auto index = t.i32(int32_t(i));
     out[i] = t.add(t.from_memory(mlir::LLVM::ExtractElementOp::create(b, l, v, index), element, l), element);
   }
 }
@@ -93,7 +99,7 @@ void store_vector(ValueId ptr, std::span<const ValueId> values, Where where) {
   for (size_t i = 0; i < values.size(); ++i) {
     const ValueInfo& v = t.get(values[i], where);
     if (v.type != element) trace_error("a vector store needs elements of one type", where);
-    auto index = mlir::LLVM::ConstantOp::create(b, l, b.getI32Type(), b.getI32IntegerAttr(int32_t(i)));
+    auto index = t.i32(int32_t(i));
     vec = mlir::LLVM::InsertElementOp::create(b, l, vec, t.to_memory(v.value, element, l), index);
   }
   mlir::LLVM::StoreOp::create(b, l, vec, p.value, unsigned(values.size()) * size_in_bytes(element));

@@ -102,7 +102,7 @@ Registers pack(Trace& t, std::span<const ValueId> elements, DType type, bool as_
     auto vector_type = mlir::VectorType::get({per_register}, t.memory_type(type));
     mlir::Value v = mlir::LLVM::PoisonOp::create(b, l, vector_type);
     for (int j = 0; j < per_register; ++j) {
-      mlir::Value at = mlir::arith::ConstantOp::create(b, l, b.getI32IntegerAttr(j));
+      mlir::Value at = t.i32(j);
       v = mlir::LLVM::InsertElementOp::create(b, l, v, group[size_t(j)], at);
     }
     r.values.push_back(mlir::LLVM::BitcastOp::create(b, l, b.getI32Type(), v));
@@ -178,7 +178,7 @@ std::vector<ValueId> mma_sync(int m, int n, int k, MmaSyncTypes types, std::span
     }
     mlir::Value pair = mlir::LLVM::BitcastOp::create(builder, l, mlir::VectorType::get({2}, builder.getF16Type()), r);
     for (int j = 0; j < 2; ++j) {
-      mlir::Value at = mlir::arith::ConstantOp::create(builder, l, builder.getI32IntegerAttr(j));
+      mlir::Value at = t.i32(j);
       d.push_back(t.add(mlir::LLVM::ExtractElementOp::create(builder, l, pair, at), DType::f16));
     }
   }
@@ -226,7 +226,7 @@ std::vector<ValueId> unpack_registers(std::span<const ValueId> registers, DType 
     auto vector_type = mlir::VectorType::get({per_register}, t.memory_type(element));
     mlir::Value v = mlir::LLVM::BitcastOp::create(b, l, vector_type, packed);
     for (int j = 0; j < per_register; ++j) {
-      mlir::Value at = mlir::arith::ConstantOp::create(b, l, b.getI32IntegerAttr(j));
+      mlir::Value at = t.i32(j);
       out.push_back(t.add(t.from_memory(mlir::LLVM::ExtractElementOp::create(b, l, v, at), element, l), element));
     }
   }

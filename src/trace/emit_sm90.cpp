@@ -18,8 +18,8 @@ namespace cutejit::detail {
 
 namespace {
 
-mlir::Value i32_constant(Trace& t, mlir::Location l, int32_t v) {
-  return mlir::arith::ConstantOp::create(t.builder(), l, t.builder().getI32IntegerAttr(v));
+mlir::Value i32_constant(Trace& t, mlir::Location, int32_t v) {
+  return t.i32(v);
 }
 
 /// The descriptor parameter of a TMA op: a grid-constant tensor map, addressed generically.

@@ -130,20 +130,22 @@ mlir::Value inline_ptx(Emitter& e, const char* ptx, mlir::Value x) {
 
 ValueId constant_int(DType type, int64_t value, Where where) {
   Emitter e(where);
-  mlir::Value v = mlir::arith::ConstantOp::create(e.b, e.loc, e.b.getIntegerAttr(e.t.type(type), value));
-  return e.t.add(v, type, power_of_two_divisor(value));
+  return e.t.constant(type, uint64_t(value), false, power_of_two_divisor(value), [&](mlir::OpBuilder& b) -> mlir::Value {
+    return mlir::arith::ConstantOp::create(b, e.loc, b.getIntegerAttr(e.t.type(type), value));
+  });
 }
 
 ValueId constant_float(DType type, double value, Where where) {
   Emitter e(where);
-  if (is_fp8(type)) {
-    // Built from the host conversion's bits: an FP8 constant must not reach the LLVM lowering as a float.
-    uint8_t bits = type == DType::f8e4m3 ? f8e4m3(float(value)).bits : f8e5m2(float(value)).bits;
-    auto i8 = mlir::arith::ConstantOp::create(e.b, e.loc, e.b.getIntegerAttr(e.b.getI8Type(), bits));
-    return e.t.add(mlir::arith::BitcastOp::create(e.b, e.loc, e.t.type(type), i8), type);
-  }
-  mlir::Value v = mlir::arith::ConstantOp::create(e.b, e.loc, e.b.getFloatAttr(e.t.type(type), value));
-  return e.t.add(v, type);
+  return e.t.constant(type, std::bit_cast<uint64_t>(value), true, 1, [&](mlir::OpBuilder& b) -> mlir::Value {
+    if (is_fp8(type)) {
+      // Built from the host conversion's bits: an FP8 constant must not reach the LLVM lowering as a float.
+      uint8_t bits = type == DType::f8e4m3 ? f8e4m3(float(value)).bits : f8e5m2(float(value)).bits;
+      auto i8 = mlir::arith::ConstantOp::create(b, e.loc, b.getIntegerAttr(b.getI8Type(), bits));
+      return mlir::arith::BitcastOp::create(b, e.loc, e.t.type(type), i8);
+    }
+    return mlir::arith::ConstantOp::create(b, e.loc, b.getFloatAttr(e.t.type(type), value));
+  });
 }
 
 DType type_of(ValueId v) {

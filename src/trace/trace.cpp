@@ -161,8 +161,11 @@ void Trace::define_function(const std::vector<FlatParam>& params) {
     for (int32_t i : grid_constants)
       function_.setArgAttr(unsigned(i), mlir::LLVM::LLVMDialect::getAlignAttrName(), builder_.getI64IntegerAttr(64));
   }
-  // From here on, traced ops go into the kernel's entry block.
+  // From here on, traced ops go into the kernel's entry block, after a prologue that ends at
+  // a placeholder (an unused constant, which canonicalization drops).
   builder_.setInsertionPointToStart(&function_.getBody().front());
+  prologue_end_ = mlir::arith::ConstantOp::create(builder_, loc(defined_at_), builder_.getI32IntegerAttr(0));
+  builder_.setInsertionPointAfter(prologue_end_);
 }
 
 mlir::Value Trace::argument(int index, const Where& w) {
@@ -172,7 +175,42 @@ mlir::Value Trace::argument(int index, const Where& w) {
 
 mlir::OpBuilder::InsertPoint Trace::entry_point() {
   mlir::Block& entry = function_.getBody().front();
-  return mlir::OpBuilder::InsertPoint(&entry, entry.begin());
+  return mlir::OpBuilder::InsertPoint(&entry, prologue_end_ ? mlir::Block::iterator(prologue_end_) : entry.begin());
+}
+
+ValueId Trace::constant(DType type, uint64_t bits, bool is_float, int64_t known,
+                        const std::function<mlir::Value(mlir::OpBuilder&)>& make) {
+  if (!prologue_end_) return add(make(builder_), type, known);
+  auto key = std::make_tuple(int(type), bits, is_float);
+  if (auto it = constants_.find(key); it != constants_.end()) return it->second;
+  mlir::OpBuilder::InsertionGuard guard(builder_);
+  builder_.restoreInsertionPoint(entry_point());
+  ValueId id = add(make(builder_), type, known);
+  constants_.emplace(key, id);
+  return id;
+}
+
+mlir::Value Trace::i32(int32_t v) {
+  ValueId id = constant(DType::i32, uint64_t(int64_t(v)), false, 1, [&](mlir::OpBuilder& b) -> mlir::Value {
+    return mlir::arith::ConstantOp::create(b, loc(defined_at_), b.getI32IntegerAttr(v));
+  });
+  return value(id, defined_at_);
+}
+
+ValueId Trace::register_element(ValueId array, ValueId offset, DType element, const std::function<ValueId()>& make) {
+  // Only operands made in the prologue can be used there.
+  auto in_prologue = [&](ValueId id) {
+    mlir::Operation* op = value(id, Where::current()).getDefiningOp();
+    return prologue_end_ && op && op->getBlock() == prologue_end_->getBlock() && op->isBeforeInBlock(prologue_end_);
+  };
+  if (!in_prologue(array) || !in_prologue(offset)) return make();
+  auto key = std::make_tuple(array.index, offset.index, int(element));
+  if (auto it = register_elements_.find(key); it != register_elements_.end()) return it->second;
+  mlir::OpBuilder::InsertionGuard guard(builder_);
+  builder_.restoreInsertionPoint(entry_point());
+  ValueId id = make();
+  register_elements_.emplace(key, id);
+  return id;
 }
 
 mlir::OpBuilder::InsertPoint Trace::module_point() {

@@ -5,7 +5,10 @@
  */
 #pragma once
 
+#include <functional>
+#include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <mlir/Dialect/GPU/IR/GPUDialect.h>
@@ -65,8 +68,18 @@ class Trace {
   void define_function(const std::vector<FlatParam>& params);
   mlir::Value argument(int index, const Where& w);
   DType parameter_type(int index) const { return params_.at(size_t(index)).type; }
-  /// Inserts at the top of the entry block (allocas, so LLVM promotes them to registers).
+  /// Inserts into the entry block's prologue, before every traced op, in creation order:
+  /// allocas (so LLVM promotes them to registers), constants and addresses made once.
   mlir::OpBuilder::InsertPoint entry_point();
+  /// The constant of `type` with these bits (an integer value, or a double's bits): made once
+  /// per kernel by `make` in the prologue, where it dominates every use in every region.
+  ValueId constant(DType type, uint64_t bits, bool is_float, int64_t known, const std::function<mlir::Value(mlir::OpBuilder&)>& make);
+  /// The i32 constant `v` as an operand (a vector lane, a mask), made once per kernel.
+  mlir::Value i32(int32_t v);
+  /// The address `offset` elements into a register array, with a constant offset: made once in
+  /// the prologue (each element of a register tile is addressed in many places) when both are
+  /// made there, else by `make` where the builder is.
+  ValueId register_element(ValueId array, ValueId offset, DType element, const std::function<ValueId()>& make);
   /// Inserts into the gpu.module body (globals).
   mlir::OpBuilder::InsertPoint module_point();
 
@@ -98,6 +111,9 @@ class Trace {
   std::vector<FlatParam> params_;
   std::vector<mlir::OpBuilder::InsertPoint> saved_;
   std::vector<mlir::Operation*> if_ops_;
+  mlir::Operation* prologue_end_ = nullptr;
+  std::map<std::tuple<int, uint64_t, bool>, ValueId> constants_;
+  std::map<std::tuple<uint32_t, uint32_t, int>, ValueId> register_elements_;
   mlir::Operation* dynamic_shared_global_ = nullptr;
   int64_t static_shared_bytes_ = 0;
   Trace* previous_;
