@@ -59,14 +59,18 @@ struct Config {
 template <Element T>
 using Atom = std::conditional_t<std::is_same_v<T, bf16>, SM80_16x8x16_F32BF16BF16F32_TN, SM80_16x8x16_F32F16F16F32_TN>;
 
-/// A (rows x head_dim) shared tile at `byte_offset`, its rows' 16-byte chunks swizzled by the
-/// row (chunk c of row r at c ^ (r % 8)): the 16-byte cp.async writes, ldmatrix's eight rows
-/// and ldmatrix.trans's eight rows all touch eight different chunks.
+/// A (rows x head_dim) shared tile, its rows' 16-byte chunks swizzled by the row (chunk c of
+/// row r at c ^ (r % 8)): the 16-byte cp.async writes, ldmatrix's eight rows and
+/// ldmatrix.trans's eight rows all touch eight different chunks (tests/unit/layout/
+/// test_bank_conflicts.cpp counts them).
+template <Element T>
+ComposedLayout tile_layout(int64_t rows, int head_dim) {
+  const int chunk_bits = std::countr_zero(16u / unsigned(sizeof(T))), row_bits = std::countr_zero(unsigned(head_dim));
+  return composition(Swizzle(3, chunk_bits, row_bits - chunk_bits), make_layout({rows, head_dim}, LayoutRight{}));
+}
 template <Element T>
 Tensor<T> shared_tile(int64_t rows, int head_dim, int64_t byte_offset) {
-  const int chunk_bits = std::countr_zero(16u / unsigned(sizeof(T))), row_bits = std::countr_zero(unsigned(head_dim));
-  Pointer<T> base = dynamic_shared_aligned<T>(1024, byte_offset);
-  return make_tensor(base, composition(Swizzle(3, chunk_bits, row_bits - chunk_bits), make_layout({rows, head_dim}, LayoutRight{})));
+  return make_tensor(dynamic_shared_aligned<T>(1024, byte_offset), tile_layout<T>(rows, head_dim));
 }
 
 /// The same tile with its two modes swapped: V (keys, head_dim) as the B operand V^T (head_dim, keys).

@@ -55,17 +55,21 @@ Major major_of(const Tensor<T>& t, const char* operand, detail::Where w = detail
 /// A ring of `stages` (rows x tile_k) tiles in shared memory, stored as the operand is in global
 /// memory (K-major: lines of tile_k; MN-major: lines of `rows`), each line's 16-byte chunks
 /// swizzled by the line (chunk c of line l at c ^ (l % 8)): conflict-free for the 16-byte
-/// cp.async writes and for ldmatrix (plain or .trans), which read eight lines at one chunk.
+/// cp.async writes and for ldmatrix (plain or .trans), which read eight lines at one chunk
+/// (tests/unit/layout/test_bank_conflicts.cpp counts them).
 template <Element T>
-Tensor<T> shared_ring(int64_t rows, int stages, Major major, int64_t byte_offset) {
+ComposedLayout ring_layout(int64_t rows, int stages, Major major) {
   constexpr int64_t tile_k = Config::tile_k<T>();
   const int chunk_bits = std::countr_zero(16u / unsigned(sizeof(T)));
   const int64_t line = major == Major::k ? tile_k : rows;
-  Pointer<T> base = dynamic_shared_aligned<T>(1024, byte_offset);
   // (row, k, stage), stage after stage.
   Layout ring = major == Major::k ? Layout(IntTuple{rows, tile_k, stages}, IntTuple{tile_k, 1, rows * tile_k})
                                   : Layout(IntTuple{rows, tile_k, stages}, IntTuple{1, rows, rows * tile_k});
-  return make_tensor(base, composition(Swizzle(3, chunk_bits, std::countr_zero(uint64_t(line)) - chunk_bits), ring));
+  return composition(Swizzle(3, chunk_bits, std::countr_zero(uint64_t(line)) - chunk_bits), ring);
+}
+template <Element T>
+Tensor<T> shared_ring(int64_t rows, int stages, Major major, int64_t byte_offset) {
+  return make_tensor(dynamic_shared_aligned<T>(1024, byte_offset), ring_layout<T>(rows, stages, major));
 }
 
 /// Global -> shared with 16-byte cp.async along the contiguous index: K-major, a line's eight

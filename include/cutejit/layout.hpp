@@ -9,3 +9,4 @@
 #include <cutejit/layout/algebra.hpp>
 #include <cutejit/layout/identity_layout.hpp>
 #include <cutejit/layout/swizzle.hpp>
+#include <cutejit/layout/bank_conflicts.hpp>
