@@ -6,6 +6,7 @@
 
 #include <cctype>
 #include <limits>
+#include <string>
 
 namespace cutejit {
 
@@ -16,9 +17,13 @@ class Parser {
   Parser(std::string_view text, const char* what) : text_(text), what_(what) {}
 
   [[noreturn]] void error(const std::string& expected) const {
-    std::string msg = std::string(what_) + ": expected " + expected + " at column " + std::to_string(pos_ + 1) +
-                      " of \"" + std::string(text_) + "\"\n  " + std::string(text_) + "\n  " +
-                      std::string(pos_, ' ') + "^";
+    // Long text is shown as the 60 characters around the column.
+    const bool whole = text_.size() <= 120;
+    const size_t from = whole ? 0 : (pos_ > 30 ? pos_ - 30 : 0);
+    std::string shown(text_.substr(from, whole ? text_.size() : 60));
+    std::string quoted = whole ? std::string(text_) : "..." + shown + "...";
+    std::string msg = std::string(what_) + ": expected " + expected + " at column " + std::to_string(pos_ + 1) + " of \"" + quoted +
+                      "\"\n  " + shown + "\n  " + std::string(pos_ - from, ' ') + "^";
     throw Error(msg);
   }
 
@@ -61,29 +66,34 @@ class Parser {
       pos_ = start;
       error("an integer");
     }
+    // Checked before each digit is added, so that no number wraps around 2^64 on the way.
+    constexpr uint64_t largest = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
     uint64_t v = 0;
     while (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_]))) {
-      v = v * 10 + static_cast<uint64_t>(text_[pos_] - '0');
-      if (v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+      uint64_t digit = static_cast<uint64_t>(text_[pos_] - '0');
+      if (v > (largest - digit) / 10) {
         pos_ = start;
         error("an integer that fits in 64 bits");
       }
+      v = v * 10 + digit;
       ++pos_;
     }
     return neg ? -static_cast<int64_t>(v) : static_cast<int64_t>(v);
   }
 
-  IntTuple int_tuple() {
+  IntTuple int_tuple(int depth = 0) {
     skip_ws();
+    // Deeper text is not a layout anyone writes, and would exhaust the stack.
+    if (depth > max_depth) error("at most " + std::to_string(max_depth) + " levels of nesting");
     if (accept('(')) {
       std::vector<IntTuple> elems;
       if (accept(')')) return IntTuple(std::move(elems));
-      elems.push_back(int_tuple());
+      elems.push_back(int_tuple(depth + 1));
       while (true) {
         if (accept(')')) break;
         if (!accept(',')) error("',' or ')'");
         if (accept(')')) break;  // python-style trailing comma "(8,)"
-        elems.push_back(int_tuple());
+        elems.push_back(int_tuple(depth + 1));
       }
       return IntTuple(std::move(elems));
     }
@@ -106,6 +116,19 @@ class Parser {
   void end() {
     if (!at_end()) error("end of text");
   }
+
+  /// A swizzle field: an integer small enough for the masks (the Swizzle checks the rest).
+  int swizzle_field() {
+    size_t start = (skip_ws(), pos_);
+    int64_t v = integer();
+    if (v < -62 || v > 62) {
+      pos_ = start;
+      error("a swizzle field from -62 to 62");
+    }
+    return static_cast<int>(v);
+  }
+
+  static constexpr int max_depth = 64;
 
   size_t pos() const { return pos_; }
   void set_pos(size_t p) { pos_ = p; }
@@ -138,11 +161,11 @@ ComposedLayout parse_composed_layout(std::string_view text) {
   p.skip_ws();
   if (p.text().substr(p.pos(), 3) != "Sw<") p.error("\"Sw<\"");
   p.set_pos(p.pos() + 3);
-  int64_t b = p.integer();
+  int b = p.swizzle_field();
   p.expect(',', "','");
-  int64_t m = p.integer();
+  int m = p.swizzle_field();
   p.expect(',', "','");
-  int64_t s = p.integer();
+  int s = p.swizzle_field();
   p.expect('>', "'>'");
   p.expect('o', "'o'");
   int64_t offset = 0;
@@ -158,7 +181,7 @@ ComposedLayout parse_composed_layout(std::string_view text) {
   }
   Layout inner = p.layout();
   p.end();
-  return ComposedLayout(Swizzle(static_cast<int>(b), static_cast<int>(m), static_cast<int>(s)), offset, inner);
+  return ComposedLayout(Swizzle(b, m, s), offset, inner);
 }
 
 }  // namespace cutejit

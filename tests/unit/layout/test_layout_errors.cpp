@@ -36,6 +36,22 @@ TEST_CASE("errors: malformed layout text points at the column", "[layout][errors
   CHECK_THROWS_AS(parse_layout("99999999999999999999:1"), Error);
 }
 
+TEST_CASE("errors: numbers past 64 bits, swizzle fields past int and deep nesting are refused", "[layout][errors]") {
+  // 2 * 10^19 is past 2^64: it must not wrap around to 1553255926290448384.
+  CHECK_THROWS_WITH(parse_layout("20000000000000000000:1"), Catch::Contains("expected an integer that fits in 64 bits at column 1"));
+  CHECK(parse_layout("9223372036854775807:1").shape().value() == 9223372036854775807);
+  CHECK_THROWS_WITH(parse_layout("9223372036854775808:1"), Catch::Contains("an integer that fits in 64 bits"));
+  // 4294967299 would be 3 as an int.
+  CHECK_THROWS_WITH(parse_composed_layout("Sw<4294967299,4,3> o (8,64):(64,1)"),
+                    Catch::Contains("expected a swizzle field from -62 to 62 at column 4"));
+  CHECK(to_string(parse_composed_layout("Sw<3,4,3> o (8,64):(64,1)").layout_a()) == "Sw<3,4,3>");
+  // 40,000 levels of parentheses: an error, not a stack overflow.
+  std::string deep = std::string(40000, '(') + "1" + std::string(40000, ')') + ":1";
+  CHECK_THROWS_WITH(parse_layout(deep), Catch::Contains("expected at most 64 levels of nesting"));
+  std::string fine = std::string(64, '(') + "1" + std::string(64, ')');
+  CHECK(parse_int_tuple(fine).rank() == 1);
+}
+
 TEST_CASE("errors: composition preconditions", "[algebra][errors]") {
   CHECK_THROWS_WITH(composition(L("(4,6):(1,5)"), L("3:6")),
                     "composition((4,6):(1,5), 3:6): stride divisibility condition failed: the remaining stride 6 of "
