@@ -24,9 +24,11 @@ std::string temporary_name(std::string_view name) {
 
 }  // namespace
 
-ReadResult read_whole_file(const std::filesystem::path& path) {
+ReadResult read_whole_file(const std::filesystem::path& path, uint64_t max_bytes) {
   ReadResult r;
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // Non-blocking, so that a FIFO put where a file should be cannot stop the open (it is then
+  // refused below, as everything but a regular file is).
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     // No directory is a miss like no file; the store that follows reports an unusable directory.
     if (errno == ENOENT || errno == ENOTDIR) r.missing = true;
@@ -36,6 +38,19 @@ ReadResult read_whole_file(const std::filesystem::path& path) {
   struct stat st {};
   if (fstat(fd, &st) != 0) {
     r.error = describe("cannot stat", path, errno);
+    close(fd);
+    return r;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    r.error = path.string() + " is not a regular file (a directory, FIFO, socket or device)";
+    r.refused = true;
+    close(fd);
+    return r;
+  }
+  // The size is checked before anything is allocated: a huge (or sparse) file must not exhaust memory.
+  if (uint64_t(st.st_size) > max_bytes) {
+    r.error = path.string() + " is " + std::to_string(st.st_size) + " bytes, more than the " + std::to_string(max_bytes) + " allowed";
+    r.refused = true;
     close(fd);
     return r;
   }

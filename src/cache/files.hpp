@@ -16,9 +16,15 @@ namespace cutejit::detail {
 struct ReadResult {
   std::optional<std::string> bytes;  ///< the contents, when the file was read whole
   bool missing = false;              ///< there is no such file or directory: a plain miss, not a problem
+  bool refused = false;              ///< something is there, but not a regular file or too large to be an entry
   std::string error;                 ///< otherwise, why it could not be read
 };
-ReadResult read_whole_file(const std::filesystem::path& path);
+/// The largest entry the cache reads: far above any kernel's cubin and PTX, far below a file
+/// that could exhaust memory.
+inline constexpr uint64_t max_entry_bytes = uint64_t(256) << 20;
+/// Reads a regular file of at most `max_bytes`; anything else (a directory, a FIFO, a larger
+/// file) is an error, found before anything blocks or is allocated.
+ReadResult read_whole_file(const std::filesystem::path& path, uint64_t max_bytes = max_entry_bytes);
 
 /// Writes `bytes` to a fresh temporary file in `directory` (created if needed), then renames it
 /// to `name`: a reader sees the old entry, no entry, or the whole new one, never part of one.

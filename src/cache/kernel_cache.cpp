@@ -40,6 +40,10 @@ std::optional<CompiledKernel> KernelCache::load(std::string_view key) const {
   std::filesystem::path path = entries_directory() / detail::entry_file_name(key);
   detail::ReadResult read = detail::read_whole_file(path);
   if (read.missing) return std::nullopt;
+  if (read.refused) {
+    detail::warn_once(detail::CacheProblem::bad_entry, "the kernel cache entry is unusable (" + read.error + "); recompiling and replacing it");
+    return std::nullopt;
+  }
   if (!read.bytes) {
     detail::warn_once(detail::CacheProblem::unreadable, "the kernel cache cannot be read (" + read.error + "); compiling instead");
     return std::nullopt;

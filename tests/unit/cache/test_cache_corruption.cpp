@@ -4,7 +4,13 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include <chrono>
 #include <cstring>
+#include <future>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cache_test_support.hpp"
 
@@ -97,4 +103,41 @@ TEST_CASE("verify reports bad entries and removes them", "[cache]") {
   CHECK_FALSE(std::filesystem::exists(tmp.entry(bad_key)));
   CHECK(std::filesystem::exists(tmp.entry(good_key)));
   CHECK(tmp.cache().verify(/*remove_bad=*/true).bad.empty());
+}
+
+TEST_CASE("a huge sparse file at an entry's path is refused by its size, not read into memory", "[cache]") {
+  TempCache tmp;
+  cutejit::CompiledKernel original = compile_vector_add();
+  std::filesystem::path entry = tmp.entry(original.cache_key);
+  std::filesystem::resize_file(entry, uint64_t(100) << 30);  // 100 GiB, sparse
+  auto started = std::chrono::steady_clock::now();
+  CHECK_FALSE(tmp.cache().load(original.cache_key));
+  cutejit::CacheVerifyReport report = tmp.cache().verify(/*remove_bad=*/false);
+  REQUIRE(report.bad.size() == 1);
+  CHECK_THAT(report.bad[0].second, Catch::Contains("is 107374182400 bytes, more than the 268435456 allowed"));
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(5));
+  // Compiling replaces it with the real entry.
+  CHECK_FALSE(compile_vector_add().from_cache);
+  CHECK(std::filesystem::file_size(entry) < (uint64_t(1) << 20));
+  CHECK(compile_vector_add().from_cache);
+}
+
+TEST_CASE("a FIFO at an entry's path neither hangs a load nor stops the kernel from compiling", "[cache]") {
+  TempCache tmp;
+  cutejit::CompiledKernel original = compile_vector_add();
+  std::filesystem::path entry = tmp.entry(original.cache_key);
+  std::filesystem::remove(entry);
+  REQUIRE(mkfifo(entry.c_str(), 0644) == 0);
+  auto load = std::async(std::launch::async, [&] { return tmp.cache().load(original.cache_key).has_value(); });
+  if (load.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
+    // Release the blocked reader (a writer end opened and closed) so that the process can end.
+    int fd = open(entry.c_str(), O_WRONLY | O_NONBLOCK);
+    if (fd >= 0) close(fd);
+    FAIL("loading an entry that is a FIFO blocked");
+  }
+  CHECK_FALSE(load.get());
+  // The recompiled kernel's entry takes the FIFO's place.
+  CHECK_FALSE(compile_vector_add().from_cache);
+  CHECK(std::filesystem::is_regular_file(entry));
+  CHECK(compile_vector_add().from_cache);
 }
