@@ -14,8 +14,10 @@ Arguments::Arguments(const std::vector<std::string>& words, const std::vector<st
     if (known(flags, w)) flags_.push_back(w);
     else if (known(options, w)) {
       if (i + 1 == words.size()) throw UsageError{w + " needs a value"};
+      if (words[i + 1].empty()) throw UsageError{w + " needs a value, not an empty string"};
+      if (option(w)) throw UsageError{w + " is given twice"};
       options_.emplace_back(w, words[++i]);
-    } else if (w.starts_with("--")) throw UsageError{"unknown option " + w};
+    } else if (w.size() > 1 && w[0] == '-') throw UsageError{"unknown option " + w};
     else positional_.push_back(w);
   }
 }

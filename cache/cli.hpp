@@ -18,7 +18,8 @@ inline constexpr int exit_usage = 2;           ///< a mistake in the command lin
 /// A subcommand's arguments: positional words, `--flag`s and `--option value`s.
 class Arguments {
  public:
-  /// `options` take a value; `flags` do not. Anything else starting with "--" is an error.
+  /// `options` take a value (not empty, given once); `flags` do not. Any other word starting
+  /// with "-" is an error.
   Arguments(const std::vector<std::string>& words, const std::vector<std::string>& flags, const std::vector<std::string>& options);
   bool flag(const std::string& name) const;
   std::optional<std::string> option(const std::string& name) const;
@@ -42,6 +43,7 @@ struct Command {
   std::vector<std::string> flags;
   std::vector<std::string> options;
   int (*run)(const Arguments&, const cutejit::KernelCache&);
+  size_t positional = 0;  ///< how many plain words (not options) the subcommand takes at most
 };
 
 extern const Command list_command, stats_command, show_command;     // inspect.cpp

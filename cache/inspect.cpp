@@ -90,6 +90,6 @@ const Command show_command{"show", "one entry's metadata (or its PTX)",
                            "usage: cutejit-cache show KEY [--ptx]\n\n"
                            "Prints the metadata of the entry whose key starts with KEY, as JSON.\n"
                            "  --ptx    print the entry's PTX instead\n",
-                           {"--ptx"}, {}, show};
+                           {"--ptx"}, {}, show, 1};
 
 }  // namespace cli

@@ -33,15 +33,22 @@ void print_help() {
 int main(int argc, char** argv) {
   std::vector<std::string> words(argv + 1, argv + argc);
   std::string directory;
-  for (size_t i = 0; i < words.size(); ++i)
+  bool directory_given = false;
+  for (size_t i = 0; i < words.size();)
     if (words[i] == "--dir") {
-      if (i + 1 == words.size()) {
-        std::fprintf(stderr, "cutejit-cache: --dir needs a directory\n");
+      const char* problem = i + 1 == words.size() ? "--dir needs a directory"
+                            : words[i + 1].empty() ? "--dir needs a directory, not an empty string"
+                            : directory_given      ? "--dir is given twice"
+                                                   : nullptr;
+      if (problem) {
+        std::fprintf(stderr, "cutejit-cache: %s\n", problem);
         return cli::exit_usage;
       }
       directory = words[i + 1];
+      directory_given = true;
       words.erase(words.begin() + long(i), words.begin() + long(i) + 2);
-      break;
+    } else {
+      ++i;
     }
   if (words.empty() || words[0] == "--help" || words[0] == "-h" || words[0] == "help") {
     print_help();
@@ -63,12 +70,16 @@ int main(int argc, char** argv) {
     }
 
   try {
+    cli::Arguments args(rest, command->flags, command->options);
+    // An extra word is a mistake to stop at: `clear KEY` must not clear everything.
+    if (args.positional().size() > command->positional)
+      throw cli::UsageError{"unexpected argument '" + args.positional()[command->positional] + "'"};
     if (directory.empty()) directory = cutejit::KernelCache::default_directory().string();
     if (directory.empty()) throw cutejit::Error("error: no cache directory: set CUTEJIT_CACHE_DIR or HOME, or pass --dir DIR");
     uint64_t max_bytes = cutejit::KernelCache::default_max_bytes;
     if (const char* size = std::getenv("CUTEJIT_CACHE_MAX_SIZE"); size && *size) max_bytes = cutejit::KernelCache::parse_size(size);
     cutejit::KernelCache cache(directory, max_bytes);
-    return command->run(cli::Arguments(rest, command->flags, command->options), cache);
+    return command->run(args, cache);
   } catch (const cli::UsageError& e) {
     std::fprintf(stderr, "cutejit-cache %s: %s; see `cutejit-cache %s --help`\n", command->name, e.message.c_str(), command->name);
     return cli::exit_usage;

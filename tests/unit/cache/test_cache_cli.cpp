@@ -72,3 +72,39 @@ TEST_CASE("cutejit-cache explains itself and rejects mistakes", "[cache]") {
   CHECK(bad_size.exit_code == 1);
   CHECK_THAT(bad_size.output, Catch::Contains("'lots' is not a size"));
 }
+
+TEST_CASE("cutejit-cache stops at extra words, unknown short flags, empty and repeated options", "[cache]") {
+  TempCache tmp;
+  std::string key = compile_vector_add().cache_key;
+  REQUIRE(std::filesystem::exists(tmp.entry(key)));
+  // `clear KEY` used to clear everything.
+  for (const std::string& args : std::vector<std::string>{"clear " + key, "list extra", "stats extra", "verify extra", "prune --max-size 1M extra"}) {
+    Run r = cli(tmp, args);
+    INFO(args << ": " << r.output);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.output, Catch::Contains("unexpected argument '"));
+  }
+  CHECK(std::filesystem::exists(tmp.entry(key)));
+  Run short_flag = cli(tmp, "list -x");
+  CHECK(short_flag.exit_code == 2);
+  CHECK_THAT(short_flag.output, Catch::Contains("unknown option -x"));
+  Run twice = cli(tmp, "prune --max-size 1G --max-size 1");
+  CHECK(twice.exit_code == 2);
+  CHECK_THAT(twice.output, Catch::Contains("--max-size is given twice"));
+  CHECK(std::filesystem::exists(tmp.entry(key)));
+  Run empty = cli(tmp, "prune --max-size ''");
+  CHECK(empty.exit_code == 2);
+  CHECK_THAT(empty.output, Catch::Contains("--max-size needs a value, not an empty string"));
+  Run second_dir = cli(tmp, "--dir /tmp list");
+  CHECK(second_dir.exit_code == 2);
+  CHECK_THAT(second_dir.output, Catch::Contains("--dir is given twice"));
+  // An empty --dir is a mistake, not the default directory.
+  FILE* pipe = popen((cli_path().string() + " --dir '' stats 2>&1").c_str(), "r");
+  REQUIRE(pipe);
+  std::string output;
+  char buffer[1024];
+  while (size_t n = fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, n);
+  int status = pclose(pipe);
+  CHECK(WEXITSTATUS(status) == 2);
+  CHECK_THAT(output, Catch::Contains("--dir needs a directory, not an empty string"));
+}
