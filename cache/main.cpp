@@ -77,7 +77,12 @@ int main(int argc, char** argv) {
     if (directory.empty()) directory = cutejit::KernelCache::default_directory().string();
     if (directory.empty()) throw cutejit::Error("error: no cache directory: set CUTEJIT_CACHE_DIR or HOME, or pass --dir DIR");
     uint64_t max_bytes = cutejit::KernelCache::default_max_bytes;
-    if (const char* size = std::getenv("CUTEJIT_CACHE_MAX_SIZE"); size && *size) max_bytes = cutejit::KernelCache::parse_size(size);
+    // The library's rule: a size it cannot read is ignored with a warning, not a failure.
+    if (const char* size = std::getenv("CUTEJIT_CACHE_MAX_SIZE"); size && *size) try {
+        max_bytes = cutejit::KernelCache::parse_size(size);
+      } catch (const cutejit::Error& e) {
+        std::fprintf(stderr, "cutejit-cache: warning: CUTEJIT_CACHE_MAX_SIZE ignored, using 1G: %s\n", e.what());
+      }
     cutejit::KernelCache cache(directory, max_bytes);
     return command->run(args, cache);
   } catch (const cli::UsageError& e) {

@@ -1,5 +1,9 @@
 // The subcommands that change the cache: verify, prune, clear.
 #include <cstdio>
+#include <string>
+#include <string_view>
+
+#include <cutejit/core/error.hpp>
 
 #include "cli.hpp"
 
@@ -19,7 +23,12 @@ int verify(const Arguments& args, const cutejit::KernelCache& cache) {
 int prune(const Arguments& args, const cutejit::KernelCache& cache) {
   std::optional<std::string> size = args.option("--max-size");
   if (!size) throw UsageError{"--max-size SIZE is required (e.g. --max-size 500M)"};
-  uint64_t limit = cutejit::KernelCache::parse_size(*size);
+  uint64_t limit = 0;
+  try {
+    limit = cutejit::KernelCache::parse_size(*size);
+  } catch (const cutejit::Error& e) {
+    throw UsageError{std::string(e.what()).substr(std::string_view(e.what()).starts_with("error: ") ? 7 : 0)};
+  }
   uint64_t removed = cache.prune(limit);
   std::printf("removed %s; %s left (limit %s)\n", human_size(removed).c_str(), human_size(cache.size_bytes()).c_str(),
               human_size(limit).c_str());

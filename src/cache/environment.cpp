@@ -2,6 +2,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "cache/warnings.hpp"
@@ -61,29 +62,38 @@ KernelCache KernelCache::from_environment() {
 }
 
 uint64_t KernelCache::parse_size(std::string_view text) {
+  // DIGITS [. DIGITS] [UNIT], UNIT one of B, K, KB, KiB, M, MB, MiB, G, GB, GiB, T, TB, TiB in
+  // any case, all powers of 1024. Nothing else: no sign, space, exponent, hex, inf or nan.
   auto fail = [&] {
-    throw Error("error: '" + std::string(text) + "' is not a size; write bytes or a number with K, M, G or T (powers of 1024), e.g. 512M or 1.5G");
+    throw Error("error: '" + std::string(text) + "' is not a size; write bytes or a number with K, M, G or T (powers of 1024, " +
+                "optionally followed by B or iB), e.g. 512M, 1.5G or 2GiB");
   };
-  std::string s(text);
-  size_t end = 0;
-  double number = 0;
-  try {
-    number = std::stod(s, &end);
-  } catch (const std::exception&) {
-    fail();
+  size_t at = 0;
+  auto digits = [&] {
+    size_t from = at;
+    while (at < text.size() && text[at] >= '0' && text[at] <= '9') ++at;
+    return text.substr(from, at - from);
+  };
+  std::string_view whole = digits(), fraction;
+  if (whole.empty()) fail();
+  if (at < text.size() && text[at] == '.') {
+    ++at;
+    fraction = digits();
+    if (fraction.empty()) fail();
   }
-  if (!(number >= 0) || std::isinf(number)) fail();
-  std::string unit = lowercase(s.substr(end));
-  if (unit.ends_with("ib")) unit.resize(unit.size() - 2);
-  else if (unit.size() == 2 && unit.back() == 'b') unit.pop_back();
+  std::string unit = lowercase(std::string(text.substr(at)));
   double scale = 1;
-  if (unit == "k") scale = 1024.0;
-  else if (unit == "m") scale = 1024.0 * 1024;
-  else if (unit == "g") scale = 1024.0 * 1024 * 1024;
-  else if (unit == "t") scale = 1024.0 * 1024 * 1024 * 1024;
-  else if (!unit.empty() && unit != "b") fail();
+  const char* prefixes = "kmgt";
+  if (!unit.empty() && unit != "b") {
+    const char* p = std::strchr(prefixes, unit[0]);
+    std::string_view rest = std::string_view(unit).substr(1);
+    if (!p || !(rest.empty() || rest == "b" || rest == "ib")) fail();
+    for (const char* q = prefixes; q <= p; ++q) scale *= 1024;
+  }
+  if (whole.size() > 19) fail();
+  double number = std::stod(std::string(whole) + (fraction.empty() ? "" : "." + std::string(fraction)));
   double bytes = number * scale;
-  if (bytes > 1.8e19) fail();
+  if (bytes >= 1.8e19) fail();
   return uint64_t(bytes);
 }
 

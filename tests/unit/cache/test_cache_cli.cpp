@@ -69,8 +69,14 @@ TEST_CASE("cutejit-cache explains itself and rejects mistakes", "[cache]") {
   CHECK(bad_option.exit_code == 2);
   CHECK_THAT(bad_option.output, Catch::Contains("unknown option --colour") && Catch::Contains("cutejit-cache list --help"));
   Run bad_size = cli(tmp, "prune --max-size lots");
-  CHECK(bad_size.exit_code == 1);
-  CHECK_THAT(bad_size.output, Catch::Contains("'lots' is not a size"));
+  CHECK(bad_size.exit_code == 2);
+  CHECK_THAT(bad_size.output, Catch::Contains("'lots' is not a size") && Catch::Contains("cutejit-cache prune --help"));
+  // A bad size in the environment is the library's warning, not a failure of every command.
+  setenv("CUTEJIT_CACHE_MAX_SIZE", "bogus", 1);
+  Run bad_environment = cli(tmp, "stats");
+  unsetenv("CUTEJIT_CACHE_MAX_SIZE");
+  CHECK(bad_environment.exit_code == 0);
+  CHECK_THAT(bad_environment.output, Catch::Contains("warning: CUTEJIT_CACHE_MAX_SIZE ignored, using 1G") && Catch::Contains("'bogus' is not a size"));
 }
 
 TEST_CASE("cutejit-cache stops at extra words, unknown short flags, empty and repeated options", "[cache]") {

@@ -107,6 +107,15 @@ TEST_CASE("sizes are read with binary units", "[cache]") {
   CHECK_THROWS_WITH(KernelCache::parse_size("lots"), Catch::Contains("is not a size"));
   CHECK_THROWS_WITH(KernelCache::parse_size("-1G"), Catch::Contains("is not a size"));
   CHECK_THROWS_WITH(KernelCache::parse_size("5 parsecs"), Catch::Contains("is not a size"));
+  CHECK(KernelCache::parse_size("5KB") == 5u << 10);
+  CHECK(KernelCache::parse_size("2GiB") == uint64_t(2) << 30);
+  CHECK(KernelCache::parse_size("7b") == 7);
+  CHECK(KernelCache::parse_size("1T") == uint64_t(1) << 40);
+  // One grammar: digits, an optional fraction, an optional unit; nothing strtod would also take.
+  for (const char* bad : {"0x10", "5iB", "5bb", "1e3", " 5", "5 ", "+5", "inf", "nan", "5.", ".5", "5KiBB", "20000000000000000000", "16E"}) {
+    INFO(bad);
+    CHECK_THROWS_WITH(KernelCache::parse_size(bad), Catch::Contains("is not a size"));
+  }
 }
 
 TEST_CASE("with CUTEJIT_DUMP set every stage runs and is dumped, and the entry is still stored", "[cache]") {
