@@ -125,3 +125,16 @@ TEST_CASE("no nvJitLink and no ptxas: the error says where it looked", "[error]"
   CHECK(with_ptxas.assembler == "ptxas");
   CHECK(test::cubin_contains(with_ptxas.cubin, "sm_90a"));
 }
+
+TEST_CASE("a Constexpr argument its type cannot hold is an error, not a narrowed value", "[error]") {
+  const Target sm90a = Target::parse("sm_90a");
+  Kernel small{"constexpr_int8", [](Tensor<f32> a, Constexpr<int8_t> s) { a(0) = float(int(s)); }};
+  // 300 used to become 44.
+  CHECK_THROWS_WITH(small.compile(sm90a, test::vector_arg<float>(1024, 256), 300),
+                    Contains("argument 1 of kernel 'constexpr_int8' is 300, which its Constexpr's type does not hold (integers from -128 to 127)"));
+  CHECK_THROWS_WITH(small.compile(sm90a, test::vector_arg<float>(1024, 256), -129), Contains("is -129"));
+  CHECK_NOTHROW(small.compile(sm90a, test::vector_arg<float>(1024, 256), -128));
+  Kernel whole{"constexpr_int", [](Tensor<f32> a, Constexpr<int> s) { a(0) = float(int(s)); }};
+  CHECK_THROWS_WITH(whole.compile(sm90a, test::vector_arg<float>(1024, 256), 2.5), Contains("is 2.500000, which its Constexpr's type does not hold"));
+  CHECK_NOTHROW(whole.compile(sm90a, test::vector_arg<float>(1024, 256), 3.0));
+}

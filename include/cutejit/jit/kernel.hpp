@@ -173,9 +173,11 @@ class Kernel {
     (specialize_one<I>(key, args), ...);
   }
   template <size_t I, class A>
-  static void specialize_one(detail::Key& key, const A& a) {
+  void specialize_one(detail::Key& key, const A& a) const {
     using P = detail::KernelParam<std::tuple_element_t<I, Params>>;
     static_assert(P::template accepts<A>, "a kernel argument does not match its parameter's type (see the parameter's `expects`)");
+    // Before the conversion to the parameter's type, which would narrow silently.
+    if constexpr (requires { P::check_range(a, std::string(), 0); }) P::check_range(a, core_.name(), int(I));
     P::specialize(a, key);
   }
 

@@ -7,8 +7,11 @@
 #pragma once
 
 #include <bit>
+#include <cmath>
+#include <limits>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #include "cutejit/atom/sm90/tma.hpp"
 #include "cutejit/core/kernel_abi.hpp"
@@ -121,6 +124,19 @@ struct KernelParam<Constexpr<T>> {
     uint64_t bits = 0;
     std::memcpy(&bits, &a, sizeof(T));
     key.push(bits);
+  }
+  /// A host number must be a value of the Constexpr's type: 300 is not an int8_t, 2.5 not an int.
+  template <class A>
+  static void check_range(const A& a, const std::string& kernel, int index) {
+    if constexpr (std::is_arithmetic_v<A> && std::is_integral_v<T> && !std::is_same_v<T, bool> && !std::is_same_v<A, bool>) {
+      bool fits;
+      if constexpr (std::is_integral_v<A>) fits = std::in_range<T>(a);
+      else fits = a == std::trunc(a) && a >= double(std::numeric_limits<T>::min()) && a <= double(std::numeric_limits<T>::max());
+      if (!fits)
+        argument_error(kernel, index,
+                       "is " + std::to_string(a) + ", which its Constexpr's type does not hold (integers from " +
+                           std::to_string(std::numeric_limits<T>::min()) + " to " + std::to_string(std::numeric_limits<T>::max()) + ")");
+    }
   }
   static void check(const T&, const std::string&, int) {}
   static void pack(const T&, ParamBuffer&) {}
