@@ -48,3 +48,46 @@ inline auto streaming_kernel(bool extra_load, bool acquire_twice) {
 }
 
 }  // namespace test
+
+namespace test {
+
+inline constexpr int cp_async_stages = 3, cp_async_tile_floats = 8 * 32;
+
+/// A producer warp streams `tiles` 8 x 32 f32 tiles of `in` (row-major, 32 columns) through a
+/// three-stage PipelineCpAsync ring with 16-byte cp.async, the last tile's rows past `rows`
+/// zero-filled; a consumer warp copies each tile out. Warps 0 and 1: producer and consumer.
+inline Kernel cp_async_streaming{"cp_async_streaming", [](Tensor<f32> in, Tensor<f32> out, Int tiles) {
+  // (row, column, stage): row-major tiles, stage after stage.
+  Tensor<f32> ring = make_smem_tensor<f32>(Layout(IntTuple{8, 32, cp_async_stages}, IntTuple{32, 1, cp_async_tile_floats}));
+  Tensor<uint64_t> barriers = make_smem_tensor<uint64_t>(make_layout(2 * cp_async_stages));
+  PipelineCpAsync pipe(barriers.data(), cp_async_stages, 32, 1);
+  Int tid = thread_idx().x, lane = tid % 32;
+  // The barriers are used within the CTA only: the block barrier makes their initialisation
+  // visible (fence.mbarrier_init, for clusters, needs sm_90).
+  if_(tid == 0, [&] { pipe.init(); });
+  sync_threads();
+  auto g2s = make_tiled_copy(CpAsync<16>{}, make_ordered_layout({4, 8}, {1, 0}), make_layout({2, 4}));
+  auto thr = g2s.get_slice(lane);
+  if_(tid < 32, [&] {
+    for_(0, tiles, [&](Int k) {
+      PipelineState s = PipelineState::at(k, cp_async_stages);
+      pipe.producer_acquire(s);
+      CoordTensor coords = local_tile(make_identity_tensor(in.shape()), IntTuple{8, 32}, IntTuple{k, 0});
+      Tensor<f32> src = local_tile(in, IntTuple{8, 32}, IntTuple{k, 0});
+      Tensor<f32> dst = ring(_, _, s.index);
+      copy_if(g2s, thr.partition_S(coords), in.shape(), thr.partition_S(src), thr.partition_D(dst));
+      pipe.producer_commit(s);
+    });
+  });
+  if_(tid >= 32, [&] {
+    for_(0, tiles, [&](Int k) {
+      PipelineState s = PipelineState::at(k, cp_async_stages);
+      pipe.consumer_wait(s);
+      for (int r = 0; r < 8; ++r) out(k * cp_async_tile_floats + r * 32 + lane) = F32(ring(r, lane, s.index));
+      sync_warp();
+      if_(lane == 0, [&] { pipe.consumer_release(s); });
+    });
+  });
+}};
+
+}  // namespace test

@@ -74,6 +74,7 @@ std::optional<Feature> nvvm_op_feature(std::string_view op) {
       {"nvvm.ldmatrix", Feature::baseline},
       {"nvvm.cp.async.shared.global", Feature::baseline},
       {"nvvm.cp.async.commit.group", Feature::baseline},
+      {"nvvm.cp.async.mbarrier.arrive", Feature::baseline},
       {"nvvm.cp.async.wait.group", Feature::baseline},
       {"nvvm.cp.async.bulk.commit.group", Feature::sm90},
       {"nvvm.cp.async.bulk.wait_group", Feature::sm90},

@@ -258,6 +258,13 @@ void cp_async_commit_group(Where where) {
   mlir::NVVM::CpAsyncCommitGroupOp::create(t.builder(), t.loc(where));
 }
 
+void cp_async_mbarrier_arrive(ValueId barrier, Where where) {
+  Trace& t = Trace::current(where);
+  t.require(Feature::baseline, "cp.async.mbarrier.arrive", where);
+  mlir::Value bar = shared_pointer(t, barrier, "cp.async.mbarrier.arrive's mbarrier", where);
+  mlir::NVVM::CpAsyncMBarrierArriveOp::create(t.builder(), t.loc(where), bar, /*noinc=*/true);
+}
+
 void cp_async_wait_group(int pending, Where where) {
   Trace& t = Trace::current(where);
   t.require(Feature::baseline, "cp.async.wait_group", where);

@@ -82,15 +82,31 @@ ValueId mbarrier_try_wait(ValueId bar, ValueId parity, Where where) {
   return t.add(r, DType::i1);
 }
 
+/// mbarrier.test_wait.parity (sm_80 and newer, non-blocking): whether the phase has completed.
+mlir::Value mbarrier_test_wait(Trace& t, ValueId bar, ValueId parity, Where where) {
+  mlir::OpBuilder& b = t.builder();
+  mlir::Location l = t.loc(where);
+  mlir::Value address = mlir::LLVM::PtrToIntOp::create(b, l, b.getI64Type(), shared_pointer(t, bar, "an mbarrier", where));
+  mlir::Value phase = i32_operand(t, parity, "a phase parity", where);
+  const char* ptx = "{ .reg .pred p; mbarrier.test_wait.parity.shared.b64 p, [$1], $2; selp.u32 $0, 1, 0, p; }";
+  mlir::Value done = mlir::LLVM::InlineAsmOp::create(b, l, b.getI32Type(), mlir::ValueRange{address, phase}, ptx, "=r,l,r,~{memory}",
+                                                     /*has_side_effects=*/true, false, mlir::LLVM::TailCallKind::None,
+                                                     mlir::LLVM::AsmDialectAttr(), mlir::ArrayAttr())
+                         .getResult(0);
+  return mlir::arith::CmpIOp::create(b, l, mlir::arith::CmpIPredicate::ne, done, t.i32(0));
+}
+
 void mbarrier_wait(ValueId bar, ValueId parity, Where where) {
   Trace& t = Trace::current(where);
   mlir::OpBuilder& b = t.builder();
   mlir::Location l = t.loc(where);
   // try_wait may time out before the phase completes: probe until it reports completion.
+  // Before sm_90 there is no try_wait; test_wait is the same probe without the suspension.
+  const bool try_wait = target_has(t.target(), Feature::sm90);
   auto loop = mlir::scf::WhileOp::create(b, l, mlir::TypeRange{}, mlir::ValueRange{});
   mlir::OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(b.createBlock(&loop.getBefore()));
-  mlir::Value done = t.value(mbarrier_try_wait(bar, parity, where), where);
+  mlir::Value done = try_wait ? t.value(mbarrier_try_wait(bar, parity, where), where) : mbarrier_test_wait(t, bar, parity, where);
   mlir::Value pending = mlir::arith::XOrIOp::create(b, l, done, mlir::arith::ConstantOp::create(b, l, b.getBoolAttr(true)));
   mlir::scf::ConditionOp::create(b, l, pending, mlir::ValueRange{});
   b.setInsertionPointToStart(b.createBlock(&loop.getAfter()));

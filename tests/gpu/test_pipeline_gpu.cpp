@@ -142,3 +142,17 @@ TEST_CASE("PipelineTmaStore streams 40 tiles out of two shared buffers", "[gpu]"
   for (size_t i = 0; i < expected.size(); ++i) expected[i] = float(i);
   CHECK(out.to_host() == expected);
 }
+
+TEST_CASE("a cp.async pipeline streams tiles from a producer warp to a consumer warp, zero-filling past the end", "[gpu]") {
+  Device gpu;
+  const int tiles = 50, rows = 8 * tiles - 5, cols = 32;  // the last tile has 3 rows
+  std::vector<float> host(size_t(rows * cols));
+  for (size_t i = 0; i < host.size(); ++i) host[i] = float(i) * 0.5f - 7.0f;
+  auto in = gpu.upload(host);
+  auto out = gpu.upload(std::vector<float>(size_t(tiles * 8 * cols), NAN));
+  test::cp_async_streaming(gpu, Launch{.grid = 1, .block = 64}, in.view({rows, cols}), out, tiles);
+  gpu.synchronize();
+  std::vector<float> expected = host;
+  expected.resize(size_t(tiles * 8 * cols), 0.0f);
+  CHECK(out.to_host() == expected);
+}

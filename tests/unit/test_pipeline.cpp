@@ -79,6 +79,20 @@ TEST_CASE("PipelineAsync and PipelineTmaStore compile to arrivals, waits and bul
   CHECK_THROWS_WITH(bad.compile(Target::parse("sm_90a"), map), Contains("test_pipeline.cpp") && Contains("1 to 32 stages, not 0"));
 }
 
+TEST_CASE("PipelineCpAsync commits with cp.async.mbarrier.arrive.noinc, on every cp.async target", "[unit]") {
+  auto in = cutejit::DeviceTensor<float>::make(256, std::array<int64_t, 2>{395, 32}, std::array<int64_t, 2>{32, 1});
+  for (const char* t : {"sm_80", "sm_86", "sm_89", "sm_90a", "sm_100a", "sm_120a"}) {
+    INFO(t);
+    std::string ptx = test::cp_async_streaming.compile(Target::parse(t), in, test::vector_arg<float>(), 50).ptx;
+    CHECK(contains(ptx, "cp.async.mbarrier.arrive.noinc.shared"));
+    CHECK(contains(ptx, "cp.async.cg.shared.global"));
+    // try_wait from sm_90; before it, the test_wait probe.
+    const bool hopper_or_newer = Target::parse(t).sm >= 90;
+    CHECK(contains(ptx, hopper_or_newer ? "mbarrier.try_wait.parity" : "mbarrier.test_wait.parity.shared.b64"));
+    CHECK_FALSE(contains(ptx, "cp.async.wait_group"));
+  }
+}
+
 TEST_CASE("the tile scheduler's grid size is one CTA per multiprocessor, or per tile", "[unit]") {
   CHECK(StaticTileScheduler::grid_size(1000, 132) == 132);
   CHECK(StaticTileScheduler::grid_size(12, 132) == 12);

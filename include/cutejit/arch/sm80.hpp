@@ -45,5 +45,9 @@ void cp_async(ValueId dst, ValueId src, int bytes, ValueId src_bytes, Where wher
 void cp_async_commit_group(Where where);
 /// cp.async.wait_group: waits until at most `pending` of this thread's groups are in flight.
 void cp_async_wait_group(int pending, Where where);
+/// cp.async.mbarrier.arrive.noinc.shared.b64: the mbarrier (in shared memory) receives this
+/// thread's arrival once all of its cp.async issued so far have completed; .noinc: the arrival
+/// is one of the count the barrier was initialised with.
+void cp_async_mbarrier_arrive(ValueId barrier, Where where);
 
 }  // namespace cutejit::detail

@@ -5,6 +5,8 @@
  *    (the producer's arrival plus the TMA bytes) and an "empty" one (one arrival per consumer).
  *  - `PipelineAsync`: producers and consumers that are both threads: the producers write the
  *    stage with ordinary stores and arrive on "full".
+ *  - `PipelineCpAsync`: producer threads fill the stage with cp.async; each one's arrival on
+ *    "full" comes when its copies land (cp.async.mbarrier.arrive.noinc).
  *  - `PipelineTmaStore`: TMA stores out of a ring of shared-memory buffers, without barriers:
  *    a buffer is reused once the bulk-store group that read it has finished reading.
  *
@@ -25,6 +27,7 @@
 
 #include <string>
 
+#include "cutejit/arch/sm80.hpp"
 #include "cutejit/atom/sm90/tma.hpp"
 #include "cutejit/pipeline/mbarrier.hpp"
 
@@ -100,6 +103,33 @@ class PipelineAsync : public detail::StageBarriers {
   /// This thread's writes to stage `s` are done: one arrival (release semantics, so the
   /// consumers' wait sees the writes).
   void producer_commit(const PipelineState& s, detail::Where w = detail::Where::current()) const { mbarrier_arrive(full(s.index), w); }
+
+ private:
+  int producers_;
+};
+
+/// cp.async producers feeding consumers (CuTeDSL's PipelineCpAsync): PipelineAsync whose
+/// producer commit is cp.async.mbarrier.arrive.noinc, so that a stage is full once every
+/// producer thread's copies into it have landed. No wait_group and no block barrier: producers
+/// and consumers can be different warps, each a stage apart.
+class PipelineCpAsync : public detail::StageBarriers {
+ public:
+  /// `producers`: the threads that copy into a stage and commit it (each commits once per
+  /// stage); `consumers`: the arrivals that free it.
+  PipelineCpAsync(const Pointer<uint64_t>& barriers, int stages, int producers, int consumers,
+                  detail::Where w = detail::Where::current())
+      : StageBarriers(barriers, stages, consumers, w), producers_(producers) {
+    if (producers < 1) detail::fail("a pipeline needs at least one producer, not " + std::to_string(producers), w);
+  }
+  /// One thread initialises every barrier; then fence_mbarrier_init() and a block barrier.
+  void init(detail::Where w = detail::Where::current()) const { init_barriers(producers_, w); }
+  /// Waits until the consumers have freed stage `s`.
+  void producer_acquire(const PipelineState& s, detail::Where w = detail::Where::current()) const { wait_empty(s, w); }
+  /// This thread's cp.async into stage `s` are issued: the stage's "full" barrier gets its
+  /// arrival when they complete.
+  void producer_commit(const PipelineState& s, detail::Where w = detail::Where::current()) const {
+    detail::cp_async_mbarrier_arrive(full(s.index).id(), w);
+  }
 
  private:
   int producers_;
