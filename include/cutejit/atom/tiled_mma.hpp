@@ -175,10 +175,9 @@ void gemm(const TiledMma<Op>& tiled, const Tensor<typename Op::ElementC>& acc, c
   gemm(tiled, acc, a, b, acc, w);
 }
 
-
 /// A thread's accumulator seen as rows and columns of the tile (CuTe FA2's
-/// convert_layout_acc_rowcol): for m16n8 atoms tiled (WM, 1, 1) over a 128 x 64 tile,
-/// (4, (2, 2, 8)) becomes ((2, 2), (2, 8)): the thread's 4 rows, 16 values in each. Row r of
+/// convert_layout_acc_rowcol): for m16n8 atoms tiled (4, 1, 1) over a 128 x 64 tile,
+/// ((2,2),2,8) becomes ((2,2),(2,8)): the thread's 4 rows, 16 values in each. Row r of
 /// every tensor of that tiling (accumulators, coordinates) is the same row of the tile.
 template <class Op, class Tn>
 Tn accumulator_rowcol(const TiledMma<Op>& tiled, const Tn& acc, detail::Where w = detail::Where::current()) {
@@ -214,4 +213,5 @@ Tensor<typename Next::ElementA> accumulator_as_A(const TiledMma<Next>& next, con
       }
   return a;
 }
+
 }  // namespace cutejit
