@@ -3,10 +3,10 @@
 //   - Q, K and V are (tokens, heads, head_dim) tensors of one batch of sequences of any length,
 //     sequence b being tokens cu_seqlens[b] to cu_seqlens[b + 1] (fixed lengths are the special
 //     case cu_seqlens = 0, S, 2 S, ...); H_q a multiple of H_kv (GQA/MQA) reads K and V in place;
-//   - a CTA takes 128 queries of one head: four warps of mma.sync atoms (TiledMma), 32 rows each
-//     (a 64-row tiling twice); Q stays in shared memory, K and V blocks of 64 keys stream
-//     through it with cp.async, K's next block in flight during softmax and P V, V's during
-//     Q K^T (FA2's single-buffered schedule);
+//   - a CTA takes 128 queries of one head (64 at head dim 128): four warps of mma.sync atoms
+//     (TiledMma) along M, 32 rows each (16 at head dim 128); Q stays in shared memory, K and V
+//     blocks of 64 keys stream through it with cp.async, K's next block in flight during
+//     softmax and P V, V's during Q K^T (FA2's single-buffered schedule);
 //   - S = Q K^T and O += P V on the same TiledMma: ldmatrix for Q and K (K-major), ldmatrix.trans
 //     for V (the B operand V^T is stored N-major); P never leaves registers
 //     (accumulator_as_A);

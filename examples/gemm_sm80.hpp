@@ -1,12 +1,14 @@
-// A multistage tensor-op GEMM on the warp-level path (sm_80 and newer): C (M x N) = A (M x K,
-// row-major) * B with B stored N x K ("TN"), f32 accumulation, written as CuTe's sm80 GEMM is:
-//   - CTA tiles of tile_m x tile_n x 64 (Config; 128 x 128 by default), warps_m x warps_n warps of
-//     mma.sync atoms (TiledMma), each warp 64 x 64;
-//   - a ring of `Stages` shared tiles filled by 16-byte cp.async (TiledCopy), predicated with
-//     zero-fill so any M, N and K (a multiple of 8) work, the next tiles in flight while
-//     the current one is multiplied;
-//   - ldmatrix from 128-byte-swizzled shared rows (Sw<3,3,3>: conflict-free for ldmatrix and
-//     for the 16-byte cp.async writes) into the TiledMma's fragments;
+// A multistage tensor-op GEMM on the warp-level path (sm_80 and newer): C (M x N) = A (M x K)
+// * B (B given as N x K), one template for every mma.sync atom (BF16, FP16, TF32, INT8, FP8),
+// written as CuTe's sm80 GEMM is:
+//   - CTA tiles of tile_m x tile_n x (128 bytes of K) (Config; 128 x 128 by default), warps_m x
+//     warps_n warps of mma.sync atoms (TiledMma), each warp 64 x 64;
+//   - A and B each K-major (a row-major A, a B stored N x K) or MN-major (a column-major A, a
+//     row-major K x N B), read from the tensors' unit strides;
+//   - a ring of `stages` shared tiles, stored as the operand is and swizzled by line, filled by
+//     16-byte cp.async (TiledCopy) with zero-fill so that any M, N and K work, the next tiles in
+//     flight while the current one is multiplied;
+//   - ldmatrix (MN-major: ldmatrix.trans) into the TiledMma's fragments, conflict-free;
 //   - the accumulators converted and stored with the bound checked per element pair.
 // Built for sm_90a it runs on Hopper, where mma.sync is the older, slower path; built for
 // sm_80, sm_86, sm_89 and sm_120a it is compile-verified.
