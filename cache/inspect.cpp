@@ -23,7 +23,7 @@ int list(const Arguments& args, const cutejit::KernelCache& cache) {
   if (args.flag("--json")) {
     nlohmann::json out = nlohmann::json::array();
     for (const auto& e : entries) out.push_back(entry_json(e));
-    std::cout << out.dump(2) << "\n";
+    std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";  // paths need not be UTF-8
     return exit_ok;
   }
   if (entries.empty()) {
@@ -46,7 +46,7 @@ int stats(const Arguments& args, const cutejit::KernelCache& cache) {
   if (args.flag("--json")) {
     nlohmann::json out = {{"directory", cache.directory().string()}, {"entries", entries.size()}, {"bytes", on_disk},
                           {"max_bytes", cache.max_bytes()}, {"per_target", per_target}};
-    std::cout << out.dump(2) << "\n";
+    std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";  // paths need not be UTF-8
     return exit_ok;
   }
   std::printf("directory   %s\n", cache.directory().c_str());
@@ -68,7 +68,7 @@ int show(const Arguments& args, const cutejit::KernelCache& cache) {
   }
   nlohmann::json out = entry_json(e);
   out["file"] = (cache.entries_directory() / (e.key + ".entry")).string();
-  std::cout << out.dump(2) << "\n";
+  std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";  // paths need not be UTF-8
   return exit_ok;
 }
 

@@ -114,3 +114,20 @@ TEST_CASE("cutejit-cache stops at extra words, unknown short flags, empty and re
   CHECK(WEXITSTATUS(status) == 2);
   CHECK_THAT(output, Catch::Contains("--dir needs a directory, not an empty string"));
 }
+
+TEST_CASE("cutejit-cache stats --json and list --json take a cache directory whose name is not UTF-8", "[cache]") {
+  TempCache tmp;
+  const std::filesystem::path odd = tmp.path() / "caf\xe9-\xff";  // Latin-1 bytes, invalid UTF-8
+  std::filesystem::create_directories(odd);
+  for (const char* command : {"stats --json", "list --json"}) {
+    FILE* pipe = popen((cli_path().string() + " --dir '" + odd.string() + "' " + command + " 2>&1").c_str(), "r");
+    REQUIRE(pipe);
+    std::string output;
+    char buffer[1024];
+    while (size_t n = fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, n);
+    int status = pclose(pipe);
+    INFO(command << ": " << output);
+    CHECK(WEXITSTATUS(status) == 0);
+    CHECK(output.find("type_error") == std::string::npos);
+  }
+}
