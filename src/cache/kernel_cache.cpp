@@ -24,9 +24,10 @@ std::string key_of(const std::filesystem::path& entry) { return entry.stem().str
 
 bool is_entry(const detail::DirectoryEntry& e) { return !e.temporary && e.path.extension() == ".entry"; }
 
-void remove_quietly(const std::filesystem::path& p) {
+/// Removes a file if it can; whether it did (what a report may count).
+bool remove_quietly(const std::filesystem::path& p) {
   std::error_code ec;
-  std::filesystem::remove(p, ec);
+  return std::filesystem::remove(p, ec) && !ec;
 }
 
 CacheEntryInfo info_of(const detail::DirectoryEntry& file, const detail::DecodedEntry& d) {
@@ -128,15 +129,16 @@ uint64_t KernelCache::prune(uint64_t limit) const {
   uint64_t total = 0, removed = 0;
   int64_t now = now_unix();
   std::vector<detail::DirectoryEntry> entries;
+  // Only what is really removed counts: an abandoned temporary file as much as an entry.
   for (const detail::DirectoryEntry& f : files) {
-    if (f.temporary && now - f.modified_ns / 1'000'000'000 > abandoned_after_seconds) remove_quietly(f.path);
+    if (f.temporary && now - f.modified_ns / 1'000'000'000 > abandoned_after_seconds) removed += remove_quietly(f.path) ? f.bytes : 0;
     else if (is_entry(f)) entries.push_back(f), total += f.bytes;
   }
   // Least recently used first; a hit refreshes an entry's modification time.
   std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.modified_ns < b.modified_ns; });
   for (const detail::DirectoryEntry& e : entries) {
     if (total <= limit) break;
-    remove_quietly(e.path);
+    if (!remove_quietly(e.path)) continue;
     total -= e.bytes;
     removed += e.bytes;
   }
@@ -146,8 +148,8 @@ uint64_t KernelCache::prune(uint64_t limit) const {
 size_t KernelCache::clear() const {
   size_t removed = 0;
   for (const detail::DirectoryEntry& f : detail::scan_directory(entries_directory())) {
-    removed += is_entry(f);
-    remove_quietly(f.path);
+    bool gone = remove_quietly(f.path);
+    removed += is_entry(f) && gone;
   }
   return removed;
 }

@@ -141,3 +141,15 @@ TEST_CASE("a FIFO at an entry's path neither hangs a load nor stops the kernel f
   CHECK(std::filesystem::is_regular_file(entry));
   CHECK(compile_vector_add().from_cache);
 }
+
+TEST_CASE("prune counts the abandoned temporary files it removes", "[cache]") {
+  TempCache tmp;
+  std::filesystem::path entry = tmp.entry(compile_vector_add().cache_key);
+  std::filesystem::path stale = entry.parent_path() / ".tmp.abandoned.entry.1.0";
+  write_bytes(stale, std::string(5 << 20, 'x'));
+  std::filesystem::last_write_time(stale, std::filesystem::file_time_type::clock::now() - std::chrono::hours(2));
+  // "removed 0 B" after deleting 5 MB was the old report.
+  CHECK(tmp.cache().prune(uint64_t(1) << 30) == uint64_t(5) << 20);
+  CHECK_FALSE(std::filesystem::exists(stale));
+  CHECK(std::filesystem::exists(entry));  // under the limit: kept
+}
