@@ -105,14 +105,9 @@ TEST_CASE("cutejit-cache stops at extra words, unknown short flags, empty and re
   CHECK(second_dir.exit_code == 2);
   CHECK_THAT(second_dir.output, Catch::Contains("--dir is given twice"));
   // An empty --dir is a mistake, not the default directory.
-  FILE* pipe = popen((cli_path().string() + " --dir '' stats 2>&1").c_str(), "r");
-  REQUIRE(pipe);
-  std::string output;
-  char buffer[1024];
-  while (size_t n = fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, n);
-  int status = pclose(pipe);
-  CHECK(WEXITSTATUS(status) == 2);
-  CHECK_THAT(output, Catch::Contains("--dir needs a directory, not an empty string"));
+  Run empty_dir = cli_raw("--dir '' stats");
+  CHECK(empty_dir.exit_code == 2);
+  CHECK_THAT(empty_dir.output, Catch::Contains("--dir needs a directory, not an empty string"));
 }
 
 TEST_CASE("cutejit-cache stats --json and list --json take a cache directory whose name is not UTF-8", "[cache]") {
@@ -120,14 +115,9 @@ TEST_CASE("cutejit-cache stats --json and list --json take a cache directory who
   const std::filesystem::path odd = tmp.path() / "caf\xe9-\xff";  // Latin-1 bytes, invalid UTF-8
   std::filesystem::create_directories(odd);
   for (const char* command : {"stats --json", "list --json"}) {
-    FILE* pipe = popen((cli_path().string() + " --dir '" + odd.string() + "' " + command + " 2>&1").c_str(), "r");
-    REQUIRE(pipe);
-    std::string output;
-    char buffer[1024];
-    while (size_t n = fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, n);
-    int status = pclose(pipe);
-    INFO(command << ": " << output);
-    CHECK(WEXITSTATUS(status) == 0);
-    CHECK(output.find("type_error") == std::string::npos);
+    Run r = cli_raw("--dir '" + odd.string() + "' " + command);
+    INFO(command << ": " << r.output);
+    CHECK(r.exit_code == 0);
+    CHECK(r.output.find("type_error") == std::string::npos);
   }
 }
