@@ -86,53 +86,57 @@ class StageBarriers {
 };
 }  // namespace detail
 
+namespace detail {
+/// Stage barriers whose producers are threads, each arriving once per stage: what
+/// PipelineAsync and PipelineCpAsync share; they differ in how a producer commits.
+class ThreadProducerStages : public StageBarriers {
+ public:
+  /// One thread initialises every barrier; then fence_mbarrier_init() and a block barrier.
+  void init(Where w = Where::current()) const { init_barriers(producers_, w); }
+  /// Waits until the consumers have freed stage `s`.
+  void producer_acquire(const PipelineState& s, Where w = Where::current()) const { wait_empty(s, w); }
+
+ protected:
+  /// `producers`: the arrivals that fill a stage; `consumers`: the arrivals that free it.
+  ThreadProducerStages(const Pointer<uint64_t>& barriers, int stages, int producers, int consumers, Where w)
+      : StageBarriers(barriers, stages, consumers, w), producers_(producers) {
+    if (producers < 1) fail("a pipeline needs at least one producer, not " + std::to_string(producers), w);
+  }
+
+ private:
+  int producers_;
+};
+}  // namespace detail
+
 /// Producer threads writing stages with ordinary stores; consumers reading them.
-class PipelineAsync : public detail::StageBarriers {
+class PipelineAsync : public detail::ThreadProducerStages {
  public:
   /// `producers`: the arrivals that fill a stage (e.g. 32 when every thread of a warp writes
   /// and arrives); `consumers`: the arrivals that free it.
   PipelineAsync(const Pointer<uint64_t>& barriers, int stages, int producers, int consumers,
                 detail::Where w = detail::Where::current())
-      : StageBarriers(barriers, stages, consumers, w), producers_(producers) {
-    if (producers < 1) detail::fail("a pipeline needs at least one producer, not " + std::to_string(producers), w);
-  }
-  /// One thread initialises every barrier; then fence_mbarrier_init() and a block barrier.
-  void init(detail::Where w = detail::Where::current()) const { init_barriers(producers_, w); }
-  /// Waits until the consumers have freed stage `s`.
-  void producer_acquire(const PipelineState& s, detail::Where w = detail::Where::current()) const { wait_empty(s, w); }
+      : ThreadProducerStages(barriers, stages, producers, consumers, w) {}
   /// This thread's writes to stage `s` are done: one arrival (release semantics, so the
   /// consumers' wait sees the writes).
   void producer_commit(const PipelineState& s, detail::Where w = detail::Where::current()) const { mbarrier_arrive(full(s.index), w); }
-
- private:
-  int producers_;
 };
 
 /// cp.async producers feeding consumers (CuTeDSL's PipelineCpAsync): PipelineAsync whose
 /// producer commit is cp.async.mbarrier.arrive.noinc, so that a stage is full once every
 /// producer thread's copies into it have landed. No wait_group and no block barrier: producers
 /// and consumers can be different warps, each a stage apart.
-class PipelineCpAsync : public detail::StageBarriers {
+class PipelineCpAsync : public detail::ThreadProducerStages {
  public:
   /// `producers`: the threads that copy into a stage and commit it (each commits once per
   /// stage); `consumers`: the arrivals that free it.
   PipelineCpAsync(const Pointer<uint64_t>& barriers, int stages, int producers, int consumers,
                   detail::Where w = detail::Where::current())
-      : StageBarriers(barriers, stages, consumers, w), producers_(producers) {
-    if (producers < 1) detail::fail("a pipeline needs at least one producer, not " + std::to_string(producers), w);
-  }
-  /// One thread initialises every barrier; then fence_mbarrier_init() and a block barrier.
-  void init(detail::Where w = detail::Where::current()) const { init_barriers(producers_, w); }
-  /// Waits until the consumers have freed stage `s`.
-  void producer_acquire(const PipelineState& s, detail::Where w = detail::Where::current()) const { wait_empty(s, w); }
+      : ThreadProducerStages(barriers, stages, producers, consumers, w) {}
   /// This thread's cp.async into stage `s` are issued: the stage's "full" barrier gets its
   /// arrival when they complete.
   void producer_commit(const PipelineState& s, detail::Where w = detail::Where::current()) const {
     detail::cp_async_mbarrier_arrive(full(s.index).id(), w);
   }
-
- private:
-  int producers_;
 };
 
 /// TMA stores out of `stages` shared-memory buffers, one bulk-store group per buffer: before
