@@ -135,9 +135,21 @@ using output_t = std::conditional_t<C.out == DType::f8e4m3, f8e4m3, bf16>;
 /// Both XOR bits 4 and up of the byte offset with bits 7 and up; in elements, from bit 3 (bf16)
 /// or 4 (FP8).
 template <class Out = bf16>
+Swizzle chunk_swizzle_of() {
+  return sizeof(Out) == 2 ? Swizzle(3, 3, 3) : Swizzle(2, 4, 3);
+}
+template <class Out = bf16>
 ComposedLayout chunk_layout() {
-  constexpr int bits = sizeof(Out) == 2 ? 3 : 2, base = sizeof(Out) == 2 ? 3 : 4;
-  return composition(Swizzle(bits, base, 3), make_layout({chunk_rows, chunk_cols}, LayoutRight{}));
+  return composition(chunk_swizzle_of<Out>(), make_layout({chunk_rows, chunk_cols}, LayoutRight{}));
+}
+/// The 128 x 64 chunk of C that both consumer warpgroups store at once, from their buffers
+/// of one index: rows 64 h ... 64 h + 63 are warpgroup h's buffer, chunk_buffers buffers
+/// further on. (The buffers are 1 KB multiples apart, so each keeps the swizzle's phase.)
+template <class Out = bf16>
+ComposedLayout chunk_pair_layout() {
+  const int64_t next_warpgroup = chunk_buffers * chunk_bytes / int64_t(sizeof(Out));
+  return composition(chunk_swizzle_of<Out>(), Layout(IntTuple{IntTuple{chunk_rows, 2}, chunk_cols},
+                                                     IntTuple{IntTuple{chunk_cols, next_warpgroup}, 1}));
 }
 
 /// The default epilogue: the accumulators are stored as they are.
@@ -254,12 +266,26 @@ void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const TmaDescr
     Int half = warpgroup - 1;  // which 64 rows of the tile this warpgroup computes
     Int t = tid % 128;
     Bool leader = t == 0;
+    // The two consumer warpgroups tile the 128 x tile_n block with the m64n{tile_n} atom, one
+    // along M each; thread tid - 128 of the tiling holds its accumulators ((2,2,tile_n/8),1,1)
+    // and, in cC, their (row, column) in the tile.
+    auto tiled_mma = make_tiled_mma(WgmmaSS<T, tile_n, AMajor, BMajor>{}, make_layout({2, 1, 1}));
+    auto thr_mma = tiled_mma.get_slice(tid - 128);
+    Tensor<float> acc = thr_mma.partition_fragment_C({tile_m, tile_n});
+    CoordTensor cC = thr_mma.partition_C(make_identity_tensor({tile_m, tile_n}));
+    // The epilogue's 128 x 64 chunks are partitioned by the m64n64 atom, whose C layout is the
+    // first 64 columns of the m64n{tile_n} one: chunk c's accumulators are values 32 c ... 32 c
+    // + 31 of acc, in the same order (tests/unit/atom/test_wgmma_layouts.cpp checks this).
+    auto chunk_mma = make_tiled_mma(WgmmaSS<T, chunk_cols>{}, make_layout({2, 1, 1}));
+    auto chunk_thr = chunk_mma.get_slice(tid - 128);
+    auto r2s = make_tiled_copy_C(StMatrix<4>{}, chunk_mma);
+    auto thr_r2s = r2s.get_slice(tid - 128);
+    constexpr int chunk_values = chunk_cols / 2;
     // The leader's TMA stores of C, one bulk group per chunk, ringing the warpgroup's buffers.
     PipelineTmaStore stores(chunk_buffers);
-    WgmmaAccumulator<tile_n> acc;
     for_(0, scheduler.my_tile_count(), [&](Int j) {
       auto [m0, n0] = tile_origin(j);
-      acc.fill(0.0f);
+      fill(acc, 0.0f);
       for_(0, k_tiles, [&](Int kt) {
         Int it = j * k_tiles + kt;
         PipelineState s = PipelineState::at(it, stages);
@@ -272,7 +298,7 @@ void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const TmaDescr
         WgmmaOperand<T> A = operand(a_tile(s.index) + half * (64 * tile_k), a, AMajor);
         WgmmaOperand<T> B = operand(b_tile(s.index), b, BMajor);
         wgmma_fence();
-        for (int k = 0; k < A.k_steps(); ++k) wgmma<T>(acc, A.slice(0, k), B.slice(0, k));
+        cutejit::gemm(tiled_mma, acc, A, B);  // one wgmma per K step (the examples' gemm namespace hides the function)
         wgmma_commit_group();
         // One batch stays in flight; the one before it is done, so its stage can be refilled.
         wgmma_wait_group(1);
@@ -286,53 +312,54 @@ void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const TmaDescr
       // The epilogue, 64 columns at a time: values through the user's epilogue and to bf16,
       // stmatrix into a free chunk buffer, then one thread stores the chunk with TMA and the
       // warpgroup goes on (to the next chunk, then the next tile's MMAs) while it is written.
-      Int row = m0 + half * 64 + (t / 32) * 16 + (t % 32) / 4;  // of value 0 (see wgmma.hpp)
-      Int col = n0 + (t % 4) * 2;
       constexpr int chunks = tile_n / chunk_cols;
       for (int chunk = 0; chunk < chunks; ++chunk) {
         auto store_chunk = [&] {
-          constexpr int values = chunk_cols / 2;  // this thread's values in the chunk: 4 per 8 columns
-          std::vector<F32> out;
-          for (int i = chunk * values; i < (chunk + 1) * values; ++i) {
-            F32 v = F32(acc[i]);
+          Tensor<Out> out = chunk_thr.template partition_fragment_C<Out>({tile_m, chunk_cols});
+          std::vector<F32> values;
+          for (int v = 0; v < chunk_values; ++v) {
+            const int i = chunk * chunk_values + v;
+            F32 x = F32(acc(IntTuple(i)));
             // Values past M or N are computed but not stored; the epilogue sees them at the
             // last row or column, so that what it reads per row or column stays in bounds.
-            if constexpr (!std::is_same_v<E, Identity>)
-              v = F32(epilogue(v, min(row + 8 * ((i / 2) % 2), m - 1), min(col + (8 * (i / 4) + i % 2), n - 1)));
-            out.push_back(v);
+            if constexpr (!std::is_same_v<E, Identity>) {
+              IntTuple at = cC(IntTuple(i), IntTuple(0), IntTuple(0));
+              x = F32(epilogue(x, min(m0 + coordinate<0>(at), m - 1), min(n0 + coordinate<1>(at), n - 1)));
+            }
+            values.push_back(x);
           }
-          // Convert before waiting for the buffer, so that the pairs, not the chunk's f32 values,
-          // are what stays live across the wait. bf16: one cvt.rn.bf16x2.f32 per pair; FP8: one
+          // Convert before waiting for the buffer, so that the pairs, not the chunk's f32
+          // values, are what stays live across the wait. bf16: one cvt.rn.bf16x2.f32 per pair,
+          // kept as the fragment's 32-bit registers (which the stmatrix copy reads); FP8: one
           // cvt.rn.satfinite.e4m3x2.f32.
-          std::vector<Value<uint32_t>> bf16_pairs;
           std::vector<Value<int16_t>> fp8_pairs;
-          for (size_t v = 0; v < out.size(); v += 2) {
-            if constexpr (std::is_same_v<Out, bf16>) bf16_pairs.push_back(pack_pair(cast<bf16>(out[v]), cast<bf16>(out[v + 1])));
-            else fp8_pairs.push_back(cast_pair<Out>(out[v], out[v + 1]));
+          for (int v = 0; v < chunk_values; v += 2) {
+            if constexpr (std::is_same_v<Out, bf16>)
+              recast<uint32_t>(out)(IntTuple(v / 2)) = pack_pair(cast<bf16>(values[size_t(v)]), cast<bf16>(values[size_t(v + 1)]));
+            else
+              fp8_pairs.push_back(cast_pair<Out>(values[size_t(v)], values[size_t(v + 1)]));
           }
           // Chunks take the warpgroup's buffers in turn, from tile to tile too (a static choice
-          // when a tile has an even number of chunks).
+          // when a tile has an even number of chunks). The chunk's 128 rows: rows 64 h ... of
+          // warpgroup h's buffer.
           Int buffer = chunks % chunk_buffers == 0 ? Int(chunk % chunk_buffers) : (j * chunks + chunk) % chunk_buffers;
-          Pointer<Out> chunk_tile = Pointer<Out>((smem + C.epilogue_offset() + (half * chunk_buffers + buffer) * chunk_bytes).id());
-          Tensor<Out> tile = make_tensor(chunk_tile, chunk_layout<Out>());
+          Tensor<Out> tile = make_tensor(Pointer<Out>((smem + C.epilogue_offset() + buffer * chunk_bytes).id()), chunk_pair_layout<Out>());
           // The store that last read this buffer, two groups ago, is done with it.
           if_(leader, [&] { stores.producer_acquire(); });
           named_barrier_sync(1 + half, 128);
           if constexpr (std::is_same_v<Out, bf16>) {
-            stmatrix_accumulators(tile, std::span<const Value<uint32_t>>(bf16_pairs), t);  // one stmatrix.x4 per 16 columns
+            copy(r2s, out, thr_r2s.partition_D(tile));  // one stmatrix.x4 per 16 columns
           } else {
             // FP8 has no stmatrix on sm_90: each pair of neighbouring values is one 2-byte
             // store; a warp's stores cover 8 rows of 8 bytes.
-            Int tile_row = (t / 32) * 16 + (t % 32) / 4;
-            for (size_t p = 0; p < fp8_pairs.size(); ++p) {
-              int i = int(2 * p);  // values i, i + 1 of the chunk: row + 8 ((i / 2) % 2), columns 8 (i / 4) + 2 (t % 4) + {0, 1}
-              Pointer<Out> at = tile.pointer_at({tile_row + 8 * ((i / 2) % 2), (t % 4) * 2 + 8 * (i / 4)});
-              Pointer<int16_t>(at.id())[0] = fp8_pairs[p];
-            }
+            Tensor<Out> mine = chunk_thr.partition_C(tile);
+            for (size_t p = 0; p < fp8_pairs.size(); ++p)
+              Pointer<int16_t>(mine.pointer_at(IntTuple{int64_t(2 * p), 0, 0}).id())[0] = fp8_pairs[p];
           }
           fence_proxy_async_shared();  // the TMA store (async proxy) reads what the threads wrote
           named_barrier_sync(1 + half, 128);
-          if_(leader, [&] { c.store(chunk_tile, {m0 + half * 64, n0 + chunk * chunk_cols}); });
+          Pointer<Out> own = Pointer<Out>((smem + C.epilogue_offset() + (half * chunk_buffers + buffer) * chunk_bytes).id());
+          if_(leader, [&] { c.store(own, {m0 + half * 64, n0 + chunk * chunk_cols}); });
         };
         // A chunk wholly past M or N is skipped, but still closes a (then empty) bulk group, so
         // that the wait above always finds the buffer's last store one group back.

@@ -1,5 +1,5 @@
 // The kernels the epilogue tests trace (tests/unit/test_epilogue.cpp) and run
-// (tests/gpu/test_epilogue_gpu.cpp): stmatrix from wgmma accumulator fragments into a shared
+// (tests/gpu/test_epilogue_gpu.cpp): the stmatrix copy of a wgmma C fragment into a shared
 // tile and out with a TMA store, stmatrix's transposed form, and a TMA reduce-add.
 #pragma once
 
@@ -11,25 +11,26 @@ using namespace cutejit;
 /// The 16-bit code every element of a 64 x 64 test tile carries: its row and column.
 inline constexpr uint16_t element_code(int row, int col) { return uint16_t(row * 64 + col); }
 
-/// One warpgroup builds the wgmma accumulator fragment of a 64 x 64 tile in which each element
-/// holds element_code(row, column) as its bits, computed from the documented fragment layout
-/// (wgmma.hpp), stores it with stmatrix_accumulators into shared memory (128-byte swizzled as a
-/// TMA box, or plain row-major) and TMA-stores it to `out`.
+/// One warpgroup builds the C fragment of the m64n64 wgmma atom for a 64 x 64 tile in which
+/// each element holds element_code(row, column) as its bits, its row and column read from
+/// partition_C of an identity tensor; stores it with the stmatrix copy (make_tiled_copy_C) into
+/// shared memory (128-byte swizzled as a TMA box, or plain row-major) and TMA-stores it to `out`.
 inline auto stmatrix_tile(bool swizzled) {
   return Kernel{swizzled ? "stmatrix_tile_swizzled" : "stmatrix_tile", [swizzled](TmaDescriptor<bf16> out) {
     Pointer<bf16> smem = dynamic_shared_aligned<bf16>(1024);
     Layout row_major = make_layout({64, 64}, LayoutRight{});
     Tensor<bf16> tile = swizzled ? make_tensor(smem, composition(Swizzle(3, 3, 3), row_major)) : make_tensor(smem, row_major);
     Int t = thread_idx().x;
-    // Values i and i + 1 of the 32 (64 columns): one row, neighbouring columns.
-    std::vector<Value<uint32_t>> packed;
-    for (int i = 0; i < 32; i += 2) {
-      Int row = (t / 32) * 16 + (t % 32) / 4 + 8 * ((i / 2) % 2);
-      Int col = 8 * (i / 4) + (t % 4) * 2;
-      auto code = [&](const Int& c) { return bitcast<bf16>(cast<int16_t>(row * 64 + c)); };
-      packed.push_back(pack_pair(code(col), code(col + 1)));
+    auto tiled = make_tiled_mma(SM90_64xNx16_F32BF16BF16_SS<64>{});
+    auto thr = tiled.get_slice(t);
+    Tensor<bf16> fragment = thr.partition_fragment_C<bf16>({64, 64});
+    CoordTensor coords = thr.partition_C(make_identity_tensor({64, 64}));
+    for (int i = 0; i < 32; ++i) {
+      IntTuple at = coords(IntTuple(i), IntTuple(0), IntTuple(0));
+      fragment(IntTuple(i)) = bitcast<bf16>(cast<int16_t>(coordinate<0>(at) * 64 + coordinate<1>(at)));
     }
-    stmatrix_accumulators(tile, std::span<const Value<uint32_t>>(packed), t);
+    auto r2s = make_tiled_copy_C(StMatrix<4>{}, tiled);
+    copy(r2s, fragment, r2s.get_slice(t).partition_D(tile));
     fence_proxy_async_shared();
     sync_threads();
     if_(t == 0, [&] {
@@ -41,8 +42,8 @@ inline auto stmatrix_tile(bool swizzled) {
 }
 
 /// One warp stores four 8 x 8 matrices with the transposed stmatrix into a 16 x 16 row-major
-/// shared tile (matrix j at rows 8 (j % 2), columns 8 (j / 2), as stmatrix_accumulators places
-/// them), which the warp then copies to `out`. Register j of lane l holds the codes of
+/// shared tile (matrix j at rows 8 (j % 2), columns 8 (j / 2), as the wgmma C fragment's
+/// registers 0-3 lie), which the warp then copies to `out`. Register j of lane l holds the codes of
 /// (row l / 4, columns 2 (l % 4) and + 1) of matrix j: the transposed form puts them in column
 /// l / 4, rows 2 (l % 4) and + 1.
 inline Kernel stmatrix_transposed{"stmatrix_transposed", [](Tensor<bf16> out) {

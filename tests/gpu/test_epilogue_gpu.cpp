@@ -21,7 +21,7 @@ std::vector<bf16> poison(size_t n) {
 }
 }  // namespace
 
-TEST_CASE("stmatrix_accumulators puts every accumulator value at its row and column, swizzled or not", "[gpu]") {
+TEST_CASE("the stmatrix copy puts every value of a wgmma C fragment at its row and column, swizzled or not", "[gpu]") {
   Device gpu;
   std::vector<uint16_t> expected;
   for (int r = 0; r < 64; ++r)

@@ -11,7 +11,7 @@ using Catch::Contains;
 
 namespace {
 int traces = 0;  // bumped by the kernel body, which only runs when a specialization is traced
-Kernel fill{"fill", [](Tensor<i32> out, Constexpr<int> value) {
+Kernel fill_value{"fill", [](Tensor<i32> out, Constexpr<int> value) {
   ++traces;
   Int i = block_idx().x * block_dim().x + thread_idx().x;
   if_(i < size(out), [&] { out(i) = int(value); });
@@ -23,12 +23,12 @@ TEST_CASE("a seen specialization launches without tracing again; a new one trace
   auto out = gpu.upload(std::vector<int32_t>(1000, -1));
   Launch cfg{.grid = 4, .block = 256};
   int before = traces;
-  fill(gpu, cfg, out, 7);
-  fill(gpu, cfg, out, 7);
+  fill_value(gpu, cfg, out, 7);
+  fill_value(gpu, cfg, out, 7);
   CHECK(traces == before + 1);
-  fill(gpu, cfg, out, 9);
+  fill_value(gpu, cfg, out, 9);
   CHECK(traces == before + 2);
-  PreparedLaunch prepared = fill.prepare(gpu, cfg, out, 11);
+  PreparedLaunch prepared = fill_value.prepare(gpu, cfg, out, 11);
   CHECK(traces == before + 3);
   prepared();
   prepared();
@@ -40,11 +40,11 @@ TEST_CASE("a seen specialization launches without tracing again; a new one trace
 TEST_CASE("launch checks: shared memory, block size, grid", "[gpu]") {
   Device gpu;
   auto out = gpu.upload(std::vector<int32_t>(64, 0));
-  CHECK_THROWS_WITH(fill(gpu, Launch{.grid = 1, .block = 64, .shared_bytes = 4u << 20}, out, 1),
+  CHECK_THROWS_WITH(fill_value(gpu, Launch{.grid = 1, .block = 64, .shared_bytes = 4u << 20}, out, 1),
                     Contains("needs 4194304 bytes of shared memory per block") && Contains("allows at most"));
-  CHECK_THROWS_WITH(fill(gpu, Launch{.grid = 1, .block = 2048}, out, 1),
+  CHECK_THROWS_WITH(fill_value(gpu, Launch{.grid = 1, .block = 2048}, out, 1),
                     Contains("a block of 2048 threads is more than this kernel allows"));
-  CHECK_THROWS_WITH(fill(gpu, Launch{.grid = {0}, .block = 64}, out, 1), Contains("must not be empty"));
+  CHECK_THROWS_WITH(fill_value(gpu, Launch{.grid = {0}, .block = 64}, out, 1), Contains("must not be empty"));
 }
 
 TEST_CASE("a host pointer is rejected where a device pointer is needed", "[gpu]") {

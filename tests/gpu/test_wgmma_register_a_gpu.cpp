@@ -1,6 +1,7 @@
-// wgmma with A from registers on the GPU: one warpgroup computes a 64 x 64 x 32 product, A's
-// slices loaded from global memory into register fragments, B through TMA into a 32-byte
-// swizzled tile; the result matches a float64 host product.
+// wgmma with A from registers on the GPU: one warpgroup computes a 64 x 64 x 32 product, A
+// loaded from global memory into the RS atom's register fragment (partition_A), B through TMA
+// into a 32-byte swizzled tile, C stored through partition_C; the result matches a float64
+// host product, which checks the atom's A and C layouts on the hardware.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -17,12 +18,15 @@ namespace {
 constexpr int M = 64, N = 64, K = 32;
 
 // out (M x N, f32) = A (M x K, row-major) * B^T, B stored N x K; two k16 steps.
-Kernel register_a{"register_a", [](Tensor<bf16> a, TmaDescriptor<bf16> b, Tensor<f32> out) {
+Kernel register_a{"register_a", [](Tensor<bf16> a, TmaDescriptor<bf16> b, Tensor<f32> out) {  // a: M x K, out: M x N
   Pointer<bf16> tile = dynamic_shared_aligned<bf16>(1024);  // N rows of 32 bytes: one k16 slice
   Pointer<uint64_t> bar = dynamic_shared_aligned<uint64_t>(1024, N * 16 * 2);
   Int t = thread_idx().x;
-  WgmmaAccumulator<N> acc;
-  acc.fill(0.0f);
+  auto thr = make_tiled_mma(SM90_64xNx16_F32BF16BF16_RS<N>{}).get_slice(t);
+  Tensor<float> acc = thr.partition_fragment_C({M, N});
+  clear(acc);
+  Tensor<bf16> fa = thr.partition_fragment_A({M, K});  // (8, 1, K / 16)
+  copy(thr.partition_A(make_tensor(a.data(), make_layout({M, K}, LayoutRight{}))), fa);
   if_(t == 0, [&] {
     mbarrier_init(bar, 1);
     fence_mbarrier_init();
@@ -34,20 +38,16 @@ Kernel register_a{"register_a", [](Tensor<bf16> a, TmaDescriptor<bf16> b, Tensor
       b.load(tile, bar, {0, 16 * k});
     });
     mbarrier_wait(bar, k % 2);
-    WgmmaFragmentA<bf16> fa = WgmmaFragmentA<bf16>::load(a, 0, 16 * k, t);
     WgmmaOperand<bf16> B(tile, TmaSwizzle::bytes32);
     wgmma_fence();
-    wgmma(acc, fa, B.slice(0, 0));
+    wgmma(acc, fa(_, 0, k), B.slice(0, 0));
     wgmma_commit_group();
     wgmma_wait_group(0);
     sync_threads();  // every thread is done with the tile before the next load overwrites it
   }
   wgmma_fence_operands(acc);
-  for (int i = 0; i < WgmmaAccumulator<N>::size; ++i) {
-    Int row = (t / 32) * 16 + (t % 32) / 4 + 8 * ((i / 2) % 2);
-    Int col = 8 * (i / 4) + (t % 4) * 2 + (i % 2);
-    out(row * N + col) = F32(acc[i]);
-  }
+  // Each value goes where the atom's C layout says it is: a wrong layout puts it elsewhere.
+  copy(acc, thr.partition_C(make_tensor(out.data(), make_layout({M, N}, LayoutRight{}))));
 }};
 }  // namespace
 
@@ -60,7 +60,7 @@ TEST_CASE("wgmma with A from registers matches a float64 product", "[gpu]") {
   auto out = gpu.upload(std::vector<float>(M * N, NAN));
   auto map = make_tensor_map(b.view({N, K}), {uint32_t(N), 16}, TmaSwizzle::bytes32);
   register_a(gpu, Launch{.grid = 1, .block = 128, .shared_bytes = N * 16 * 2 + 8 + dynamic_shared_slack(1024)}, a.view({M, K}), map,
-             out.view({M * N}));
+             out.view({M, N}));
   gpu.synchronize();
   std::vector<float> got = out.to_host();
   double worst = 0;

@@ -75,22 +75,27 @@ TEST_CASE("bad stmatrix and TMA reduce-add uses are trace-time errors naming the
   }};
   CHECK_THROWS_WITH(mixed.compile(sm90a, test::vector_arg<bf16>(), test::vector_arg<f16>()),
                     Contains("pack_pair packs two values of one 16-bit type, not bf16 and f16"));
-  Kernel partial{"partial_block", [](Tensor<bf16> a) {
-    std::vector<Value<uint32_t>> packed(3, Value<uint32_t>(0u));
-    stmatrix_accumulators(make_tensor(shared_array<bf16>(64 * 16, 16), make_layout({64, 16}, LayoutRight{})),
-                          std::span<const Value<uint32_t>>(packed), thread_idx().x);
+  Kernel global_c{"stmatrix_copy_to_global", [](Tensor<bf16> a) {
+    auto tiled = make_tiled_mma(SM90_64xNx16_F32BF16BF16_SS<64>{});
+    auto thr = tiled.get_slice(thread_idx().x);
+    Tensor<bf16> c = thr.partition_fragment_C<bf16>({64, 64});
+    clear(c);
+    auto r2s = make_tiled_copy_C(StMatrix<4>{}, tiled);
+    copy(r2s, c, r2s.get_slice(thread_idx().x).partition_D(make_tensor(a.data(), make_layout({64, 64}, LayoutRight{}))));
   }};
-  CHECK_THROWS_WITH(partial.compile(sm90a, test::vector_arg<bf16>()),
-                    Contains("test_epilogue.cpp") && Contains("stmatrix_accumulators stores blocks of 16 columns: 4 packed registers each, not 3"));
-  Kernel narrow{"tile_too_narrow", [](Tensor<bf16> a) {
-    std::vector<Value<uint32_t>> packed(8, Value<uint32_t>(0u));  // 32 columns
-    stmatrix_accumulators(make_tensor(shared_array<bf16>(64 * 16, 16), make_layout({64, 16}, LayoutRight{})),
-                          std::span<const Value<uint32_t>>(packed), thread_idx().x);
+  CHECK_THROWS_WITH(global_c.compile(sm90a, test::vector_arg<bf16>()),
+                    Contains("test_epilogue.cpp") && Contains("stmatrix stores to shared memory; this copy's destination is not shared"));
+  Kernel mismatched{"stmatrix_other_tile", [](Tensor<bf16> a) {
+    auto tiled = make_tiled_mma(SM90_64xNx16_F32BF16BF16_SS<64>{});
+    auto thr = tiled.get_slice(thread_idx().x);
+    Tensor<bf16> c = thr.partition_fragment_C<bf16>({64, 64});
+    clear(c);
+    auto r2s = make_tiled_copy_C(StMatrix<4>{}, tiled);
+    copy(r2s, c, r2s.get_slice(thread_idx().x).partition_D(make_tensor(shared_array<bf16>(64 * 128, 16), make_layout({64, 128}, LayoutRight{}))));
   }};
-  CHECK_THROWS_WITH(narrow.compile(sm90a, test::vector_arg<bf16>()),
+  CHECK_THROWS_WITH(mismatched.compile(sm90a, test::vector_arg<bf16>()),
                     Contains("test_epilogue.cpp") &&
-                        Contains("stmatrix_accumulators stores 64 rows x 32 columns (4 per packed register) into a rank-2 tile of that "
-                                 "shape or wider, not (64,16):(16,1)"));
+                        Contains("a stmatrix copy goes from the TiledMma's C fragment of a tile to partition_D of a shared tile of the same shape"));
 }
 
 TEST_CASE("two floats to an FP8 pair in one conversion, for 2-byte stores of an FP8 C", "[unit]") {

@@ -142,16 +142,16 @@ TEST_CASE("wgmma m64nNk32 on e4m3 and e5m2 operands", "[unit]") {
     Pointer<f8e4m3> b = dynamic_shared_aligned<f8e4m3>(1024, 16384);
     WgmmaOperand<f8e4m3> A(a, TmaSwizzle::bytes128), B(b, TmaSwizzle::bytes128);
     WgmmaOperand<f8e5m2> E(Pointer<f8e5m2>(a.id()), TmaSwizzle::bytes64);
-    WgmmaAccumulator<256> c256;
-    WgmmaAccumulator<128> c128;
-    c256.fill(0.0f), c128.fill(0.0f);
+    Tensor<float> c256 = make_rmem_tensor<float>(IntTuple{128});
+    Tensor<float> c128 = make_rmem_tensor<float>(IntTuple{64});
+    fill(c256, 0.0f), fill(c128, 0.0f);
     wgmma_fence();
     for (int s = 0; s < A.k_steps(); ++s) wgmma<f8e4m3>(c256, A.slice(0, s), B.slice(0, s));
     wgmma<f8e5m2>(c128, E.slice(8, 1), E.slice(0, 0));
     wgmma_commit_group();
     wgmma_wait_group(0);
     wgmma_fence_operands(c256), wgmma_fence_operands(c128);
-    out(thread_idx().x) = c256[0] + c128[63];
+    out(thread_idx().x) = c256(0) + c128(63);
   }};
   // 128 bytes of K per row hold 128 FP8 elements: four k32 steps; a 64-byte row, two.
   static_assert(WgmmaOperand<f8e4m3>::k_per_mma == 32 && WgmmaOperand<bf16>::k_per_mma == 16);
@@ -170,7 +170,7 @@ TEST_CASE("wgmma m64nNk32 on e4m3 and e5m2 operands", "[unit]") {
 
 TEST_CASE("FP8 wgmma off sm_90a is a trace-time error naming the user's line", "[unit]") {
   Kernel mma{"uses_fp8_wgmma", [](Tensor<f32> a) {
-    WgmmaAccumulator<256> acc;
+    Tensor<float> acc = make_rmem_tensor<float>(IntTuple{128});
     wgmma<f8e4m3>(acc, Value<uint64_t>(0ull), Value<uint64_t>(0ull));
   }};
   for (const char* t : {"sm_80", "sm_89", "sm_90", "sm_100a", "sm_120a"}) {

@@ -90,10 +90,10 @@ TEST_CASE("wgmma m64nNk16 for bf16 and f16, N in {64, 128, 256}", "[unit]") {
     Pointer<bf16> b = dynamic_shared_aligned<bf16>(1024, 16384);
     WgmmaOperand<bf16> A(a, TmaSwizzle::bytes128), B(b, TmaSwizzle::bytes128);
     WgmmaOperand<f16> H(Pointer<f16>(a.id()), TmaSwizzle::bytes64);
-    WgmmaAccumulator<64> c64;
-    WgmmaAccumulator<128> c128;
-    WgmmaAccumulator<256> c256;
-    c64.fill(0.0f), c128.fill(0.0f), c256.fill(0.0f);
+    Tensor<float> c64 = make_rmem_tensor<float>(IntTuple{32});
+    Tensor<float> c128 = make_rmem_tensor<float>(IntTuple{64});
+    Tensor<float> c256 = make_rmem_tensor<float>(IntTuple{128});
+    fill(c64, 0.0f), fill(c128, 0.0f), fill(c256, 0.0f);
     wgmma_fence();
     wgmma<bf16>(c64, A.slice(0, 0), B.slice(0, 1));
     wgmma<bf16>(c128, A.slice(8, 3), B.slice(0, 0));
@@ -103,7 +103,7 @@ TEST_CASE("wgmma m64nNk16 for bf16 and f16, N in {64, 128, 256}", "[unit]") {
     wgmma_wait_group(0);
     wgmma_fence_operands(c64), wgmma_fence_operands(c128), wgmma_fence_operands(c256);
     Int t = thread_idx().x;
-    out(t) = c64[0] + c128[63] + c256[127];
+    out(t) = c64(0) + c128(63) + c256(127);
   }};
   std::string ptx = k.compile(sm90a, test::vector_arg<float>()).ptx;
   for (const char* i : {"wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16", "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16",
@@ -112,16 +112,6 @@ TEST_CASE("wgmma m64nNk16 for bf16 and f16, N in {64, 128, 256}", "[unit]") {
     INFO(i);
     CHECK(contains(ptx, i));
   }
-}
-
-TEST_CASE("the wgmma accumulator layout covers the 64 x N tile once", "[unit]") {
-  using Acc = WgmmaAccumulator<128>;
-  std::vector<int> seen(64 * 128, 0);
-  for (int t = 0; t < 128; ++t)
-    for (int i = 0; i < Acc::size; ++i) ++seen[size_t(Acc::row_of(t, i) * 128 + Acc::col_of(t, i))];
-  for (int s : seen) REQUIRE(s == 1);
-  CHECK(Acc::row_of(37, 2) == 16 + 1 + 8);  // warp 1, lane 5: row 16 + 5/4, +8 for values 2 and 3
-  CHECK(Acc::col_of(37, 5) == 8 + 2 + 1);   // value 5: columns 8..15, lane 5 % 4 = 1 -> 2, odd value -> +1
 }
 
 TEST_CASE("the BF16 GEMM example: TMA ring, warp-specialised wgmma, register rebalancing, no spills", "[unit]") {
@@ -211,14 +201,14 @@ std::string one_wgmma_ptx() {
     };
     WgmmaOperand<bf16> A = operand(dynamic_shared_aligned<bf16>(1024), AMajor);
     WgmmaOperand<bf16> B = operand(dynamic_shared_aligned<bf16>(1024, 8192), BMajor);
-    WgmmaAccumulator<256> acc;
-    acc.fill(0.0f);
+    Tensor<float> acc = make_rmem_tensor<float>(IntTuple{128});
+    fill(acc, 0.0f);
     wgmma_fence();
     wgmma<bf16>(acc, A.slice(0, 0), B.slice(0, 0));
     wgmma_commit_group();
     wgmma_wait_group(0);
     wgmma_fence_operands(acc);
-    for (int i = 0; i < WgmmaAccumulator<256>::size; ++i) out(thread_idx().x * WgmmaAccumulator<256>::size + i) = F32(acc[i]);
+    for (int i = 0; i < 128; ++i) out(thread_idx().x * 128 + i) = F32(acc(i));
   }};
   return k.compile(sm90a, test::vector_arg<float>(128 * 128)).ptx;
 }
@@ -243,14 +233,14 @@ TEST_CASE("MN-major bf16 and f16 wgmma operands: the transpose bits and the MN-m
   Kernel half{"wgmma_f16_mn", [](Tensor<f32> out) {
     WgmmaOperand<f16> A = WgmmaOperand<f16>::mn_major(dynamic_shared_aligned<f16>(1024), TmaSwizzle::bytes64, 32);
     WgmmaOperand<f16> B(dynamic_shared_aligned<f16>(1024, 4096), TmaSwizzle::bytes64);
-    WgmmaAccumulator<128> acc;
-    acc.fill(0.0f);
+    Tensor<float> acc = make_rmem_tensor<float>(IntTuple{64});
+    fill(acc, 0.0f);
     wgmma_fence();
     for (int k = 0; k < A.k_steps(); ++k) wgmma<f16>(acc, A.slice(0, k), B.slice(0, k));
     wgmma_commit_group();
     wgmma_wait_group(0);
     wgmma_fence_operands(acc);
-    out(thread_idx().x) = F32(acc[0]);
+    out(thread_idx().x) = F32(acc(0));
   }};
   std::string ptx = half.compile(sm90a, test::vector_arg<float>(128)).ptx;
   CHECK(count(ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16") == 2);
@@ -266,8 +256,8 @@ TEST_CASE("bad MN-major wgmma operands are trace-time errors naming the line", "
                                                             "f8e4m3 operands K-major only"));
   // Below the operand classes: the instruction itself refuses transposed FP8 operands.
   Kernel fp8_raw{"fp8_transposed_mma", [](Tensor<f32> a) {
-    WgmmaAccumulator<64> acc;
-    detail::wgmma_mma(DType::f8e5m2, 64, Value<uint64_t>(0ull).id(), Value<uint64_t>(0ull).id(), acc.registers(), false, true,
+    Tensor<float> acc = make_rmem_tensor<float>(IntTuple{32});
+    detail::wgmma_mma(DType::f8e5m2, 64, Value<uint64_t>(0ull).id(), Value<uint64_t>(0ull).id(), acc.data().id(), false, true,
                       detail::Where::current());
   }};
   CHECK_THROWS_WITH(fp8_raw.compile(sm90a, test::vector_arg<float>()),
@@ -370,7 +360,7 @@ TEST_CASE("Hopper instructions on targets without them: trace-time errors naming
                     Contains("mbarrier.arrive.expect_tx is not available on sm_86; it needs sm_90 and newer"));
 
   Kernel mma{"uses_wgmma_mma", [](Tensor<f32> a) {
-    WgmmaAccumulator<64> acc;
+    Tensor<float> acc = make_rmem_tensor<float>(IntTuple{32});
     wgmma<bf16>(acc, Value<uint64_t>(0ull), Value<uint64_t>(0ull));
   }};
   for (const char* t : {"sm_80", "sm_90", "sm_100a", "sm_120a"}) {

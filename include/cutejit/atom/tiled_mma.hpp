@@ -130,8 +130,10 @@ class ThrMma {
   Tensor<typename Op::ElementB> partition_fragment_B(const IntTuple& shape, detail::Where w = detail::Where::current()) const {
     return make_rmem_tensor<typename Op::ElementB>(detail::mma_fragment_shape(tiled_.shape(), MmaOperand::b, shape, w), w);
   }
-  Tensor<typename Op::ElementC> partition_fragment_C(const IntTuple& shape, detail::Where w = detail::Where::current()) const {
-    return make_rmem_tensor<typename Op::ElementC>(detail::mma_fragment_shape(tiled_.shape(), MmaOperand::c, shape, w), w);
+  /// (of element type U: the accumulators converted, for an epilogue)
+  template <Element U = typename Op::ElementC>
+  Tensor<U> partition_fragment_C(const IntTuple& shape, detail::Where w = detail::Where::current()) const {
+    return make_rmem_tensor<U>(detail::mma_fragment_shape(tiled_.shape(), MmaOperand::c, shape, w), w);
   }
 
  private:

@@ -42,6 +42,19 @@ Tensor<T> make_fragment_like(const Tensor<T>& t, detail::Where w = detail::Where
   return make_rmem_tensor<T>(detail::fragment_layout(t.layout(), w), w);
 }
 
+/// Every element of a tensor of static size = v (CuTe fill; clear is fill with 0).
+template <Element T>
+void fill(const Tensor<T>& t, const std::type_identity_t<Operand<T>>& v) {
+  Integer n = cutejit::size(t.layout());
+  if (!n.is_static()) detail::fail("fill needs a tensor of static size, not " + to_string(t.layout()), v.where);
+  for (int64_t i = 0; i < n.value(); ++i) t(IntTuple(i), v.where) = Value<T>(v.id);
+}
+template <Element T>
+void clear(const Tensor<T>& t, detail::Where w = detail::Where::current()) {
+  Value<T> zero(is_floating_v<T> ? detail::constant_float(dtype_v<T>, 0.0, w) : detail::constant_int(dtype_v<T>, 0, w));
+  fill(t, Operand<T>(zero, w));
+}
+
 /// A shared-memory tile of this layout (one per block).
 template <Element T>
 Tensor<T> make_smem_tensor(const Layout& l, detail::Where w = detail::Where::current()) {

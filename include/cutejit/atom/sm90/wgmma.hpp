@@ -20,15 +20,21 @@
  * aligned to its swizzle pattern, or an MN-major FP8 operand is a trace-time error instead of
  * wrong numbers.
  *
- * Accumulator layout (PTX "wgmma D fragment", f32): thread t of the warpgroup holds N/2
- * values; value i is element
- *     row = 16 * (t / 32) + (t % 32) / 4 + 8 * ((i / 2) % 2)
- *     col =  8 * (i / 4)  + 2 * (t % 4)  + (i % 2)
- * so values 2j and 2j+1 are neighbours in a row (one 2-element store each).
+ * The atoms (CuTe's SM90_64xNx16_F32BF16BF16_SS and kin) carry the thread-value layouts of the
+ * PTX ISA's wgmma fragments, so `make_tiled_mma` tiles them over warpgroups and hands out
+ * partitions as it does for mma.sync: `partition_fragment_C` is a thread's accumulators (a
+ * register tensor, ((2,2,N/8),RestM,RestN)), `partition_C` of a tile or of an identity tensor
+ * where each value lives. In CuTe's notation (index m + 64 n):
+ *     C:        ((4,8,4),(2,2,N/8)):((128,1,16),(64,8,512))
+ *     A, B (shared memory, every thread sees the tile):  (128,(64,K)):(0,(1,64)), (128,(N,K)):(0,(1,N))
+ *     A in registers (bf16, f16; 64 x 16):  ((4,8,4),(2,2,2)):((128,1,16),(64,8,512))
+ * `gemm(tiled, acc, a, b)` issues one wgmma per K step of the operands for every block of the
+ * fragment.
  */
 #pragma once
 
 #include "cutejit/atom/sm90/tma.hpp"
+#include "cutejit/atom/tiled_mma.hpp"
 #include "cutejit/dsl/intrinsics.hpp"
 #include "cutejit/runtime/tensor_map.hpp"
 #include "cutejit/tensor/pointer.hpp"
@@ -155,50 +161,142 @@ class WgmmaOperand {
   Value<uint64_t> base_;
 };
 
-/// One warpgroup's 64 x N f32 accumulator tile, N/2 registers per thread (layout above).
-template <int N>
-  requires(N >= 8 && N <= 256 && N % 8 == 0)
-class WgmmaAccumulator {
- public:
-  static constexpr int size = N / 2;
+namespace detail {
+/// The thread-value layouts of the header's comment (src/atom/wgmma_layouts.cpp).
+Layout wgmma_layout_c(int n);
+Layout wgmma_layout_shared(int mn, int k);
+Layout wgmma_layout_register_a();
+/// Checks that `acc` is a register tensor of `values` f32 accumulators in register order
+/// (compact, stride 1) and returns its registers; `what` names the call for the error.
+ValueId wgmma_accumulators(const Layout& acc, const Pointer<float>& data, int64_t values, const char* what, Where w);
+}  // namespace detail
 
-  explicit WgmmaAccumulator(detail::Where w = detail::Where::current())
-      : base_(detail::register_array(DType::f32, size, w)) {}
+/// The wgmma atom with A and B from shared memory (descriptors): D(64 x N, f32) += A * B,
+/// K = 32 bytes of each operand row. `AMajor` / `BMajor`: the operands' layouts in shared
+/// memory (MN-major for bf16 and f16 only).
+template <Element T, int N, WgmmaMajor AMajor = WgmmaMajor::k, WgmmaMajor BMajor = WgmmaMajor::k>
+  requires(is_wgmma_operand_v<T> && N >= 8 && N <= 256 && N % 8 == 0)
+struct WgmmaSS {
+  static_assert(sizeof(T) == 2 || (AMajor == WgmmaMajor::k && BMajor == WgmmaMajor::k),
+                "wgmma reads FP8 operands K-major only: A stored M x K and B stored N x K");
+  using ElementA = T;
+  using ElementB = T;
+  using ElementC = float;
+  using ElementD = float;
+  static constexpr int m = 64, n = N, k = 32 / int(sizeof(T)), threads = 128;
+  static constexpr WgmmaMajor a_major = AMajor, b_major = BMajor;
 
-  detail::Ref<float> operator[](int i) const {
-    if (i < 0 || i >= size) detail::index_out_of_range(i, size, detail::Where::current());
-    return detail::Ref<float>(detail::offset_pointer(base_, Operand<int32_t>(i).id, DType::f32, detail::Where::current()));
+  static std::string name() {
+    auto major = [](const char* x, WgmmaMajor v) { return v == WgmmaMajor::mn ? std::string(" ") + x + " MN-major" : std::string(); };
+    std::string t(cutejit::name(dtype_v<T>));
+    return "wgmma.m64n" + std::to_string(N) + "k" + std::to_string(k) + ".f32." + t + "." + t + major("A", AMajor) + major("B", BMajor);
   }
-  void fill(float v) const {
-    for (int i = 0; i < size; ++i) (*this)[i] = v;
-  }
-  /// The (row, col) of value i of warpgroup thread t: the layout above, on the host.
-  static constexpr int row_of(int t, int i) { return 16 * (t / 32) + (t % 32) / 4 + 8 * ((i / 2) % 2); }
-  static constexpr int col_of(int t, int i) { return 8 * (i / 4) + 2 * (t % 4) + (i % 2); }
-
-  detail::ValueId registers() const { return base_; }
-
- private:
-  detail::ValueId base_;
+  static Layout layout_a() { return detail::wgmma_layout_shared(64, k); }
+  static Layout layout_b() { return detail::wgmma_layout_shared(N, k); }
+  static Layout layout_c() { return detail::wgmma_layout_c(N); }
 };
 
-/// acc += A * B for one K slice: wgmma.mma_async.sync.aligned.m64n{N}k16.f32.{bf16,f16}.{same}, or
-/// m64n{N}k32.f32.{e4m3,e5m2}.{same} for FP8 (both operands of one type here), with the
-/// transpose bits of the operands' layouts (`WgmmaOperand::slice`).
-template <Element T, int N>
-void wgmma(const WgmmaAccumulator<N>& acc, const WgmmaDescriptor<T>& a, const WgmmaDescriptor<T>& b,
+/// The wgmma atom with A from registers (bf16, f16: a 64 x 16 slice, four 32-bit registers per
+/// thread) and B from shared memory.
+template <Element T, int N, WgmmaMajor BMajor = WgmmaMajor::k>
+  requires((std::is_same_v<T, bf16> || std::is_same_v<T, f16>) && N >= 8 && N <= 256 && N % 8 == 0)
+struct WgmmaRS {
+  using ElementA = T;
+  using ElementB = T;
+  using ElementC = float;
+  using ElementD = float;
+  static constexpr int m = 64, n = N, k = 16, threads = 128;
+  static constexpr WgmmaMajor b_major = BMajor;
+
+  static std::string name() {
+    std::string t(cutejit::name(dtype_v<T>));
+    return "wgmma.m64n" + std::to_string(N) + "k16.f32." + t + "." + t + " (A in registers)" +
+           (BMajor == WgmmaMajor::mn ? " B MN-major" : "");
+  }
+  static Layout layout_a() { return detail::wgmma_layout_register_a(); }
+  static Layout layout_b() { return detail::wgmma_layout_shared(N, 16); }
+  static Layout layout_c() { return detail::wgmma_layout_c(N); }
+};
+
+// CuTe's names (M x N x K, D and operand types; SS: both operands from shared memory).
+template <int N, WgmmaMajor A = WgmmaMajor::k, WgmmaMajor B = WgmmaMajor::k>
+using SM90_64xNx16_F32BF16BF16_SS = WgmmaSS<bf16, N, A, B>;
+template <int N, WgmmaMajor A = WgmmaMajor::k, WgmmaMajor B = WgmmaMajor::k>
+using SM90_64xNx16_F32F16F16_SS = WgmmaSS<f16, N, A, B>;
+template <int N>
+using SM90_64xNx32_F32E4M3E4M3_SS_TN = WgmmaSS<f8e4m3, N>;
+template <int N>
+using SM90_64xNx32_F32E5M2E5M2_SS_TN = WgmmaSS<f8e5m2, N>;
+template <int N, WgmmaMajor B = WgmmaMajor::k>
+using SM90_64xNx16_F32BF16BF16_RS = WgmmaRS<bf16, N, B>;
+template <int N, WgmmaMajor B = WgmmaMajor::k>
+using SM90_64xNx16_F32F16F16_RS = WgmmaRS<f16, N, B>;
+
+/// acc += A * B, one wgmma.mma_async.sync.aligned.m64n{N}k{16,32}.f32 on a register tensor of
+/// N/2 accumulators (one atom's block of a partition_fragment_C, or the whole of a (V,1,1) one)
+/// and one K slice of each operand (`WgmmaOperand::slice`), with the transpose bits of their
+/// layouts.
+template <Element T>
+void wgmma(const Tensor<float>& acc, const WgmmaDescriptor<T>& a, const WgmmaDescriptor<T>& b,
            detail::Where w = detail::Where::current()) {
   static_assert(is_wgmma_operand_v<T>, "wgmma from shared memory: bf16, f16, f8e4m3 or f8e5m2 operands");
-  detail::wgmma_mma(dtype_v<T>, N, a.bits.id(), b.bits.id(), acc.registers(), a.major == WgmmaMajor::mn,
-                    b.major == WgmmaMajor::mn, w);
+  const int64_t values = size(acc.layout()).value();
+  detail::ValueId regs = detail::wgmma_accumulators(acc.layout(), acc.data(), values, "wgmma", w);
+  detail::wgmma_mma(dtype_v<T>, int(2 * values), a.bits.id(), b.bits.id(), regs, a.major == WgmmaMajor::mn, b.major == WgmmaMajor::mn, w);
 }
 
 /// The same from raw 64-bit descriptors, which carry no layout: both operands K-major.
-template <Element T, int N>
-void wgmma(const WgmmaAccumulator<N>& acc, const Value<uint64_t>& a, const Value<uint64_t>& b,
-           detail::Where w = detail::Where::current()) {
+template <Element T>
+void wgmma(const Tensor<float>& acc, const Value<uint64_t>& a, const Value<uint64_t>& b, detail::Where w = detail::Where::current()) {
   static_assert(is_wgmma_operand_v<T>, "wgmma from shared memory: bf16, f16, f8e4m3 or f8e5m2 operands");
-  detail::wgmma_mma(dtype_v<T>, N, a.id(), b.id(), acc.registers(), false, false, w);
+  const int64_t values = size(acc.layout()).value();
+  detail::ValueId regs = detail::wgmma_accumulators(acc.layout(), acc.data(), values, "wgmma", w);
+  detail::wgmma_mma(dtype_v<T>, int(2 * values), a.id(), b.id(), regs, false, false, w);
+}
+
+namespace detail {
+/// Atoms of a tiled MMA along M (0) or N (1).
+inline int64_t tiled_atoms(const TiledMmaShape& s, int d) { return size(mode(s.atom_layout, d)).value(); }
+/// Checks that a (V, RestM, RestN) accumulator fragment has the atom's V values.
+inline void check_wgmma_fragment(const TiledMmaShape& s, const Layout& acc, Where w) {
+  const int64_t values = size(mode(s.layout_c, 1)).value();
+  if (rank(acc) != 3 || !is_static(acc) || size(mode(acc, 0)).value() != values)
+    fail("gemm's accumulator fragment " + to_string(acc) + " is not a (V, RestM, RestN) register tile with the " + std::to_string(values) +
+             " values per thread of " + s.atom_name + "; make it with partition_fragment_C",
+         w);
+}
+}  // namespace detail
+
+/// acc += A * B over a tiled wgmma: for each K step of the operands, one wgmma per (RestM,
+/// RestN) block of the thread's fragment. `a` holds this thread's warpgroup's rows (block m at
+/// row 64 WM m, WM the atoms along M) and `b` its columns (block n at N WN n), each in the
+/// layout the atom names.
+template <Element T, int N, WgmmaMajor AMajor, WgmmaMajor BMajor>
+void gemm(const TiledMma<WgmmaSS<T, N, AMajor, BMajor>>& tiled, const Tensor<float>& acc, const WgmmaOperand<T>& a,
+          const WgmmaOperand<T>& b, detail::Where w = detail::Where::current()) {
+  const detail::TiledMmaShape& s = tiled.shape();
+  detail::check_wgmma_fragment(s, acc.layout(), w);
+  if (a.major() != AMajor || b.major() != BMajor)
+    detail::fail("gemm's operands are " + std::string(a.major() == WgmmaMajor::k ? "K" : "MN") + "-major (A) and " +
+                     (b.major() == WgmmaMajor::k ? "K" : "MN") + "-major (B), but the atom is " + s.atom_name +
+                     "; name the operands' layouts in the atom",
+                 w);
+  if (a.k_steps() != b.k_steps())
+    detail::fail("gemm's operands hold different K: " + std::to_string(a.k_extent()) + " (A) and " + std::to_string(b.k_extent()) + " (B)", w);
+  const int64_t rest_m = size(mode(acc.layout(), 1)).value(), rest_n = size(mode(acc.layout(), 2)).value();
+  const int64_t wm = detail::tiled_atoms(s, 0), wn = detail::tiled_atoms(s, 1);
+  for (int k = 0; k < a.k_steps(); ++k)
+    for (int64_t m = 0; m < rest_m; ++m)
+      for (int64_t n = 0; n < rest_n; ++n)
+        wgmma(acc(_, m, n), a.slice(int(64 * wm * m), k, w), b.slice(int(N * wn * n), k, w), w);
+}
+
+/// Waits for nothing; pins the accumulators after a `wgmma_wait_group`, so that code reading
+/// them (an epilogue) cannot be scheduled above the wait (CUTLASS's warpgroup_fence_operand).
+/// Emits no instruction.
+inline void wgmma_fence_operands(const Tensor<float>& acc, detail::Where w = detail::Where::current()) {
+  const int64_t values = size(acc.layout()).value();
+  detail::wgmma_fence_operands(detail::wgmma_accumulators(acc.layout(), acc.data(), values, "wgmma_fence_operands", w), int(values), w);
 }
 
 /// Two 16-bit values in one 32-bit register, `lo` in the low half: the form MMA fragments,
@@ -209,48 +307,42 @@ Value<uint32_t> pack_pair(const Value<T>& lo, const Value<T>& hi, detail::Where 
   return Value<uint32_t>(detail::pack_pair(lo.id(), hi.id(), w));
 }
 
-/// A warpgroup's 64 x 16 slice of A in registers, for wgmma with A from registers (bf16, f16):
-/// four 32-bit registers per thread, each holding two neighbouring K values of one row (the
-/// lower column in the low half). Thread t of the warpgroup holds rows
-///     16 * (t / 32) + (t % 32) / 4  (registers 0 and 2)  and that + 8  (registers 1 and 3),
-/// columns 2 * (t % 4) + {0, 1} (registers 0 and 1) and those + 8 (registers 2 and 3).
+/// acc += A * B for one k16 slice, A from registers (a thread's 8 values of a 64 x 16 slice,
+/// in WgmmaRS's layout: `partition_fragment_A(...)(_, m, k)`) and B from shared memory:
+/// wgmma.mma_async.sync.aligned.m64n{N}k16.f32.{bf16,f16}.{same} with a register A.
 template <Element T>
   requires(std::is_same_v<T, bf16> || std::is_same_v<T, f16>)
-struct WgmmaFragmentA {
-  std::array<Value<uint32_t>, 4> registers;
-
-  static constexpr int row_of(int t, int reg) { return 16 * (t / 32) + (t % 32) / 4 + 8 * (reg % 2); }
-  static constexpr int col_of(int t, int reg) { return 2 * (t % 4) + 8 * (reg / 2); }  ///< and the next column
-
-  /// Warpgroup thread `t`'s part of the 64 x 16 slice of `a` (rows and K, K contiguous) at
-  /// (`row0`, `k0`).
-  static WgmmaFragmentA load(const Tensor<T>& a, const Int& row0, const Int& k0, const Int& t,
-                             detail::Where w = detail::Where::current()) {
-    WgmmaFragmentA f;
-    Int row = row0 + (t / 32) * 16 + (t % 32) / 4, col = k0 + (t % 4) * 2;
-    for (int reg = 0; reg < 4; ++reg) {
-      Pointer<T> p = a.pointer_at({row + 8 * (reg % 2), col + 8 * (reg / 2)});
-      f.registers[size_t(reg)] = pack_pair(Value<T>(p[0]), Value<T>(p[1]), w);
-    }
-    return f;
-  }
-};
-
-/// acc += A * B for one k16 slice, A from registers and B from shared memory:
-/// wgmma.mma_async.sync.aligned.m64n{N}k16.f32.{bf16,f16}.{same} with a register A.
-template <Element T, int N>
-void wgmma(const WgmmaAccumulator<N>& acc, const WgmmaFragmentA<T>& a, const WgmmaDescriptor<T>& b,
-           detail::Where w = detail::Where::current()) {
-  std::array<detail::ValueId, 4> regs;
-  for (int i = 0; i < 4; ++i) regs[size_t(i)] = a.registers[size_t(i)].id();
-  detail::wgmma_mma_register_a(dtype_v<T>, N, regs, b.bits.id(), acc.registers(), b.major == WgmmaMajor::mn, w);
+void wgmma(const Tensor<float>& acc, const Tensor<T>& a, const WgmmaDescriptor<T>& b, detail::Where w = detail::Where::current()) {
+  const int64_t values = size(acc.layout()).value();
+  detail::ValueId regs = detail::wgmma_accumulators(acc.layout(), acc.data(), values, "wgmma", w);
+  if (!(size(a.layout()) == Integer(8)))
+    detail::fail("wgmma's A from registers is a thread's 8 values of a 64 x 16 slice, not " + to_string(a.layout()), w);
+  std::array<detail::ValueId, 4> pairs;
+  for (int r = 0; r < 4; ++r)
+    pairs[size_t(r)] = pack_pair(a(IntTuple(2 * r), w).read(w), a(IntTuple(2 * r + 1), w).read(w), w).id();
+  detail::wgmma_mma_register_a(dtype_v<T>, int(2 * values), pairs, b.bits.id(), regs, b.major == WgmmaMajor::mn, w);
 }
 
-/// Pins the accumulators after a `wgmma_wait_group`: code reading them (an epilogue) cannot be
-/// scheduled above the wait (CUTLASS's warpgroup_fence_operand). Emits no instruction.
-template <int N>
-void wgmma_fence_operands(const WgmmaAccumulator<N>& acc, detail::Where w = detail::Where::current()) {
-  detail::wgmma_fence_operands(acc.registers(), WgmmaAccumulator<N>::size, w);
+/// acc += A * B over a tiled wgmma with A in registers: `a` is the thread's
+/// partition_fragment_A (V, RestM, RestK), one k16 slice per RestK, and `b` holds its
+/// warpgroup's columns (block n at N WN n) with as many K steps.
+template <Element T, int N, WgmmaMajor BMajor>
+void gemm(const TiledMma<WgmmaRS<T, N, BMajor>>& tiled, const Tensor<float>& acc, const Tensor<T>& a, const WgmmaOperand<T>& b,
+          detail::Where w = detail::Where::current()) {
+  const detail::TiledMmaShape& s = tiled.shape();
+  detail::check_wgmma_fragment(s, acc.layout(), w);
+  if (b.major() != BMajor)
+    detail::fail("gemm's B operand is " + std::string(b.major() == WgmmaMajor::k ? "K" : "MN") + "-major, but the atom is " + s.atom_name, w);
+  if (rank(a) != 3 || !is_static(a.layout()) || size(mode(a.layout(), 0)).value() != 8 ||
+      size(mode(a.layout(), 1)) != size(mode(acc.layout(), 1)) || size(mode(a.layout(), 2)).value() != b.k_steps())
+    detail::fail("gemm's A fragment " + to_string(a.layout()) + " is not the (8, RestM, RestK) partition_fragment_A of " + s.atom_name +
+                     " for the accumulator " + to_string(acc.layout()) + " and B's " + std::to_string(b.k_steps()) + " K steps",
+                 w);
+  const int64_t rest_m = size(mode(acc.layout(), 1)).value(), rest_n = size(mode(acc.layout(), 2)).value();
+  const int64_t wn = detail::tiled_atoms(s, 1);
+  for (int k = 0; k < b.k_steps(); ++k)
+    for (int64_t m = 0; m < rest_m; ++m)
+      for (int64_t n = 0; n < rest_n; ++n) wgmma(acc(_, m, n), a(_, m, k), b.slice(int(N * wn * n), k, w), w);
 }
 
 }  // namespace cutejit
