@@ -3,10 +3,31 @@
 #include "cutejit/atom/sm90/stmatrix.hpp"
 
 #include <string>
+#include <vector>
 
 #include "cutejit/layout/algebra.hpp"
 
 namespace cutejit::detail {
+
+namespace {
+/// l(i) for every i of a static layout, in index order (colexicographic coordinates), without
+/// building a coordinate per element: the check below reads every value of every thread.
+std::vector<int64_t> index_table(const Layout& l) {
+  IntTuple shape = flatten_to_tuple(l.shape()), stride = flatten_to_tuple(l.stride());
+  std::vector<std::pair<int64_t, int64_t>> leaves;
+  for (int leaf = 0; leaf < shape.rank(); ++leaf) leaves.emplace_back(shape[leaf].value(), stride[leaf].value());
+  std::vector<int64_t> table(size_t(size(l).value()));
+  for (size_t i = 0; i < table.size(); ++i) {
+    int64_t rest = int64_t(i), index = 0;
+    for (auto [n, d] : leaves) {
+      index += (rest % n) * d;
+      rest /= n;
+    }
+    table[i] = index;
+  }
+  return table;
+}
+}  // namespace
 
 TiledMmaShape stmatrix_destination(const TiledMmaShape& s, int count, Where w) {
   const Layout& dst = s.layout_c;
@@ -29,12 +50,15 @@ TiledMmaShape stmatrix_destination(const TiledMmaShape& s, int count, Where w) {
   Layout row = Layout(IntTuple{2, 4}, IntTuple{pair_step, quad_step});
   Layout group = groups > 1 ? composition(mode(dst, 1), Layout(groups, 2 * count)) : Layout(1, 0);
   Layout out = make_layout(threads, make_layout(row, group));
-  for (int64_t t = 0; t < s.atom_threads; ++t) {
+  // (thread, value) is index thread + threads * value of both layouts (value e + 8 g of out).
+  const std::vector<int64_t> want = index_table(dst), got = index_table(out);
+  const int64_t threads_n = s.atom_threads;
+  for (int64_t t = 0; t < threads_n; ++t) {
     const int64_t lane = t % 32, warp = t / 32, r = lane % 8, j = (lane / 8) % count;
     for (int64_t g = 0; g < groups; ++g)
       for (int64_t e = 0; e < 8; ++e) {
-        int64_t expect = at(32 * warp + 4 * r + e / 2, 2 * (g * count + j) + e % 2);
-        if (out(t, IntTuple{e, g}).value() != expect)
+        int64_t owner = 32 * warp + 4 * r + e / 2, value = 2 * (g * count + j) + e % 2;
+        if (got[size_t(t + threads_n * (e + 8 * g))] != want[size_t(owner + threads_n * value)])
           fail(fragment + " is not made of the 8 x 8 matrices stmatrix stores (register p of lane l: row l / 4 of a matrix, values 2p "
                           "and 2p + 1 its columns 2 (l % 4) and + 1)",
                w);
