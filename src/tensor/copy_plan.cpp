@@ -3,6 +3,8 @@
 // predicated copy, the coordinate tensor (a predicate uniform over each vector).
 #include <cutejit/tensor/copy.hpp>
 
+#include <algorithm>
+
 #include <cutejit/core/error.hpp>
 
 namespace cutejit::detail {
@@ -78,7 +80,7 @@ bool predicate_uniform(const CoordTensor& coords, const IntTuple& bound, const s
 }  // namespace
 
 CopyPlan plan_copy(const CopySide& src, const CopySide& dst, int element_bytes, const CoordTensor* coords,
-                   const IntTuple* bound, Where w) {
+                   const IntTuple* bound, Where w, int max_bytes) {
   Integer ns = size(src.layout), nd = size(dst.layout);
   if (ns.is_static() && nd.is_static() && ns.value() != nd.value())
     throw Error("copy: the source " + to_string(src.layout) + " has " + std::to_string(ns.value()) +
@@ -90,7 +92,7 @@ CopyPlan plan_copy(const CopySide& src, const CopySide& dst, int element_bytes, 
                     to_string(src.layout) + " (partition the identity tensor exactly like the source)",
                 w);
 
-  int64_t v = 16 / element_bytes;
+  int64_t v = std::max<int64_t>(1, max_bytes / element_bytes);
   std::optional<Layout> run;
   try {
     run = common_run(src, dst);

@@ -15,6 +15,7 @@
 #include <optional>
 
 #include "cutejit/dsl/control.hpp"
+#include "cutejit/dsl/intrinsics.hpp"
 #include "cutejit/tensor/identity.hpp"
 
 namespace cutejit {
@@ -39,8 +40,9 @@ struct CopyPlan {
   std::vector<Layout> coord_in_group, coord_groups;
 };
 
+/// The widest vector of at most `max_bytes` that every access can make (1 element at worst).
 CopyPlan plan_copy(const CopySide& src, const CopySide& dst, int element_bytes, const CoordTensor* coords,
-                   const IntTuple* bound, Where w);
+                   const IntTuple* bound, Where w, int max_bytes = 16);
 
 template <Element T>
 CopySide copy_side(const Tensor<T>& t) {
@@ -114,6 +116,79 @@ void copy_if(const CoordTensor& coords, const IntTuple& bound, const Tensor<T>& 
              detail::Where w = detail::Where::current()) {
   detail::CopyPlan p = detail::plan_copy(detail::copy_side(src), detail::copy_side(dst), int(sizeof(T)), &coords, &bound, w);
   detail::copy_planned(p, src, dst, &coords, &bound, w);
+}
+
+/// The default copy as an atom for make_tiled_copy (CuTe's AutoVectorizingCopy): the widest
+/// access, up to 16 bytes, that is provably aligned on both sides.
+struct AutoVectorizingCopy {};
+template <Element T>
+void copy(AutoVectorizingCopy, const Tensor<T>& src, const Tensor<T>& dst, detail::Where w = detail::Where::current()) {
+  copy(src, dst, w);
+}
+template <Element T>
+void copy_if(AutoVectorizingCopy, const CoordTensor& coords, const IntTuple& bound, const Tensor<T>& src, const Tensor<T>& dst,
+             detail::Where w = detail::Where::current()) {
+  copy_if(coords, bound, src, dst, w);
+}
+
+/// A copy of `Bytes` per access (CuTe's UniversalCopy<uint{8 Bytes}_t>): 1, 2, 4, 8 or 16. It
+/// is an error at the user's line unless every access is provably that wide and aligned, where
+/// copy() would quietly move less. (LLVM may still merge neighbouring accesses into wider ones.)
+template <int Bytes>
+  requires(Bytes == 1 || Bytes == 2 || Bytes == 4 || Bytes == 8 || Bytes == 16)
+struct UniversalCopy {
+  static constexpr int bytes = Bytes;
+};
+
+namespace detail {
+template <int Bytes, Element T>
+CopyPlan universal_plan(const Tensor<T>& src, const Tensor<T>& dst, const CoordTensor* coords, const IntTuple* bound, Where w) {
+  static_assert(Bytes >= int(sizeof(T)), "a UniversalCopy moves at least one element per access");
+  CopyPlan p = plan_copy(copy_side(src), copy_side(dst), int(sizeof(T)), coords, bound, w, Bytes);
+  if (p.vector * int64_t(sizeof(T)) < Bytes) {
+    const int64_t run = p.vector * int64_t(sizeof(T));
+    fail("cannot prove that this copy moves aligned, contiguous runs of " + std::to_string(Bytes) + " bytes on both sides (the " +
+             "longest provable run is " + std::to_string(run) + " bytes" + (coords ? ", with the predicate uniform over it" : "") +
+             "); use UniversalCopy<" + std::to_string(run) + ">, AutoVectorizingCopy, or align the tiles",
+         w);
+  }
+  return p;
+}
+}  // namespace detail
+
+template <int Bytes, Element T>
+void copy(UniversalCopy<Bytes>, const Tensor<T>& src, const Tensor<T>& dst, detail::Where w = detail::Where::current()) {
+  detail::copy_planned(detail::universal_plan<Bytes>(src, dst, nullptr, nullptr, w), src, dst, nullptr, nullptr, w);
+}
+template <int Bytes, Element T>
+void copy_if(UniversalCopy<Bytes>, const CoordTensor& coords, const IntTuple& bound, const Tensor<T>& src, const Tensor<T>& dst,
+             detail::Where w = detail::Where::current()) {
+  detail::copy_planned(detail::universal_plan<Bytes>(src, dst, &coords, &bound, w), src, dst, &coords, &bound, w);
+}
+
+/// dst(i) += src(i) for every i, each addition atomic (one atom.add per element, whose old
+/// value ptxas discards: ATOMG/ATOMS with no result): the copy atom of a reduction epilogue
+/// (split-K partial sums, gradients), a register fragment into global or shared memory.
+/// Types: those atomic_add takes.
+struct AtomicAdd {};
+template <Element T>
+void copy(AtomicAdd, const Tensor<T>& src, const Tensor<T>& dst, detail::Where w = detail::Where::current()) {
+  if (dst.data().space() != Space::global && dst.data().space() != Space::shared)
+    detail::fail("an AtomicAdd copy adds into global or shared memory; this copy's destination is neither", w);
+  Integer n = size(src.layout()), nd = size(dst.layout());
+  if (!n.is_static() || !nd.is_static() || n.value() != nd.value())
+    detail::fail("an AtomicAdd copy adds element i of the source into element i of the destination: give tensors of one static "
+                 "size, not " + to_string(src.layout()) + " and " + to_string(dst.layout()),
+                 w);
+  for (int64_t i = 0; i < n.value(); ++i) atomic_add(dst(IntTuple(i), w), Operand<T>(src(IntTuple(i), w).read(w), w));
+}
+template <Element T>
+void copy_if(AtomicAdd, const CoordTensor& coords, const IntTuple& bound, const Tensor<T>& src, const Tensor<T>& dst,
+             detail::Where w = detail::Where::current()) {
+  Integer n = size(src.layout());
+  if (!n.is_static()) detail::fail("an AtomicAdd copy needs a source of static size, not " + to_string(src.layout()), w);
+  for (int64_t i = 0; i < n.value(); ++i)
+    if_(elem_less(coords(IntTuple(i)), bound, w), [&] { atomic_add(dst(IntTuple(i), w), Operand<T>(src(IntTuple(i), w).read(w), w)); }, w);
 }
 
 /// The number of elements each access of copy(src, dst) would move (for tests and tuning).
