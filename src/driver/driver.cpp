@@ -60,6 +60,23 @@ const Loaded& load() {
     sym(d.cuFuncSetAttribute, "cuFuncSetAttribute");
     sym(d.cuLaunchKernelEx, "cuLaunchKernelEx");
     sym(d.cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled");
+    sym(d.cuStreamCreate, "cuStreamCreate");
+    sym(d.cuStreamDestroy, "cuStreamDestroy");
+    sym(d.cuStreamSynchronize, "cuStreamSynchronize");
+    sym(d.cuEventCreate, "cuEventCreate");
+    sym(d.cuEventDestroy, "cuEventDestroy");
+    sym(d.cuEventRecord, "cuEventRecord");
+    sym(d.cuEventSynchronize, "cuEventSynchronize");
+    sym(d.cuEventQuery, "cuEventQuery");
+    sym(d.cuEventElapsedTime, "cuEventElapsedTime");
+    sym(d.cuMemsetD8Async, "cuMemsetD8Async");
+    sym(d.cuMemsetD16Async, "cuMemsetD16Async");
+    sym(d.cuMemsetD32Async, "cuMemsetD32Async");
+    sym(d.cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync");
+    sym(d.cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync");
+    sym(d.cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync");
+    sym(d.cuMemAllocHost, "cuMemAllocHost");
+    sym(d.cuMemFreeHost, "cuMemFreeHost");
     sym(d.cuGetErrorName, "cuGetErrorName");
     sym(d.cuGetErrorString, "cuGetErrorString");
     if (!missing.empty()) {

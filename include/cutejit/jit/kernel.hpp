@@ -52,7 +52,7 @@ class PreparedLaunch {
  public:
   void operator()() const { core_->launch(*function_, *device_, config_, params_); }
   /// The same launch on another stream.
-  void operator()(Stream stream) const {
+  void operator()(StreamHandle stream) const {
     Launch cfg = config_;
     cfg.stream = stream;
     core_->launch(*function_, *device_, cfg, params_);

@@ -14,7 +14,11 @@
 #include <span>
 #include <vector>
 
+#include <bit>
+#include <string>
+
 #include "cutejit/dsl/types.hpp"
+#include "cutejit/runtime/stream.hpp"
 
 namespace cutejit {
 
@@ -24,6 +28,13 @@ void copy_to_device(uint64_t dst, const void* src, size_t bytes, void* context);
 void copy_to_host(void* dst, uint64_t src, size_t bytes, void* context);
 void check_device_pointer(uint64_t ptr);
 void check_view(int rank, size_t elements_in_allocation, std::span<const int64_t> shape, std::span<const int64_t> stride);
+/// Asynchronous on `stream` (the legacy default stream when null); each returns once queued.
+void fill_device(uint64_t dst, uint32_t bits, int element_bytes, size_t count, StreamHandle stream, void* context);
+void copy_device_to_device(uint64_t dst, uint64_t src, size_t bytes, StreamHandle stream, void* context);
+void copy_to_device_async(uint64_t dst, const void* src, size_t bytes, StreamHandle stream, void* context);
+void copy_to_host_async(void* dst, uint64_t src, size_t bytes, StreamHandle stream, void* context);
+/// Throws unless a transfer of `given` elements matches a buffer of `count`.
+void check_transfer(const char* what, size_t given, size_t count);
 }  // namespace detail
 
 template <class T>
@@ -75,6 +86,36 @@ class Buffer {
   }
   void download(std::span<T> host) const {
     detail::copy_to_host(host.data(), ptr_, std::min(host.size(), count_) * sizeof(T), context_);
+  }
+  /// Every element = `value` (1-, 2- or 4-byte types: cuMemsetD8/D16/D32), queued on `stream`.
+  void fill(const T& value, StreamHandle stream = nullptr) {
+    static_assert(sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4,
+                  "Buffer::fill sets 1-, 2- or 4-byte elements; fill wider ones with a kernel, or zero() them");
+    uint32_t bits = 0;
+    if constexpr (sizeof(T) == 1) bits = std::bit_cast<uint8_t>(value);
+    else if constexpr (sizeof(T) == 2) bits = std::bit_cast<uint16_t>(value);
+    else bits = std::bit_cast<uint32_t>(value);
+    detail::fill_device(ptr_, bits, int(sizeof(T)), count_, stream, context_);
+  }
+  /// Every byte = 0, queued on `stream`.
+  void zero(StreamHandle stream = nullptr) { detail::fill_device(ptr_, 0, 1, bytes(), stream, context_); }
+  /// This buffer = `src` (the same number of elements), device to device, queued on `stream`.
+  void copy_from(const Buffer& src, StreamHandle stream = nullptr) {
+    detail::check_transfer("Buffer::copy_from", src.size(), count_);
+    detail::copy_device_to_device(ptr_, src.ptr_, bytes(), stream, context_);
+  }
+  /// Queues the copy of `host` (exactly size() elements) on `stream`; `host` must stay alive
+  /// and unchanged until the stream reaches it. From pinned memory (PinnedBuffer) it overlaps
+  /// with kernels; from pageable memory the driver stages it first.
+  void upload_async(std::span<const T> host, StreamHandle stream) {
+    detail::check_transfer("Buffer::upload_async", host.size(), count_);
+    detail::copy_to_device_async(ptr_, host.data(), bytes(), stream, context_);
+  }
+  /// Queues the copy into `host` (exactly size() elements) on `stream`; read it after the
+  /// stream is synchronized.
+  void download_async(std::span<T> host, StreamHandle stream) const {
+    detail::check_transfer("Buffer::download_async", host.size(), count_);
+    detail::copy_to_host_async(host.data(), ptr_, bytes(), stream, context_);
   }
   std::vector<T> to_host() const {
     std::vector<T> h(count_);

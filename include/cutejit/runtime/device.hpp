@@ -14,6 +14,7 @@
 #include "cutejit/core/target.hpp"
 #include "cutejit/runtime/buffer.hpp"
 #include "cutejit/runtime/launch.hpp"
+#include "cutejit/runtime/pinned.hpp"
 
 namespace cutejit {
 
@@ -45,6 +46,11 @@ class Device {
   template <class T>
   Buffer<T> upload(const std::vector<T>& host) const { return upload(std::span<const T>(host)); }
 
+  /// `count` elements of page-locked host memory, for asynchronous transfers.
+  template <class T>
+  PinnedBuffer<T> alloc_pinned(size_t count) const {
+    return PinnedBuffer<T>(count, context_);
+  }
   /// Waits for all work on this device.
   void synchronize() const;
 

@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "cutejit/runtime/stream.hpp"
+
 namespace cutejit {
 
 struct Dim3 {
@@ -18,14 +20,13 @@ struct Dim3 {
   constexpr uint64_t count() const { return uint64_t(x) * y * z; }
 };
 
-using Stream = void*;  ///< a CUstream / cudaStream_t
 
 struct Launch {
   Dim3 grid;
   Dim3 block;
   uint32_t shared_bytes = 0;  ///< dynamic shared memory per block
   Dim3 cluster;               ///< thread-block cluster shape (sm_90 and newer); 1x1x1 means none
-  Stream stream = nullptr;
+  StreamHandle stream = nullptr;  ///< a Stream, or a framework's CUstream / cudaStream_t
   /// Programmatic dependent launch (sm_90 and newer): the kernel may start before the previous
   /// kernel in the stream has finished; it calls griddepcontrol_wait() before reading what that
   /// kernel writes. Hides one kernel's launch latency and tail behind the previous one's.
