@@ -184,3 +184,22 @@ TEST_CASE("known divisors carry through bit operations and constant shifts", "[u
   CHECK(known["x16 >> y"] == 1);
   CHECK(known["x16 << 40"] == 1);
 }
+
+TEST_CASE("tensor elements and Vars are accepted wherever a value is: cast, bitcast, math, shuffles", "[unit]") {
+  Kernel k{"references", [](Tensor<bf16> g, Tensor<f32> o, Tensor<u16> bits) {
+    Int i = thread_idx().x;
+    Var<float> v(cast<float>(g(i)));  // a tensor element (Ref<bf16>) cast without reading it first
+    F32 x = exp(o(i)) + sqrt(v) + fast::exp2(v) + abs(o(i)) + shuffle_xor(o(i), 1) + shuffle_down(v, 2) + cast<float>(v) +
+            fma(o(i), 2.0f, 1.0f);
+    o(i) = x;
+    bits(i) = bitcast<uint16_t>(g(i));
+  }};
+  auto ptx = ptx_of(k, test::vector_arg<bf16>(), test::vector_arg<float>(), test::vector_arg<uint16_t>());
+  CHECK(contains(ptx, "cvt.f32.bf16"));
+  CHECK(contains(ptx, "shfl.sync.bfly.b32"));
+  CHECK(contains(ptx, "shfl.sync.down.b32"));
+  CHECK(contains(ptx, "ex2.approx"));
+  CHECK(contains(ptx, "sqrt.rn.f32"));
+  CHECK(contains(ptx, "abs.f32"));
+  CHECK(contains(ptx, "fma.rn.f32"));
+}

@@ -59,6 +59,19 @@ Value<T> shuffle_xor(const Value<T>& v, const Operand<int32_t>& mask, int width 
   return Value<T>(detail::shuffle(detail::ShuffleKind::bfly, v.id(), mask.id, width, mask.where));
 }
 
+// The shuffles of a tensor element or a Var read it first.
+#define CUTEJIT_SHUFFLE_REFERENCE(NAME)                                                         \
+  template <detail::TracedReference R>                                                          \
+    requires(sizeof(detail::traced_element_t<R>) == 4)                                          \
+  Value<detail::traced_element_t<R>> NAME(const R& v, const Operand<int32_t>& arg, int width = 32) { \
+    return NAME(v.read(arg.where), arg, width);                                                 \
+  }
+CUTEJIT_SHUFFLE_REFERENCE(shuffle_idx)
+CUTEJIT_SHUFFLE_REFERENCE(shuffle_up)
+CUTEJIT_SHUFFLE_REFERENCE(shuffle_down)
+CUTEJIT_SHUFFLE_REFERENCE(shuffle_xor)
+#undef CUTEJIT_SHUFFLE_REFERENCE
+
 // ---- warp votes ----
 inline Bool vote_any(const Operand<bool>& p) { return Bool(detail::vote(detail::VoteKind::any, p.id, p.where)); }
 inline Bool vote_all(const Operand<bool>& p) { return Bool(detail::vote(detail::VoteKind::all, p.id, p.where)); }

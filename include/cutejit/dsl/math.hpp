@@ -9,11 +9,16 @@
 
 namespace cutejit {
 
-#define CUTEJIT_FLOAT_UNARY(NAME, OP)                                       \
-  template <Element T>                                                      \
-    requires is_floating_v<T>                                               \
-  Value<T> NAME(const Value<T>& x, detail::Where w = detail::Where::current()) { \
-    return Value<T>(detail::unary(detail::UnaryOp::OP, x.id(), w));         \
+#define CUTEJIT_FLOAT_UNARY(NAME, OP)                                                          \
+  template <Element T>                                                                         \
+    requires is_floating_v<T>                                                                  \
+  Value<T> NAME(const Value<T>& x, detail::Where w = detail::Where::current()) {               \
+    return Value<T>(detail::unary(detail::UnaryOp::OP, x.id(), w));                            \
+  }                                                                                            \
+  template <detail::TracedReference R>                                                         \
+    requires is_floating_v<detail::traced_element_t<R>>                                        \
+  Value<detail::traced_element_t<R>> NAME(const R& x, detail::Where w = detail::Where::current()) { \
+    return Value<detail::traced_element_t<R>>(detail::unary(detail::UnaryOp::OP, x.read(w).id(), w)); \
   }
 
 CUTEJIT_FLOAT_UNARY(exp, exp)
@@ -46,12 +51,23 @@ Value<T> abs(const Value<T>& x, detail::Where w = detail::Where::current()) {
   return Value<T>(detail::unary(detail::UnaryOp::abs, x.id(), w));
 }
 
+template <detail::TracedReference R>
+Value<detail::traced_element_t<R>> abs(const R& x, detail::Where w = detail::Where::current()) {
+  return abs(x.read(w), w);
+}
+
 /// a * b + c with a single rounding.
 template <Element T>
   requires is_floating_v<T>
 Value<T> fma(const Value<T>& a, const std::type_identity_t<Operand<T>>& b, const std::type_identity_t<Operand<T>>& c,
              detail::Where w = detail::Where::current()) {
   return Value<T>(detail::fma(a.id(), b.id, c.id, w));
+}
+template <detail::TracedReference R, class T = detail::traced_element_t<R>>
+  requires is_floating_v<T>
+Value<T> fma(const R& a, const std::type_identity_t<Operand<T>>& b, const std::type_identity_t<Operand<T>>& c,
+             detail::Where w = detail::Where::current()) {
+  return fma(a.read(w), b, c, w);
 }
 
 }  // namespace cutejit

@@ -152,6 +152,59 @@ Value<To> bitcast(const Value<From>& v, detail::Where w = detail::Where::current
   return Value<To>(detail::bitcast(v.id(), dtype_v<To>, w));
 }
 
+namespace detail {
+template <Element T>
+T traced_element(const Arithmetic<T>*);
+/// A traced value, or anything that reads as one (a tensor element, a Var, an Operand).
+template <class R>
+concept Traced = requires { traced_element(static_cast<const R*>(nullptr)); };
+template <class R>
+using traced_element_t = decltype(traced_element(static_cast<const std::remove_cvref_t<R>*>(nullptr)));
+/// A traced reference: reads as a Value<T> but is not one (a tensor element, a Var). Every
+/// function that takes a Value<T> takes these too, reading them first.
+template <class R>
+concept TracedReference = Traced<R> && !std::same_as<R, Value<traced_element_t<R>>> && requires(const R& r) {
+  { r.read(Where::current()) } -> std::same_as<Value<traced_element_t<R>>>;
+};
+template <class A, class B>
+concept MixedElements = Traced<A> && Traced<B> && !std::same_as<traced_element_t<A>, traced_element_t<B>>;
+template <class>
+inline constexpr bool always_false = false;
+}  // namespace detail
+
+template <Element To, detail::TracedReference R>
+Value<To> cast(const R& r, detail::Where w = detail::Where::current()) {
+  return cast<To>(r.read(w), w);
+}
+template <Element To, detail::TracedReference R>
+  requires(sizeof(To) == sizeof(detail::traced_element_t<R>))
+Value<To> bitcast(const R& r, detail::Where w = detail::Where::current()) {
+  return bitcast<To>(r.read(w), w);
+}
+
+// Two traced operands of different element types: one clear error instead of every operator's
+// candidate list. cutejit never converts implicitly; cast<T> says which way.
+#define CUTEJIT_MIXED_ELEMENTS(OP)                                                                                   \
+  template <class A, class B>                                                                                       \
+    requires detail::MixedElements<A, B>                                                                            \
+  Value<detail::traced_element_t<A>> operator OP(const A&, const B&) {                                              \
+    static_assert(detail::always_false<A>,                                                                          \
+                  "cutejit: these operands have different element types; convert one with cast<T>(x) first");       \
+    return {};                                                                                                      \
+  }
+CUTEJIT_MIXED_ELEMENTS(+)
+CUTEJIT_MIXED_ELEMENTS(-)
+CUTEJIT_MIXED_ELEMENTS(*)
+CUTEJIT_MIXED_ELEMENTS(/)
+CUTEJIT_MIXED_ELEMENTS(%)
+CUTEJIT_MIXED_ELEMENTS(==)
+CUTEJIT_MIXED_ELEMENTS(!=)
+CUTEJIT_MIXED_ELEMENTS(<)
+CUTEJIT_MIXED_ELEMENTS(<=)
+CUTEJIT_MIXED_ELEMENTS(>)
+CUTEJIT_MIXED_ELEMENTS(>=)
+#undef CUTEJIT_MIXED_ELEMENTS
+
 /// Two floats to an FP8 pair in one instruction (cvt.rn.satfinite.e4m3x2/e5m2x2.f32: rounded to
 /// nearest, saturated to the largest finite value), `lo` in the low byte: the 16 bits of two
 /// neighbouring FP8 elements, for one 2-byte store. sm_89 and newer.
