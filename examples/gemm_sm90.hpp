@@ -129,7 +129,7 @@ inline int choose_tile_n(int multiprocessors, int64_t m, int64_t n) {
 template <Config C>
 using output_t = std::conditional_t<C.out == DType::f8e4m3, f8e4m3, bf16>;
 
-/// A chunk buffer: 64 x 64 elements, row-major with the swizzle C's TMA box has, as TMA lays
+/// A chunk buffer is 64 x 64 elements, row-major with the swizzle C's TMA box has, as TMA lays
 /// it out in shared memory: bf16 rows of 128 bytes with the 128-byte swizzle (16-byte chunk c
 /// of row r at c ^ (r % 8)), FP8 rows of 64 bytes with the 64-byte swizzle (c ^ ((r / 2) % 4)).
 /// Both XOR bits 4 and up of the byte offset with bits 7 and up; in elements, from bit 3 (bf16)
@@ -137,10 +137,6 @@ using output_t = std::conditional_t<C.out == DType::f8e4m3, f8e4m3, bf16>;
 template <class Out = bf16>
 Swizzle chunk_swizzle_of() {
   return sizeof(Out) == 2 ? Swizzle(3, 3, 3) : Swizzle(2, 4, 3);
-}
-template <class Out = bf16>
-ComposedLayout chunk_layout() {
-  return composition(chunk_swizzle_of<Out>(), make_layout({chunk_rows, chunk_cols}, LayoutRight{}));
 }
 /// The 128 x 64 chunk of C that both consumer warpgroups store at once, from their buffers
 /// of one index: rows 64 h ... 64 h + 63 are warpgroup h's buffer, chunk_buffers buffers

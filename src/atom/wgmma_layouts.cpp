@@ -30,16 +30,17 @@ Layout wgmma_layout_register_a() {
   return wgmma_layout_c(16);
 }
 
-ValueId wgmma_accumulators(const Layout& acc, const Pointer<float>& data, int64_t values, const char* what, Where w) {
+WgmmaAccumulators wgmma_accumulators(const Layout& acc, const Pointer<float>& data, const char* what, Where w) {
   // The instruction names N / 2 registers in order: value i of the fragment is register i.
-  if (data.space() != Space::local || !is_static(acc) || size(acc).value() != values || coalesce(acc) != Layout(values, 1))
-    fail(std::string(what) + "'s accumulators are a register tensor of " + std::to_string(values) +
-             " f32 values in register order (partition_fragment_C of a wgmma TiledMma, or one (_, m, n) block of it), not " +
-             (data.space() == Space::local ? "" : "a tensor outside registers ") + to_string(acc),
+  const int64_t values = is_static(acc) ? size(acc).value() : 0;
+  if (data.space() != Space::local || !is_static(acc) || coalesce(acc) != Layout(values, 1))
+    fail(std::string(what) + "'s accumulators are a register tensor of N / 2 f32 values in register order (partition_fragment_C " +
+             "of a wgmma TiledMma, or one (_, m, n) block of it), not " + (data.space() == Space::local ? "" : "a tensor outside registers ") +
+             to_string(acc),
          w);
   if (values < 4 || values > 128 || values % 4 != 0)
     fail(std::string(what) + " takes N / 2 accumulators for an N from 8 to 256 in steps of 8, not " + std::to_string(values), w);
-  return data.id();
+  return {data.id(), int(2 * values)};
 }
 
 }  // namespace cutejit::detail

@@ -166,9 +166,14 @@ namespace detail {
 Layout wgmma_layout_c(int n);
 Layout wgmma_layout_shared(int mn, int k);
 Layout wgmma_layout_register_a();
-/// Checks that `acc` is a register tensor of `values` f32 accumulators in register order
-/// (compact, stride 1) and returns its registers; `what` names the call for the error.
-ValueId wgmma_accumulators(const Layout& acc, const Pointer<float>& data, int64_t values, const char* what, Where w);
+/// A wgmma's accumulators: N / 2 f32 registers and N.
+struct WgmmaAccumulators {
+  ValueId registers;
+  int n;
+};
+/// Checks that `acc` is a register tensor of N / 2 f32 accumulators in register order (static,
+/// compact, stride 1) for an N of 8 to 256; `what` names the call for the error.
+WgmmaAccumulators wgmma_accumulators(const Layout& acc, const Pointer<float>& data, const char* what, Where w);
 }  // namespace detail
 
 /// The wgmma atom with A and B from shared memory (descriptors): D(64 x N, f32) += A * B,
@@ -240,18 +245,16 @@ template <Element T>
 void wgmma(const Tensor<float>& acc, const WgmmaDescriptor<T>& a, const WgmmaDescriptor<T>& b,
            detail::Where w = detail::Where::current()) {
   static_assert(is_wgmma_operand_v<T>, "wgmma from shared memory: bf16, f16, f8e4m3 or f8e5m2 operands");
-  const int64_t values = size(acc.layout()).value();
-  detail::ValueId regs = detail::wgmma_accumulators(acc.layout(), acc.data(), values, "wgmma", w);
-  detail::wgmma_mma(dtype_v<T>, int(2 * values), a.bits.id(), b.bits.id(), regs, a.major == WgmmaMajor::mn, b.major == WgmmaMajor::mn, w);
+  detail::WgmmaAccumulators d = detail::wgmma_accumulators(acc.layout(), acc.data(), "wgmma", w);
+  detail::wgmma_mma(dtype_v<T>, d.n, a.bits.id(), b.bits.id(), d.registers, a.major == WgmmaMajor::mn, b.major == WgmmaMajor::mn, w);
 }
 
 /// The same from raw 64-bit descriptors, which carry no layout: both operands K-major.
 template <Element T>
 void wgmma(const Tensor<float>& acc, const Value<uint64_t>& a, const Value<uint64_t>& b, detail::Where w = detail::Where::current()) {
   static_assert(is_wgmma_operand_v<T>, "wgmma from shared memory: bf16, f16, f8e4m3 or f8e5m2 operands");
-  const int64_t values = size(acc.layout()).value();
-  detail::ValueId regs = detail::wgmma_accumulators(acc.layout(), acc.data(), values, "wgmma", w);
-  detail::wgmma_mma(dtype_v<T>, int(2 * values), a.id(), b.id(), regs, false, false, w);
+  detail::WgmmaAccumulators d = detail::wgmma_accumulators(acc.layout(), acc.data(), "wgmma", w);
+  detail::wgmma_mma(dtype_v<T>, d.n, a.id(), b.id(), d.registers, false, false, w);
 }
 
 namespace detail {
@@ -295,8 +298,8 @@ void gemm(const TiledMma<WgmmaSS<T, N, AMajor, BMajor>>& tiled, const Tensor<flo
 /// them (an epilogue) cannot be scheduled above the wait (CUTLASS's warpgroup_fence_operand).
 /// Emits no instruction.
 inline void wgmma_fence_operands(const Tensor<float>& acc, detail::Where w = detail::Where::current()) {
-  const int64_t values = size(acc.layout()).value();
-  detail::wgmma_fence_operands(detail::wgmma_accumulators(acc.layout(), acc.data(), values, "wgmma_fence_operands", w), int(values), w);
+  detail::WgmmaAccumulators d = detail::wgmma_accumulators(acc.layout(), acc.data(), "wgmma_fence_operands", w);
+  detail::wgmma_fence_operands(d.registers, d.n / 2, w);
 }
 
 /// Two 16-bit values in one 32-bit register, `lo` in the low half: the form MMA fragments,
@@ -313,14 +316,13 @@ Value<uint32_t> pack_pair(const Value<T>& lo, const Value<T>& hi, detail::Where 
 template <Element T>
   requires(std::is_same_v<T, bf16> || std::is_same_v<T, f16>)
 void wgmma(const Tensor<float>& acc, const Tensor<T>& a, const WgmmaDescriptor<T>& b, detail::Where w = detail::Where::current()) {
-  const int64_t values = size(acc.layout()).value();
-  detail::ValueId regs = detail::wgmma_accumulators(acc.layout(), acc.data(), values, "wgmma", w);
+  detail::WgmmaAccumulators d = detail::wgmma_accumulators(acc.layout(), acc.data(), "wgmma", w);
   if (!(size(a.layout()) == Integer(8)))
     detail::fail("wgmma's A from registers is a thread's 8 values of a 64 x 16 slice, not " + to_string(a.layout()), w);
   std::array<detail::ValueId, 4> pairs;
   for (int r = 0; r < 4; ++r)
     pairs[size_t(r)] = pack_pair(a(IntTuple(2 * r), w).read(w), a(IntTuple(2 * r + 1), w).read(w), w).id();
-  detail::wgmma_mma_register_a(dtype_v<T>, int(2 * values), pairs, b.bits.id(), regs, b.major == WgmmaMajor::mn, w);
+  detail::wgmma_mma_register_a(dtype_v<T>, d.n, pairs, b.bits.id(), d.registers, b.major == WgmmaMajor::mn, w);
 }
 
 /// acc += A * B over a tiled wgmma with A in registers: `a` is the thread's
