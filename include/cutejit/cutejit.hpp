@@ -34,5 +34,6 @@
 #include "cutejit/tensor/identity.hpp"
 #include "cutejit/tensor/partition.hpp"
 #include "cutejit/tensor/pointer.hpp"
+#include "cutejit/tensor/reduce.hpp"
 #include "cutejit/tensor/tensor.hpp"
 #include "cutejit/tensor/tensor_ssa.hpp"

@@ -203,3 +203,23 @@ TEST_CASE("tensor elements and Vars are accepted wherever a value is: cast, bitc
   CHECK(contains(ptx, "abs.f32"));
   CHECK(contains(ptx, "fma.rn.f32"));
 }
+
+TEST_CASE("warp_reduce and block_reduce: butterfly shuffles, one shared array, the bad sizes refused", "[unit]") {
+  Kernel k{"reductions", [](Tensor<f32> x, Tensor<i32> n) {
+    Int i = thread_idx().x;
+    x(i) = warp_reduce(x(i), Reduce::max) + warp_reduce(F32(x(i)), Reduce::sum, 8);
+    n(i) = block_reduce(n(i), 256);
+  }};
+  auto ptx = ptx_of(k, test::vector_arg<float>(), test::vector_arg<int32_t>());
+  CHECK(test::count(ptx, "shfl.sync.bfly.b32") == 5 + 3 + 2 * 5);
+  CHECK(contains(ptx, "max.f32"));
+  CHECK(contains(ptx, ".shared .align 16 .b8"));
+  CHECK(test::count(ptx, "bar.sync") == 2);
+  Kernel bad{"bad_block_reduce", [](Tensor<f32> x) { x(0) = block_reduce(x(0), 100); }};
+  CHECK_THROWS_WITH(bad.compile(Target::parse("sm_90a"), test::vector_arg<float>()),
+                    Catch::Contains("test_dsl_ops.cpp") &&
+                        Catch::Contains("block_reduce needs the block's size, a multiple of 32 from 32 to 1024 threads, not 100"));
+  Kernel width{"bad_warp_reduce", [](Tensor<f32> x) { x(0) = warp_reduce(x(0), Reduce::sum, 12); }};
+  CHECK_THROWS_WITH(width.compile(Target::parse("sm_90a"), test::vector_arg<float>()),
+                    Catch::Contains("warp_reduce reduces over a power-of-two number of lanes up to 32, not 12"));
+}

@@ -49,6 +49,21 @@ struct DeviceTensor {
     detail::check_device_pointer(ptr);
     return make(ptr, shape, stride);
   }
+  /// A description without memory, to cross-compile with no GPU: the specialization (element
+  /// type, rank, the static facts of shape and strides) is what a kernel is compiled for, so a
+  /// kernel compiled with it is the one a launch with a real tensor of that shape finds. The
+  /// shape and strides are checked as a view's are; the pointer is null, so it cannot be
+  /// launched with.
+  static DeviceTensor for_compile(std::initializer_list<int64_t> shape, std::initializer_list<int64_t> stride) {
+    return make(0, {shape.begin(), shape.size()}, {stride.begin(), stride.size()});
+  }
+  /// The same, row-major.
+  static DeviceTensor for_compile(std::initializer_list<int64_t> shape) {
+    std::vector<int64_t> s(shape), st(shape.size());
+    int64_t step = 1;
+    for (size_t i = shape.size(); i-- > 0;) st[i] = step, step *= s[i];
+    return make(0, s, st);
+  }
   static DeviceTensor make(uint64_t ptr, std::span<const int64_t> shape, std::span<const int64_t> stride) {
     DeviceTensor t;
     t.ptr = ptr;

@@ -15,6 +15,7 @@
 
 #include "cutejit/tensor/copy.hpp"
 #include "cutejit/tensor/fragment.hpp"
+#include "cutejit/tensor/reduce.hpp"
 
 namespace cutejit {
 
@@ -108,21 +109,6 @@ template <Element T>
 TensorSSA<T> operator-(const TensorSSA<T>& a) {
   return a.map([](const Value<T>& x) { return -x; });
 }
-
-/// Reductions CuTeDSL names by kind.
-enum class Reduce { sum, max, min };
-
-namespace detail {
-template <Element T>
-Value<T> combine(Reduce op, const Value<T>& a, const Value<T>& b) {
-  switch (op) {
-    case Reduce::sum: return a + b;
-    case Reduce::max: return max(a, b);
-    case Reduce::min: return min(a, b);
-  }
-  return a;
-}
-}  // namespace detail
 
 /// Folds every element into `init` (a balanced tree, so independent operations overlap).
 template <Element T>

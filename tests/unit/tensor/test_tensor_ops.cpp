@@ -177,3 +177,20 @@ TEST_CASE("partitioning: local_partition, partition_tv and coordinate tensors ag
   CHECK(to_string(t(IntTuple{1, 3})) == "(3,8)");
   CHECK(to_string(domain_offset(IntTuple{1, 2}, c)(IntTuple{0, 0})) == "(1,2)");
 }
+
+TEST_CASE("DeviceTensor::for_compile describes a tensor without memory: the README's cross-compile", "[tensor]") {
+  Kernel saxpy{"saxpy_readme", [](F32 alpha, Tensor<f32> x, Tensor<f32> y) {
+    Int start = block_idx().x * block_dim().x + thread_idx().x;
+    Int stride = grid_dim().x * block_dim().x;
+    for_(start, size(x), stride, [&](Int i) { y(i) = fma(alpha, x(i), y(i)); });
+  }};
+  auto v = DeviceTensor<f32>::for_compile({1 << 20});
+  CompiledKernel k = saxpy.compile(Target::parse("sm_100a"), 1.0f, v, v);
+  CHECK_FALSE(k.cubin.empty());
+  // The same specialization as a real buffer's view of that shape (cudaMalloc memory is 256-byte aligned).
+  auto real = DeviceTensor<f32>::make(0x7f0000000100, std::array<int64_t, 1>{1 << 20}, std::array<int64_t, 1>{1});
+  CHECK(saxpy.compile(Target::parse("sm_100a"), 1.0f, real, real).cache_key == k.cache_key);
+  // Row-major by default; explicit strides are checked as a view's are.
+  CHECK(DeviceTensor<f32>::for_compile({64, 128}).stride[0] == 128);
+  CHECK_THROWS_WITH(DeviceTensor<f32>::for_compile({64, 128}, {1}), Contains("as many strides (1) as shape entries (2)"));
+}
