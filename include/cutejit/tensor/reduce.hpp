@@ -5,8 +5,8 @@
  *   - `block_reduce(v, threads, op)`: the same over a block of `threads` threads (its static
  *     size, a multiple of 32 up to 1024): warps reduce, their leaders meet in shared memory,
  *     and every warp reduces the partials, so every thread ends with the result. Every thread
- *     of the block must call it (it has barriers); it ends with one, so it may be called again
- *     at once, in a loop too.
+ *     of the block must call it: with more than one warp it has barriers, and ends with one,
+ *     so it may be called again at once, in a loop too.
  * 32-bit types (f32, i32, u32), as the shuffles move.
  */
 #pragma once
