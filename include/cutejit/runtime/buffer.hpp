@@ -28,6 +28,13 @@ void copy_to_device(uint64_t dst, const void* src, size_t bytes, void* context);
 void copy_to_host(void* dst, uint64_t src, size_t bytes, void* context);
 void check_device_pointer(uint64_t ptr);
 void check_view(int rank, size_t elements_in_allocation, std::span<const int64_t> shape, std::span<const int64_t> stride);
+/// The strides of a row-major (last mode contiguous) tensor of this shape.
+inline std::vector<int64_t> row_major_strides(std::span<const int64_t> shape) {
+  std::vector<int64_t> stride(shape.size());
+  int64_t step = 1;
+  for (size_t i = shape.size(); i-- > 0;) stride[i] = step, step *= shape[i];
+  return stride;
+}
 /// Asynchronous on `stream` (the legacy default stream when null); each returns once queued.
 void fill_device(uint64_t dst, uint32_t bits, int element_bytes, size_t count, StreamHandle stream, void* context);
 void copy_device_to_device(uint64_t dst, uint64_t src, size_t bytes, StreamHandle stream, void* context);
@@ -59,10 +66,8 @@ struct DeviceTensor {
   }
   /// The same, row-major.
   static DeviceTensor for_compile(std::initializer_list<int64_t> shape) {
-    std::vector<int64_t> s(shape), st(shape.size());
-    int64_t step = 1;
-    for (size_t i = shape.size(); i-- > 0;) st[i] = step, step *= s[i];
-    return make(0, s, st);
+    std::span<const int64_t> s(shape.begin(), shape.size());
+    return make(0, s, detail::row_major_strides(s));
   }
   static DeviceTensor make(uint64_t ptr, std::span<const int64_t> shape, std::span<const int64_t> stride) {
     DeviceTensor t;
@@ -150,9 +155,8 @@ class Buffer {
   }
   /// A row-major view.
   DeviceTensor<T> view(std::initializer_list<int64_t> shape) const {
-    std::vector<int64_t> s(shape), st(shape.size());
-    int64_t step = 1;
-    for (size_t i = shape.size(); i-- > 0;) st[i] = step, step *= s[i];
+    std::span<const int64_t> s(shape.begin(), shape.size());
+    std::vector<int64_t> st = detail::row_major_strides(s);
     detail::check_view(int(s.size()), count_, s, st);
     return DeviceTensor<T>::make(ptr_, s, st);
   }

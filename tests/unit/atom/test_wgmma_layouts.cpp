@@ -13,6 +13,7 @@
 
 using namespace cutejit;
 using Catch::Matchers::Contains;
+using test::count;
 
 namespace {
 const Target sm90a = Target::parse("sm_90a");
@@ -24,12 +25,6 @@ int d_col(int t, int i) { return 8 * (i / 4) + 2 * (t % 4) + (i % 2); }
 // neighbours, the lower one in its low half; value 2 r + h is its half h.
 int a_row(int t, int v) { return 16 * (t / 32) + (t % 32) / 4 + 8 * ((v / 2) % 2); }
 int a_col(int t, int v) { return 2 * (t % 4) + 8 * (v / 4) + v % 2; }
-
-int64_t count(const std::string& s, const std::string& what) {
-  int64_t n = 0;
-  for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
-  return n;
-}
 }  // namespace
 
 TEST_CASE("the wgmma C layout is the ISA's D fragment, for every N, and covers the tile once", "[unit]") {
