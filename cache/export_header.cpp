@@ -360,7 +360,7 @@ std::string export_header(const std::string& ns, const std::vector<ExportedKerne
       out << "alignas(64) inline const unsigned char " << array << "[] = {";
       write_bytes(out, b->kernel.cubin);
       out << "\n};\n";
-      table << "    {" << s.index << ", " << b->kernel.target.sm << ", " << (b->kernel.target.arch_specific ? "true" : "false") << ", "
+      table << "    {" << s.index << ", " << b->kernel.target.sm << ", " << (b->kernel.target.arch_specific() ? "true" : "false") << ", "
             << array << "},\n";
     }
   out << "\ninline const Binary binaries[] = {\n" << table.str() << "};\n";

@@ -5,14 +5,20 @@
 namespace cutejit::detail {
 
 bool target_has(const Target& t, Feature f) {
+  // The PTX ISA's target notes: an "a" target has its architecture's own instructions; an "f"
+  // target (and every "a" target of its family) has what the family shares.
+  const bool specific = t.arch_specific(), family_wide = t.arch_specific() || t.family();
   switch (f) {
     case Feature::baseline: return true;
     case Feature::fp8_convert:
     case Feature::fp8_mma: return t.sm >= 89;
     case Feature::sm90: return t.sm >= 90;
-    case Feature::setmaxnreg: return t.arch_specific && (t.sm == 90 || t.sm == 100);
-    case Feature::wgmma: return t.arch_specific && t.sm == 90;
-    case Feature::tcgen05: return t.arch_specific && t.sm == 100;
+    case Feature::setmaxnreg: return (t.sm == 90 && specific) || (t.sm >= 100 && family_wide);
+    case Feature::wgmma: return t.sm == 90 && specific;
+    case Feature::tcgen05: return (t.sm == 100 || t.sm == 103 || t.sm == 110) && family_wide;
+    case Feature::tcgen05_i8: return (t.sm == 100 || t.sm == 110) && specific;
+    case Feature::block_scaled_mma: return (t.sm == 120 || t.sm == 121) && family_wide;
+    case Feature::block_scaled_mma_fp4: return (t.sm == 120 || t.sm == 121) && specific;
   }
   return false;
 }
@@ -21,11 +27,14 @@ std::string_view targets_with(Feature f) {
   switch (f) {
     case Feature::baseline: return "every target";
     case Feature::fp8_convert:
-    case Feature::fp8_mma: return "sm_89 and newer (sm_89, sm_90, sm_90a, sm_100a, sm_120a)";
-    case Feature::sm90: return "sm_90 and newer (sm_90a, sm_100a, sm_120a)";
-    case Feature::setmaxnreg: return "sm_90a and sm_100a";
+    case Feature::fp8_mma: return "sm_89 and newer";
+    case Feature::sm90: return "sm_90 and newer";
+    case Feature::setmaxnreg: return "sm_90a and the Blackwell a and f targets (sm_100a/f, sm_103a/f, sm_110a/f, sm_120a/f, sm_121a/f)";
     case Feature::wgmma: return "sm_90a only";
-    case Feature::tcgen05: return "sm_100a only";
+    case Feature::tcgen05: return "sm_100a, sm_100f, sm_103a, sm_103f, sm_110a or sm_110f";
+    case Feature::tcgen05_i8: return "sm_100a or sm_110a";
+    case Feature::block_scaled_mma: return "sm_120a, sm_120f, sm_121a or sm_121f";
+    case Feature::block_scaled_mma_fp4: return "sm_120a or sm_121a";
   }
   return "";
 }
@@ -84,7 +93,6 @@ std::optional<Feature> nvvm_op_feature(std::string_view op) {
       {"nvvm.wgmma.fence.aligned", Feature::wgmma},
       {"nvvm.wgmma.commit.group.sync.aligned", Feature::wgmma},
       {"nvvm.wgmma.wait.group.sync.aligned", Feature::wgmma},
-      {"nvvm.tcgen05.fence", Feature::tcgen05},
   };
   for (const auto& [name, feature] : table)
     if (name == op) return feature;

@@ -19,9 +19,12 @@ enum class Feature {
   fp8_convert, ///< sm_89 and newer: cvt between f32/f16 and e4m3x2/e5m2x2
   fp8_mma,     ///< sm_89 and newer: mma.sync with e4m3/e5m2 operands
   sm90,        ///< sm_90 and newer: elect.sync, clusters, mbarrier tx counts, TMA
-  setmaxnreg,  ///< sm_90a, sm_100a
+  setmaxnreg,  ///< sm_90a and every Blackwell "a" and "f" target
   wgmma,       ///< sm_90a only
-  tcgen05,     ///< sm_100a only
+  tcgen05,     ///< the sm_100 and sm_110 families: sm_100a/f, sm_103a/f, sm_110a/f
+  tcgen05_i8,  ///< tcgen05.mma .kind::i8: sm_100a and sm_110a only
+  block_scaled_mma,      ///< mma.sync .kind::mxf8f6f4 and FP6/FP4 operands: the sm_120 family (120a/f, 121a/f)
+  block_scaled_mma_fp4,  ///< mma.sync .kind::mxf4 / mxf4nvf4: sm_120a and sm_121a only
 };
 
 bool target_has(const Target& target, Feature f);

@@ -5,20 +5,6 @@
 
 namespace cutejit {
 
-namespace {
-Target target_for(int major, int minor, const std::string& name) {
-  int cc = major * 10 + minor;
-  switch (cc) {
-    case 80: case 86: case 89: return Target{cc, false};
-    case 90: return Target{90, true};
-    case 100: return Target{100, true};
-    case 120: return Target{120, true};
-    default:
-      throw Error("error: " + name + " has compute capability " + std::to_string(major) + "." + std::to_string(minor) +
-                  ", which cutejit does not target (supported: 8.0, 8.6, 8.9, 9.0, 10.0, 12.0)");
-  }
-}
-}  // namespace
 
 Device::Device(int ordinal) : ordinal_(ordinal) {
   const detail::Driver& d = detail::Driver::get();
@@ -36,7 +22,11 @@ Device::Device(int ordinal) : ordinal_(ordinal) {
   int major = 0, minor = 0;
   d.check(d.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev), "cuDeviceGetAttribute");
   d.check(d.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev), "cuDeviceGetAttribute");
-  target_ = target_for(major, minor, name_);
+  try {
+    target_ = Target::for_compute_capability(major, minor);
+  } catch (const Error& e) {
+    throw Error(name_ + ": " + e.what());
+  }
   d.check(d.cuDeviceGetAttribute(&multiprocessors_, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev), "cuDeviceGetAttribute");
   d.check(d.cuDeviceGetAttribute(&max_shared_per_block_, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, dev),
           "cuDeviceGetAttribute");

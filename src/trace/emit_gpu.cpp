@@ -135,12 +135,6 @@ void wgmma_wait_group(int pending, Where where) {
   mlir::NVVM::WgmmaWaitGroupSyncOp::create(t.builder(), t.loc(where), uint64_t(pending));
 }
 
-void tcgen05_fence_before_thread_sync(Where where) {
-  Trace& t = Trace::current(where);
-  t.require(Feature::tcgen05, "tcgen05.fence::before_thread_sync", where);
-  mlir::NVVM::Tcgen05FenceOp::create(t.builder(), t.loc(where), mlir::NVVM::Tcgen05FenceKind::BEFORE_THREAD_SYNC);
-}
-
 void print(std::string_view format, std::span<const ValueId> args, Where where) {
   Trace& t = Trace::current(where);
   llvm::SmallVector<mlir::Value> values;

@@ -23,12 +23,17 @@ TEST_CASE("an op the target lacks is a trace-time error naming the op, the targe
 
   Kernel tcgen05{"uses_tcgen05", [](Tensor<f32> a) { tcgen05_fence_before_thread_sync(); }};
   CHECK_THROWS_WITH(tcgen05.compile(sm90a, v),
-                    Contains("tcgen05.fence::before_thread_sync is not available on sm_90a; it needs sm_100a only"));
+                    Contains("tcgen05.fence::before_thread_sync is not available on sm_90a; it needs sm_100a, sm_100f, sm_103a, sm_103f, "
+                             "sm_110a or sm_110f"));
+  for (const char* t : {"sm_100", "sm_103", "sm_120a", "sm_121f"})
+    CHECK_THROWS_WITH(tcgen05.compile(Target::parse(t), v), Contains(std::string("is not available on ") + t));
 
   // The MLIR verifier does not check setmaxnreg on non-"a" targets and LLVM would abort: we refuse.
   Kernel setmax{"uses_setmaxnreg", [](Tensor<f32> a) { increase_max_registers(232); }};
   CHECK_THROWS_WITH(setmax.compile(Target::parse("sm_90"), v),
-                    Contains("setmaxnreg is not available on sm_90; it needs sm_90a and sm_100a"));
+                    Contains("setmaxnreg is not available on sm_90; it needs sm_90a and the Blackwell a and f targets"));
+  for (const char* t : {"sm_100", "sm_110", "sm_120", "sm_121"})
+    CHECK_THROWS_WITH(setmax.compile(Target::parse(t), v), Contains(std::string("setmaxnreg is not available on ") + t));
 
   Kernel elect{"uses_elect", [](Tensor<f32> a) { elect_one(); }};
   CHECK_THROWS_WITH(elect.compile(Target::parse("sm_86"), v), Contains("elect_one (elect.sync) is not available on sm_86"));

@@ -149,9 +149,30 @@ TEST_CASE("target-specific instructions compile where the target has them", "[un
 }
 
 TEST_CASE("targets parse and print by name", "[unit]") {
-  CHECK(Target::parse("sm_90a") == Target{90, true});
+  CHECK(Target::parse("sm_90a") == Target{90, Target::Variant::arch_specific});
   CHECK(Target::parse("sm_80").name() == "sm_80");
-  CHECK(Target::all().size() == 6);
+  std::string names;
+  for (const Target& t : Target::all()) names += t.name() + " ";
+  CHECK(names ==
+        "sm_80 sm_86 sm_89 sm_90 sm_90a sm_100 sm_100f sm_100a sm_103 sm_103f sm_103a sm_110 sm_110f sm_110a "
+        "sm_120 sm_120f sm_120a sm_121 sm_121f sm_121a ");
+  for (const Target& t : Target::all()) CHECK(Target::parse(t.name()) == t);
+  CHECK_THROWS_WITH(Target::parse("sm_89a"), Catch::Contains("unknown target 'sm_89a'"));
+  CHECK_THROWS_WITH(Target::parse("sm_90f"), Catch::Contains("unknown target 'sm_90f'"));
+}
+
+TEST_CASE("a GPU's compute capability picks its target", "[unit]") {
+  // The richest target that runs there: the arch-specific one where the architecture has one.
+  const std::pair<std::pair<int, int>, const char*> expected[] = {
+      {{8, 0}, "sm_80"},    {{8, 6}, "sm_86"},    {{8, 9}, "sm_89"},    {{9, 0}, "sm_90a"},   {{10, 0}, "sm_100a"},
+      {{10, 3}, "sm_103a"}, {{11, 0}, "sm_110a"}, {{12, 0}, "sm_120a"}, {{12, 1}, "sm_121a"},
+  };
+  for (const auto& [cc, name] : expected) {
+    INFO(cc.first << "." << cc.second);
+    CHECK(Target::for_compute_capability(cc.first, cc.second).name() == name);
+  }
+  CHECK_THROWS_WITH(Target::for_compute_capability(7, 5), Catch::Contains("compute capability 7.5 is not one cutejit targets"));
+  CHECK_THROWS_WITH(Target::for_compute_capability(10, 1), Catch::Contains("supported: 8.0, 8.6, 8.9, 9.0, 10.0, 10.3, 11.0, 12.0, 12.1"));
 }
 
 TEST_CASE("known divisors carry through bit operations and constant shifts", "[unit]") {

@@ -122,7 +122,7 @@ void device_assert(const Operand<bool>& cond, std::string_view message = "");
 // ---- target-specific ----
 /// True on exactly one lane of the warp (elect.sync; sm_90 and newer).
 inline Bool elect_one(detail::Where w = detail::Where::current()) { return Bool(detail::elect_one(w)); }
-/// setmaxnreg (sm_90a, sm_100a): moves registers between warpgroups of a warp-specialised kernel.
+/// setmaxnreg (sm_90a and the Blackwell a and f targets): moves registers between warpgroups of a warp-specialised kernel.
 inline void increase_max_registers(int count, detail::Where w = detail::Where::current()) { detail::set_max_registers(count, true, w); }
 inline void decrease_max_registers(int count, detail::Where w = detail::Where::current()) { detail::set_max_registers(count, false, w); }
 /// Declares the most threads a launch of this kernel will have and the blocks that must fit on
@@ -148,7 +148,10 @@ inline Int cluster_cta_rank(detail::Where w = detail::Where::current()) { return
 inline void wgmma_fence(detail::Where w = detail::Where::current()) { detail::wgmma_fence(w); }
 inline void wgmma_commit_group(detail::Where w = detail::Where::current()) { detail::wgmma_commit_group(w); }
 inline void wgmma_wait_group(int pending, detail::Where w = detail::Where::current()) { detail::wgmma_wait_group(pending, w); }
-/// tcgen05 ordering (sm_100a only).
+/// tcgen05 ordering (the sm_100 and sm_110 families: sm_100a/f, sm_103a/f, sm_110a/f).
+/// Before a thread barrier: orders this thread's earlier tcgen05 operations before it; after
+/// one (or an mbarrier wait): orders later tcgen05 operations after it.
 inline void tcgen05_fence_before_thread_sync(detail::Where w = detail::Where::current()) { detail::tcgen05_fence_before_thread_sync(w); }
+inline void tcgen05_fence_after_thread_sync(detail::Where w = detail::Where::current()) { detail::tcgen05_fence_after_thread_sync(w); }
 
 }  // namespace cutejit

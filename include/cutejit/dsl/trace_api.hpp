@@ -105,6 +105,7 @@ void wgmma_fence(Where where);
 void wgmma_commit_group(Where where);
 void wgmma_wait_group(int pending, Where where);
 void tcgen05_fence_before_thread_sync(Where where);
+void tcgen05_fence_after_thread_sync(Where where);
 
 // ---- diagnostics ----
 void print(std::string_view format, std::span<const ValueId> args, Where where);

@@ -4,48 +4,17 @@
 // cp.async LDGSTS, with no local memory. These targets are compile-verified, not run here.
 #include <catch2/catch.hpp>
 
-#include <cstdio>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <regex>
 #include <string>
 
-#include <unistd.h>
-
 #include "fmha_sm80.hpp"
 #include "mma_sync_kernels.hpp"
+#include "sass.hpp"
 #include "support.hpp"
 
 using namespace cutejit;
 
 namespace {
-
-std::string cuobjdump() {
-  if (const char* p = std::getenv("CUTEJIT_TEST_CUOBJDUMP"); p && *p && std::filesystem::exists(p)) return p;
-  if (std::filesystem::exists("/usr/local/cuda/bin/cuobjdump")) return "/usr/local/cuda/bin/cuobjdump";
-  return "";
-}
-
-/// `cuobjdump <flag>` of a cubin, as text.
-std::string disassemble(const std::vector<char>& cubin, const char* flag) {
-  std::string tool = cuobjdump();
-  // No disassembler is a failure, not a skip: this is the only check of these targets' SASS.
-  REQUIRE_FALSE(tool.empty());
-  auto path = std::filesystem::temp_directory_path() / ("cutejit_sass_" + std::to_string(::getpid()) + ".cubin");
-  std::ofstream(path, std::ios::binary).write(cubin.data(), std::streamsize(cubin.size()));
-  std::string out;
-  FILE* p = ::popen((tool + " " + flag + " " + path.string() + " 2>&1").c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buffer[4096];
-  for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, p)) > 0;) out.append(buffer, n);
-  int rc = ::pclose(p);
-  std::filesystem::remove(path);
-  INFO(out);
-  REQUIRE(rc == 0);
-  return out;
-}
 
 template <class T>
 DeviceTensor<T> arg() {
@@ -62,10 +31,10 @@ void check(const char* target, const char* ptx_kind, const char* sass) {
   INFO(Op::name() << " on " << target);
   CompiledKernel k = test::mma_atom_kernel<Op>.compile(Target::parse(target), arg<A>(), arg<B>(), arg<C>(), arg<D>());
   CHECK(test::contains(k.ptx, std::string("mma.sync.aligned.") + ptx_kind));
-  std::string code = disassemble(k.cubin, "-sass");
+  std::string code = test::disassemble(k.cubin, "-sass");
   CHECK(test::contains(code, sass));
   CHECK_FALSE(test::contains(code, "LDL"));
-  CHECK(test::contains(disassemble(k.cubin, "-res-usage"), "STACK:0"));
+  CHECK(test::contains(test::disassemble(k.cubin, "-res-usage"), "STACK:0"));
 }
 
 const char* const every_target[] = {"sm_80", "sm_86", "sm_89", "sm_90a", "sm_100a", "sm_120a"};
@@ -108,13 +77,13 @@ TEST_CASE("TiledMma, ldmatrix and cp.async kernels have their instructions on ev
   auto m = DeviceTensor<float>::make(256, std::array<int64_t, 2>{30, 64}, std::array<int64_t, 2>{64, 1});
   for (const char* t : every_target) {
     INFO(t);
-    std::string tiled = disassemble(test::tiled_mma_bf16.compile(Target::parse(t), bf, bf, f).cubin, "-sass");
+    std::string tiled = test::disassemble(test::tiled_mma_bf16.compile(Target::parse(t), bf, bf, f).cubin, "-sass");
     // Four K steps of 2 x 2 atoms per thread.
     CHECK(test::count(tiled, "HMMA.16816.F32.BF16") == 16);
-    std::string ldsm = disassemble(test::ldmatrix_x4.compile(Target::parse(t), bf, u, u).cubin, "-sass");
+    std::string ldsm = test::disassemble(test::ldmatrix_x4.compile(Target::parse(t), bf, u, u).cubin, "-sass");
     CHECK(test::contains(ldsm, "LDSM.16.M88.4"));
     CHECK(test::contains(ldsm, "LDSM.16.MT88.4"));
-    std::string cp = disassemble(test::cp_async_tile.compile(Target::parse(t), m, f).cubin, "-sass");
+    std::string cp = test::disassemble(test::cp_async_tile.compile(Target::parse(t), m, f).cubin, "-sass");
     // Four 16-byte copies per thread; the source size is 16 or 0, which ptxas turns into the
     // predicated form (a false predicate zero-fills the destination).
     std::regex predicated(R"(LDGSTS\.E\.BYPASS\.128[^;]*, P[0-9] ;)");
@@ -130,7 +99,7 @@ TEST_CASE("the FA2 forward is HMMA, LDSM (plain and transposed), LDGSTS and MUFU
       CompiledKernel k = variant == 0 ? examples::fmha_compile<bf16, examples::fmha80::hd64>(Target::parse(t))
                                       : examples::fmha_compile<f16, examples::fmha80::hd128_causal>(Target::parse(t));
       INFO(k.name << " on " << t);
-      std::string code = disassemble(k.cubin, "-sass");
+      std::string code = test::disassemble(k.cubin, "-sass");
       CHECK(test::contains(code, variant == 0 ? "HMMA.16816.F32.BF16" : "HMMA.16816.F32"));
       CHECK(test::contains(code, "LDSM.16.M88.4"));   // Q, the A operand
       CHECK(test::contains(code, "LDSM.16.M88.2"));   // K, B stored K-major
@@ -140,7 +109,7 @@ TEST_CASE("the FA2 forward is HMMA, LDSM (plain and transposed), LDGSTS and MUFU
       CHECK(test::contains(code, "SHFL.BFLY"));
       CHECK_FALSE(test::contains(code, "LDL"));
       CHECK_FALSE(test::contains(code, "STL"));
-      CHECK(test::contains(disassemble(k.cubin, "-res-usage"), "STACK:0"));
+      CHECK(test::contains(test::disassemble(k.cubin, "-res-usage"), "STACK:0"));
     }
   }
 }

@@ -1,0 +1,46 @@
+/** \file
+ * The sm_100 family's raw tensor-core instructions (tcgen05, cta_group::1), as the tracer emits
+ * them (src/trace/emit_sm100.cpp): Tensor Memory allocation, the MMA, its commit to an mbarrier,
+ * and loads and stores between TMEM and registers. Each is checked against the target when
+ * traced (sm_100a/f, sm_103a/f, sm_110a/f). The atoms in atom/sm100 give them their meaning.
+ *
+ * A TMEM address is 32 bits: the lane (row) in bits 16-31, the column in bits 0-15.
+ */
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "cutejit/dsl/trace_api.hpp"
+
+namespace cutejit::detail {
+
+/// tcgen05.alloc: the warp allocates `columns` TMEM columns (a power of two, 32 to 512) and the
+/// hardware writes their address to the 32-bit shared-memory word at `slot`. Warp-collective.
+void tmem_alloc(ValueId slot, int columns, Where where);
+/// tcgen05.relinquish_alloc_permit: this CTA allocates no more (another CTA on the SM may).
+void tmem_relinquish_alloc_permit(Where where);
+/// tcgen05.dealloc of `columns` columns at `address`. Warp-collective.
+void tmem_dealloc(ValueId address, int columns, Where where);
+
+/// tcgen05.mma.cta_group::1.kind::`kind`: D (TMEM at `d`) = A * B + (accumulate ? D : 0), A and
+/// B from the shared-memory descriptors, shapes and types from the 32-bit instruction
+/// descriptor `idesc`. Issued by one thread; completes asynchronously (tcgen05_commit).
+void tcgen05_mma(const char* kind, ValueId d, ValueId desc_a, ValueId desc_b, uint32_t idesc, ValueId accumulate, Where where);
+/// tcgen05.commit: the mbarrier at `bar` (shared memory) gets one arrival when every MMA this
+/// thread issued before has completed.
+void tcgen05_commit(ValueId bar, Where where);
+
+/// The data-movement shapes of tcgen05.ld / st: lanes x bits per access.
+enum class TmemShape { s32x32b, s16x64b, s16x128b, s16x256b };
+/// 32-bit registers per thread of one access of `shape` repeated `num` times (1, 2, 4 ... 128).
+int tmem_registers(TmemShape shape, int num);
+/// tcgen05.ld.sync.aligned.<shape>.x<num>.b32 from `address`, then tcgen05.wait::ld in the same
+/// statement: the registers (u32 bits) are ready when this returns. Warp-collective.
+std::vector<ValueId> tmem_load(TmemShape shape, int num, ValueId address, Where where);
+/// tcgen05.st.sync.aligned.<shape>.x<num>.b32 of `registers` (u32 or f32) to `address`.
+void tmem_store(TmemShape shape, int num, ValueId address, const std::vector<ValueId>& registers, Where where);
+/// tcgen05.wait::st: this thread's TMEM stores are done (before an MMA reads what they wrote).
+void tmem_wait_store(Where where);
+
+}  // namespace cutejit::detail

@@ -1,0 +1,170 @@
+/** \file
+ * The sm_100 tensor-core MMA atom (tcgen05.mma, cta_group::1, A and B from shared memory):
+ * D (M x N in Tensor Memory) = A (M x K) * B (N x K)^T + D, issued by one thread for the whole
+ * CTA and completing asynchronously; `tcgen05_commit(bar)` makes an mbarrier arrive once the
+ * MMAs a thread issued are done (that is how a pipeline stage is freed, and how the epilogue
+ * learns that the accumulators are ready). One MMA reads 32 bytes of K of each operand row:
+ * K = 16 for bf16/f16 (kind::f16), 32 for FP8 (kind::f8f6f4).
+ *
+ * Operands are shared-memory tensors of shape (MN, K), each in one of the layouts the tensor
+ * core reads (a TMA box with a 32/64/128-byte swizzle leaves them so): `UmmaOperand` derives the
+ * shared-memory descriptor from the tensor's layout and swizzle (major-ness, swizzle mode, the
+ * leading and stride byte offsets), then checks it by the descriptor model of
+ * arch/sm100/descriptors.hpp: for every K step and every (mn, k) of the MMA, the byte the
+ * descriptor makes the hardware read must be the byte where the tensor holds that element. A
+ * layout the hardware cannot read, a tile off its swizzle pattern, or the wrong extent is a
+ * trace-time error at the user's line, never wrong numbers.
+ *
+ * The accumulator lives in TMEM (atom/sm100/tmem.hpp): for M = 128, row i of D is lane i,
+ * column j is column j of the allocation (f32).
+ *
+ * CuTe names: SM100_MMA_F16BF16_SS<T, M, N, AMajor, BMajor> and SM100_MMA_F8F6F4_SS.
+ */
+#pragma once
+
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "cutejit/arch/sm100/descriptors.hpp"
+#include "cutejit/arch/sm100/tcgen05.hpp"
+#include "cutejit/arch/sm90.hpp"  // shared_address
+#include "cutejit/dsl/intrinsics.hpp"
+#include "cutejit/tensor/tensor.hpp"
+
+namespace cutejit {
+
+using UmmaMajor = sm100::Major;
+
+/// The element types tcgen05.mma reads here, and the descriptor's name for each.
+template <class T>
+inline constexpr bool is_umma_operand_v =
+    std::is_same_v<T, bf16> || std::is_same_v<T, f16> || std::is_same_v<T, f8e4m3> || std::is_same_v<T, f8e5m2>;
+
+namespace detail {
+template <class T> sm100::OperandType umma_operand_type() {
+  if constexpr (std::is_same_v<T, bf16>) return sm100::OperandType::bf16;
+  else if constexpr (std::is_same_v<T, f16>) return sm100::OperandType::f16;
+  else if constexpr (std::is_same_v<T, f8e4m3>) return sm100::OperandType::e4m3;
+  else return sm100::OperandType::e5m2;
+}
+
+/// What an operand tile's layout gives its descriptors: the fields every K step shares and the
+/// start of each K step, in bytes from the tile's data pointer.
+struct UmmaOperandPlan {
+  sm100::SmemDescriptor fields;  ///< start address 0
+  sm100::Major major = sm100::Major::k;
+  std::vector<uint32_t> step_bytes;
+  int64_t alignment = 16;  ///< the alignment the tile's data pointer needs (its swizzle pattern's)
+};
+/// Derives the plan for an (MN, K) tensor of `element_bytes` elements with this (static)
+/// layout, swizzle and swizzle base, read `k_per_mma` K elements at a time with `mn` rows, and
+/// checks it against the descriptor model; `which` ("A", "B") names the operand in errors.
+UmmaOperandPlan plan_umma_operand(const Layout& layout, const std::optional<Swizzle>& swizzle, int64_t swizzle_base,
+                                  int element_bytes, int mn, int k_per_mma, const char* which, Where w);
+}  // namespace detail
+
+/// An operand tile in shared memory as one tcgen05.mma atom of `mn` rows (M for A, N for B)
+/// reads it, with its descriptors.
+template <Element T>
+  requires is_umma_operand_v<T>
+class UmmaOperand {
+ public:
+  static constexpr int k_per_mma = 32 / int(sizeof(T));
+
+  /// `tile`: a shared-memory tensor of static shape (mn, K), K a multiple of k_per_mma.
+  UmmaOperand(const Tensor<T>& tile, int mn, const char* which, detail::Where w = detail::Where::current()) {
+    if (tile.data().space() != Space::shared) detail::fail(std::string("tcgen05.mma's ") + which + " must be in shared memory", w);
+    if (!is_static(tile.layout()) || !tile.swizzle_base().is_static())
+      detail::fail(std::string("tcgen05.mma's ") + which + " needs a tile of static layout (its descriptor is fixed at trace time)", w);
+    plan_ = detail::plan_umma_operand(tile.layout(), tile.swizzle(), tile.swizzle_base().value(), int(sizeof(T)), mn, k_per_mma,
+                                      which, w);
+    if (tile.data().alignment() < plan_.alignment)
+      detail::fail(std::string("tcgen05.mma's ") + which + " tile (" + sm100::to_string(plan_.fields.swizzle) + ") must start " +
+                       std::to_string(plan_.alignment) + "-byte aligned, on its swizzle pattern; its address is known to be only " +
+                       std::to_string(tile.data().alignment()) + "-byte aligned",
+                   w);
+    // Bits 0-13 hold the address >> 4: the start of the shared window is 0 and it is smaller
+    // than 2^18 bytes, so adding a K step's bytes >> 4 cannot carry out of the field.
+    Value<uint32_t> address(detail::shared_address(tile.data().id(), w));
+    base_ = cast<uint64_t>((address >> 4u) & 0x3fffu) | Value<uint64_t>(plan_.fields.encode());
+  }
+
+  sm100::Major major() const { return plan_.major; }
+  int k_steps() const { return int(plan_.step_bytes.size()); }
+  /// The descriptor of K step `s` (K elements k_per_mma s ... k_per_mma (s + 1) - 1).
+  Value<uint64_t> descriptor(int s, detail::Where w = detail::Where::current()) const {
+    if (s < 0 || s >= k_steps()) detail::fail("K step " + std::to_string(s) + " is outside this operand's " + std::to_string(k_steps()), w);
+    const uint32_t bytes = plan_.step_bytes[size_t(s)];
+    return bytes == 0 ? base_ : base_ + Value<uint64_t>(uint64_t(bytes >> 4));
+  }
+  const detail::UmmaOperandPlan& plan() const { return plan_; }
+
+ private:
+  detail::UmmaOperandPlan plan_;
+  Value<uint64_t> base_;
+};
+
+/// tcgen05.mma with A and B from shared memory: D(M x N, f32, in TMEM) += A(M x K) * B(N x K)^T.
+/// M = 128 (a lane per row); N a multiple of 16 from 16 to 256.
+template <class T, int M, int N, UmmaMajor AMajor = UmmaMajor::k, UmmaMajor BMajor = UmmaMajor::k>
+  requires is_umma_operand_v<T>
+struct Tcgen05MmaSS {
+  using element_type = T;
+  static constexpr int m = M, n = N, k = 32 / int(sizeof(T));
+  static constexpr UmmaMajor a_major = AMajor, b_major = BMajor;
+  static_assert(M == 128, "this tcgen05.mma atom has M = 128 (row i of D in TMEM lane i); M = 64 is not supported yet");
+  static_assert(N % 16 == 0 && N >= 16 && N <= 256, "tcgen05.mma with M = 128 has N a multiple of 16 from 16 to 256");
+  static_assert(sizeof(T) == 2 || (AMajor == UmmaMajor::k && BMajor == UmmaMajor::k),
+                "tcgen05.mma reads FP8 operands MN-major too, but this atom takes them K-major only");
+
+  /// The instruction descriptor: f32 accumulation, the operands' types and majorness, M and N.
+  static uint32_t instruction_descriptor() {
+    const sm100::OperandType t = detail::umma_operand_type<T>();
+    return sm100::InstrDescriptor{.kind = sm100::kind_of(t), .a = t, .b = t, .d = sm100::AccumulatorType::f32,
+                                  .a_major = AMajor, .b_major = BMajor, .m = M, .n = N}
+        .encode();
+  }
+  static const char* kind() { return sizeof(T) == 2 ? "f16" : "f8f6f4"; }
+};
+
+template <class T, int M, int N, UmmaMajor AMajor = UmmaMajor::k, UmmaMajor BMajor = UmmaMajor::k>
+using SM100_MMA_F16BF16_SS = Tcgen05MmaSS<T, M, N, AMajor, BMajor>;
+template <class T, int M, int N>
+using SM100_MMA_F8F6F4_SS = Tcgen05MmaSS<T, M, N>;
+
+/// The operands of one atom: `a` (M x K) and `b` (N x K) tiles, checked as the atom reads them.
+template <class T, int M, int N, UmmaMajor AM, UmmaMajor BM>
+std::pair<UmmaOperand<T>, UmmaOperand<T>> make_umma_operands(const Tcgen05MmaSS<T, M, N, AM, BM>&, const Tensor<T>& a,
+                                                               const Tensor<T>& b, detail::Where w = detail::Where::current()) {
+  UmmaOperand<T> A(a, M, "A", w), B(b, N, "B", w);
+  if (A.major() != AM || B.major() != BM)
+    detail::fail(std::string("the atom reads ") + (A.major() != AM ? "A" : "B") + " " +
+                     ((A.major() != AM ? AM : BM) == UmmaMajor::k ? "K-major" : "MN-major") + ", but the tile is " +
+                     ((A.major() != AM ? A.major() : B.major()) == UmmaMajor::k ? "K-major" : "MN-major"),
+                 w);
+  if (A.k_steps() != B.k_steps())
+    detail::fail("A and B cover different K: " + std::to_string(A.k_steps()) + " and " + std::to_string(B.k_steps()) + " MMA steps", w);
+  return {A, B};
+}
+
+/// D (TMEM at `d`) = A * B + (accumulate ? D : 0) over the operands' K: one tcgen05.mma per K
+/// step, the first with `accumulate`, the rest accumulating. Called by one thread.
+template <class T, int M, int N, UmmaMajor AM, UmmaMajor BM>
+void gemm(const Tcgen05MmaSS<T, M, N, AM, BM>& atom, const Value<uint32_t>& d, const UmmaOperand<T>& a, const UmmaOperand<T>& b,
+          const Bool& accumulate, detail::Where w = detail::Where::current()) {
+  using Atom = Tcgen05MmaSS<T, M, N, AM, BM>;
+  if (a.major() != AM || b.major() != BM || a.k_steps() != b.k_steps())
+    detail::fail("gemm's operands are not the atom's (make them with make_umma_operands)", w);
+  const uint32_t idesc = Atom::instruction_descriptor();
+  for (int s = 0; s < a.k_steps(); ++s)
+    detail::tcgen05_mma(Atom::kind(), d.id(), a.descriptor(s, w).id(), b.descriptor(s, w).id(), idesc,
+                        (s == 0 ? accumulate : Bool(true)).id(), w);
+}
+
+/// The mbarrier at `bar` gets one arrival once every tcgen05.mma this thread issued is done.
+inline void tcgen05_commit(const Pointer<uint64_t>& bar, detail::Where w = detail::Where::current()) {
+  detail::tcgen05_commit(bar.id(), w);
+}
+
+}  // namespace cutejit

@@ -1,0 +1,192 @@
+/** \file
+ * The sm_100 family's tcgen05 instructions, as inline PTX: every op is checked against the
+ * target first (Trace::require). Inline PTX rather than the NVVM ops: MLIR 22 verifies those for
+ * sm_100a and sm_101a only (not sm_100f, sm_103a or sm_110a), and one statement holds a load and
+ * its wait, so the compiler cannot move a use of the loaded registers above the wait.
+ */
+#include <bit>
+#include <string>
+
+#include <mlir/Dialect/Arith/IR/Arith.h>
+#include <mlir/Dialect/LLVMIR/LLVMDialect.h>
+
+#include "cutejit/arch/sm100/tcgen05.hpp"
+#include "trace/trace.hpp"
+
+namespace cutejit::detail {
+
+namespace {
+
+/// Side-effecting inline PTX with `results` i32 outputs (none: no result).
+mlir::LLVM::InlineAsmOp emit_ptx(Trace& t, const Where& w, int results, mlir::ValueRange operands, const std::string& ptx,
+                                 const std::string& constraints) {
+  mlir::OpBuilder& b = t.builder();
+  mlir::Type type;
+  if (results == 1) type = b.getI32Type();
+  if (results > 1)
+    type = mlir::LLVM::LLVMStructType::getLiteral(&t.context(), llvm::SmallVector<mlir::Type>(size_t(results), b.getI32Type()));
+  return mlir::LLVM::InlineAsmOp::create(b, t.loc(w), type ? mlir::TypeRange{type} : mlir::TypeRange{}, operands, ptx,
+                                         constraints + ",~{memory}", /*has_side_effects=*/true, false,
+                                         mlir::LLVM::TailCallKind::None, mlir::LLVM::AsmDialectAttr(), mlir::ArrayAttr());
+}
+
+void check_columns(int columns, const char* what, const Where& w) {
+  if (columns < 32 || columns > 512 || !std::has_single_bit(unsigned(columns)))
+    trace_error(std::string(what) + " takes a power of two from 32 to 512 TMEM columns, not " + std::to_string(columns), w);
+}
+
+mlir::Value u32_operand(Trace& t, ValueId id, const char* what, const Where& w) { return i32_operand(t, id, what, w); }
+
+mlir::Value u64_operand(Trace& t, ValueId id, const char* what, const Where& w) {
+  const ValueInfo& v = t.get(id, w);
+  if (v.pointer || v.value.getType() != t.builder().getI64Type())
+    trace_error(std::string(what) + " is a 64-bit integer (a shared-memory matrix descriptor)", w);
+  return v.value;
+}
+
+std::string register_list(int first, int count) {
+  std::string s = "{";
+  for (int i = 0; i < count; ++i) s += (i ? ", $" : "$") + std::to_string(first + i);
+  return s + "}";
+}
+
+const char* shape_name(TmemShape s) {
+  switch (s) {
+    case TmemShape::s32x32b: return "32x32b";
+    case TmemShape::s16x64b: return "16x64b";
+    case TmemShape::s16x128b: return "16x128b";
+    case TmemShape::s16x256b: return "16x256b";
+  }
+  return "?";
+}
+
+}  // namespace
+
+void tmem_alloc(ValueId slot, int columns, Where where) {
+  Trace& t = Trace::current(where);
+  t.require(Feature::tcgen05, "tcgen05.alloc (TMEM allocation)", where);
+  check_columns(columns, "tcgen05.alloc", where);
+  mlir::Value p = shared_pointer(t, slot, "the shared-memory word tcgen05.alloc writes the TMEM address to", where);
+  if (t.get(slot, where).known < 4) trace_error("tcgen05.alloc's shared-memory word must be 4-byte aligned", where);
+  mlir::Value address = mlir::LLVM::PtrToIntOp::create(t.builder(), t.loc(where), t.builder().getI32Type(), p);
+  emit_ptx(t, where, 0, address, "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [$0], " + std::to_string(columns) + ";", "r");
+}
+
+void tmem_relinquish_alloc_permit(Where where) {
+  Trace& t = Trace::current(where);
+  t.require(Feature::tcgen05, "tcgen05.relinquish_alloc_permit", where);
+  emit_ptx(t, where, 0, {}, "tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;", "");
+}
+
+void tmem_dealloc(ValueId address, int columns, Where where) {
+  Trace& t = Trace::current(where);
+  t.require(Feature::tcgen05, "tcgen05.dealloc (TMEM deallocation)", where);
+  check_columns(columns, "tcgen05.dealloc", where);
+  emit_ptx(t, where, 0, u32_operand(t, address, "a TMEM address", where),
+           "tcgen05.dealloc.cta_group::1.sync.aligned.b32 $0, " + std::to_string(columns) + ";", "r");
+}
+
+void tcgen05_mma(const char* kind, ValueId d, ValueId desc_a, ValueId desc_b, uint32_t idesc, ValueId accumulate, Where where) {
+  Trace& t = Trace::current(where);
+  t.require(Feature::tcgen05, "tcgen05.mma", where);
+  if (std::string(kind) == "i8") t.require(Feature::tcgen05_i8, "tcgen05.mma .kind::i8", where);
+  const ValueInfo& acc = t.get(accumulate, where);
+  if (acc.pointer || acc.type != DType::i1) trace_error("tcgen05.mma's accumulate flag is a Bool", where);
+  mlir::Value operands[] = {u32_operand(t, d, "tcgen05.mma's D (a TMEM address)", where),
+                            u64_operand(t, desc_a, "tcgen05.mma's A descriptor", where),
+                            u64_operand(t, desc_b, "tcgen05.mma's B descriptor", where), t.i32(int32_t(idesc)),
+                            mlir::arith::ExtUIOp::create(t.builder(), t.loc(where), t.builder().getI32Type(), acc.value)};
+  emit_ptx(t, where, 0, operands,
+           std::string("{\n.reg .pred p;\nsetp.ne.b32 p, $4, 0;\ntcgen05.mma.cta_group::1.kind::") + kind + " [$0], $1, $2, $3, p;\n}",
+           "r,l,l,r,r");
+}
+
+void tcgen05_commit(ValueId bar, Where where) {
+  Trace& t = Trace::current(where);
+  t.require(Feature::tcgen05, "tcgen05.commit", where);
+  mlir::Value p = shared_pointer(t, bar, "tcgen05.commit's mbarrier", where);
+  mlir::Value address = mlir::LLVM::PtrToIntOp::create(t.builder(), t.loc(where), t.builder().getI32Type(), p);
+  emit_ptx(t, where, 0, address, "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [$0];", "r");
+}
+
+int tmem_registers(TmemShape shape, int num) {
+  // Per access, the warp moves lanes x bits: 32x32b and 16x64b are one register per thread,
+  // 16x128b two, 16x256b four.
+  const int per = shape == TmemShape::s16x256b ? 4 : shape == TmemShape::s16x128b ? 2 : 1;
+  return per * num;
+}
+
+namespace {
+void check_access(TmemShape shape, int num, const char* op, const Where& w) {
+  const int max_num = shape == TmemShape::s16x256b ? 32 : shape == TmemShape::s16x128b ? 64 : 128;
+  if (num < 1 || num > max_num || !std::has_single_bit(unsigned(num)))
+    trace_error(std::string(op) + "." + shape_name(shape) + " repeats a power of two from 1 to " + std::to_string(max_num) +
+                    " times (.x1 ... .x" + std::to_string(max_num) + "), not " + std::to_string(num),
+                w);
+}
+}  // namespace
+
+std::vector<ValueId> tmem_load(TmemShape shape, int num, ValueId address, Where where) {
+  Trace& t = Trace::current(where);
+  t.require(Feature::tcgen05, "tcgen05.ld (TMEM load)", where);
+  check_access(shape, num, "tcgen05.ld", where);
+  const int n = tmem_registers(shape, num);
+  std::string constraints;
+  for (int i = 0; i < n; ++i) constraints += "=r,";
+  constraints += "r";
+  const std::string ptx = std::string("tcgen05.ld.sync.aligned.") + shape_name(shape) + ".x" + std::to_string(num) + ".b32 " +
+                          register_list(0, n) + ", [$" + std::to_string(n) + "];\ntcgen05.wait::ld.sync.aligned;";
+  auto op = emit_ptx(t, where, n, u32_operand(t, address, "a TMEM address", where), ptx, constraints);
+  std::vector<ValueId> out;
+  if (n == 1) return {t.add(op.getResult(0), DType::u32)};
+  for (int i = 0; i < n; ++i)
+    out.push_back(t.add(mlir::LLVM::ExtractValueOp::create(t.builder(), t.loc(where), op.getResult(0), llvm::ArrayRef<int64_t>{i}),
+                        DType::u32));
+  return out;
+}
+
+void tmem_store(TmemShape shape, int num, ValueId address, const std::vector<ValueId>& registers, Where where) {
+  Trace& t = Trace::current(where);
+  t.require(Feature::tcgen05, "tcgen05.st (TMEM store)", where);
+  check_access(shape, num, "tcgen05.st", where);
+  const int n = tmem_registers(shape, num);
+  if (int(registers.size()) != n)
+    trace_error(std::string("tcgen05.st.") + shape_name(shape) + ".x" + std::to_string(num) + " stores " + std::to_string(n) +
+                    " registers per thread, not " + std::to_string(registers.size()),
+                where);
+  llvm::SmallVector<mlir::Value> operands{u32_operand(t, address, "a TMEM address", where)};
+  std::string constraints = "r";
+  for (ValueId r : registers) {
+    const ValueInfo& v = t.get(r, where);
+    mlir::Value x = v.value;
+    if (!v.pointer && v.type == DType::f32) x = mlir::arith::BitcastOp::create(t.builder(), t.loc(where), t.builder().getI32Type(), x);
+    else x = i32_operand(t, r, "a tcgen05.st register (32 bits)", where);
+    operands.push_back(x);
+    constraints += ",r";
+  }
+  emit_ptx(t, where, 0, operands,
+           std::string("tcgen05.st.sync.aligned.") + shape_name(shape) + ".x" + std::to_string(num) + ".b32 [$0], " +
+               register_list(1, n) + ";",
+           constraints);
+}
+
+void tmem_wait_store(Where where) {
+  Trace& t = Trace::current(where);
+  t.require(Feature::tcgen05, "tcgen05.wait::st", where);
+  emit_ptx(t, where, 0, {}, "tcgen05.wait::st.sync.aligned;", "");
+}
+
+// The fences as inline PTX too: MLIR 22's nvvm.tcgen05.fence accepts only sm_100a and sm_101a.
+void tcgen05_fence_before_thread_sync(Where where) {
+  Trace& t = Trace::current(where);
+  t.require(Feature::tcgen05, "tcgen05.fence::before_thread_sync", where);
+  emit_ptx(t, where, 0, {}, "tcgen05.fence::before_thread_sync;", "");
+}
+
+void tcgen05_fence_after_thread_sync(Where where) {
+  Trace& t = Trace::current(where);
+  t.require(Feature::tcgen05, "tcgen05.fence::after_thread_sync", where);
+  emit_ptx(t, where, 0, {}, "tcgen05.fence::after_thread_sync;", "");
+}
+
+}  // namespace cutejit::detail

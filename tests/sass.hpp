@@ -1,0 +1,44 @@
+// The SASS of a cubin, read with cuobjdump (the toolkit's, or the PyPI wheel's that
+// scripts/setup.sh unpacks and CUTEJIT_TEST_CUOBJDUMP names): how the tests check targets no
+// lent GPU has.
+#pragma once
+
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+namespace test {
+
+inline std::string cuobjdump() {
+  if (const char* p = std::getenv("CUTEJIT_TEST_CUOBJDUMP"); p && *p && std::filesystem::exists(p)) return p;
+  if (std::filesystem::exists("/usr/local/cuda/bin/cuobjdump")) return "/usr/local/cuda/bin/cuobjdump";
+  return "";
+}
+
+/// `cuobjdump <flag>` of a cubin, as text.
+inline std::string disassemble(const std::vector<char>& cubin, const char* flag) {
+  std::string tool = cuobjdump();
+  // No disassembler is a failure, not a skip: this is the only check of these targets' SASS.
+  REQUIRE_FALSE(tool.empty());
+  auto path = std::filesystem::temp_directory_path() / ("cutejit_sass_" + std::to_string(::getpid()) + ".cubin");
+  std::ofstream(path, std::ios::binary).write(cubin.data(), std::streamsize(cubin.size()));
+  std::string out;
+  FILE* p = ::popen((tool + " " + flag + " " + path.string() + " 2>&1").c_str(), "r");
+  REQUIRE(p != nullptr);
+  char buffer[4096];
+  for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, p)) > 0;) out.append(buffer, n);
+  int rc = ::pclose(p);
+  std::filesystem::remove(path);
+  INFO(out);
+  REQUIRE(rc == 0);
+  return out;
+}
+
+}  // namespace test

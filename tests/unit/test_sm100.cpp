@@ -1,0 +1,119 @@
+// The sm_100 family's tensor-core path, compile-verified: the tcgen05 GEMM cross-compiled for
+// every target that has tcgen05, its PTX and SASS read back (no Blackwell GPU runs it here),
+// and each tcgen05 misuse a trace-time error at the user's line.
+#include <catch2/catch.hpp>
+
+#include <regex>
+#include <string>
+
+#include "cutejit/atom/sm100/tmem.hpp"
+#include "gemm_sm100.hpp"
+#include "sass.hpp"
+#include "support.hpp"
+
+using namespace cutejit;
+using Catch::Contains;
+
+namespace {
+const char* const tcgen05_targets[] = {"sm_100a", "sm_100f", "sm_103a", "sm_103f", "sm_110a", "sm_110f"};
+
+/// The register count cuobjdump -res-usage reports for `kernel` ("Function k:\n  REG:98 ..."):
+/// the cubin also holds ptxas's TMEM guardrail traps, each with a line of its own.
+int registers(const std::string& usage, const std::string& kernel) {
+  std::smatch m;
+  REQUIRE(std::regex_search(usage, m, std::regex("Function " + kernel + ":\\s*REG:([0-9]+)")));
+  return std::stoi(m[1]);
+}
+}  // namespace
+
+TEST_CASE("the sm_100 BF16 GEMM has the tcgen05 instructions in its PTX for every tcgen05 target", "[unit]") {
+  for (const char* t : tcgen05_targets) {
+    INFO(t);
+    CompiledKernel k = examples::gemm_bf16_sm100_compile(Target::parse(t));
+    for (const char* i : {"tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32", "tcgen05.relinquish_alloc_permit.cta_group::1",
+                          "tcgen05.mma.cta_group::1.kind::f16", "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64",
+                          "tcgen05.ld.sync.aligned.32x32b.x32.b32", "tcgen05.wait::ld.sync.aligned",
+                          "tcgen05.dealloc.cta_group::1.sync.aligned.b32", "tcgen05.fence::before_thread_sync",
+                          "tcgen05.fence::after_thread_sync", "cp.async.bulk.tensor.2d.shared::cluster.global", "st.global.v4"}) {
+      INFO(i);
+      CHECK(test::contains(k.ptx, i));
+    }
+    // The instruction descriptor of 128 x 256 bf16 -> f32 (0x08400490).
+    CHECK(test::contains(k.ptx, "138413200"));
+  }
+}
+
+TEST_CASE("the sm_100 BF16 GEMM's SASS: UTCHMMA, UTCBAR, LDTM, TMA loads, no local memory", "[unit]") {
+  for (const char* t : {"sm_100a", "sm_103a", "sm_110a"}) {
+    INFO(t);
+    CompiledKernel k = examples::gemm_bf16_sm100_compile(Target::parse(t));
+    std::string sass = test::disassemble(k.cubin, "-sass");
+    // One MMA per K step of a stage, in the unrolled loop over its four steps.
+    CHECK(test::count(sass, "UTCHMMA") >= 4);
+    CHECK(test::contains(sass, "UTCBAR"));
+    CHECK(test::count(sass, "LDTM") >= 8);  // one 32-column load per chunk of the 256 columns
+    CHECK(test::contains(sass, "UTMALDG.2D"));
+    CHECK(test::contains(sass, "UTCATOMSWS"));  // the allocation
+    CHECK_FALSE(test::contains(sass, "LDL"));
+    CHECK_FALSE(test::contains(sass, "STL"));
+    std::string usage = test::disassemble(k.cubin, "-res-usage");
+    CHECK(test::contains(usage, "STACK:0"));
+    CHECK(registers(usage, "gemm_bf16_sm100") <= 168);
+  }
+}
+
+TEST_CASE("tcgen05 on a target without it, and TMEM misuse, are errors at the user's line", "[unit]") {
+  for (const char* t : {"sm_90a", "sm_100", "sm_120a", "sm_121f"}) {
+    INFO(t);
+    CHECK_THROWS_WITH(examples::gemm_bf16_sm100_compile(Target::parse(t)),
+                      Contains("gemm_sm100.hpp"));
+    CHECK_THROWS_WITH(examples::gemm_bf16_sm100_compile(Target::parse(t)), Contains(std::string("is not available on ") + t));
+  }
+  auto v = test::vector_arg<uint32_t>();
+  Kernel columns{"tmem_48_columns", [](Tensor<u32> a) {
+    TmemAllocation tmem(dynamic_shared_aligned<uint32_t>(16), 48);
+  }};
+  CHECK_THROWS_WITH(columns.compile(Target::parse("sm_100a"), v),
+                    Contains("test_sm100.cpp") && Contains("a TMEM allocation is a power of two from 32 to 512 columns, not 48"));
+  Kernel too_many{"tmem_1024_columns", [](Tensor<u32> a) { TmemAllocation tmem(dynamic_shared_aligned<uint32_t>(16), 1024); }};
+  CHECK_THROWS_WITH(too_many.compile(Target::parse("sm_100a"), v), Contains("not 1024"));
+  Kernel global_slot{"tmem_global_slot", [](Tensor<u32> a) { TmemAllocation tmem(a.data(), 32); }};
+  CHECK_THROWS_WITH(global_slot.compile(Target::parse("sm_100a"), v), Contains("address slot is a word of shared memory"));
+  Kernel bad_load{"tmem_load_x3", [](Tensor<u32> a) { detail::tmem_load(detail::TmemShape::s32x32b, 3, Value<uint32_t>(0u).id(), detail::Where::current()); }};
+  CHECK_THROWS_WITH(bad_load.compile(Target::parse("sm_100a"), v),
+                    Contains("tcgen05.ld.32x32b repeats a power of two from 1 to 128 times (.x1 ... .x128), not 3"));
+  // kind::i8 is on sm_100a and sm_110a, not on sm_103a or the family targets.
+  Kernel i8{"tcgen05_i8", [](Tensor<u32> a) {
+    Value<uint64_t> desc(0ull);
+    detail::tcgen05_mma("i8", Value<uint32_t>(0u).id(), desc.id(), desc.id(), 0, Bool(false).id(), detail::Where::current());
+  }};
+  CHECK_NOTHROW(i8.compile(Target::parse("sm_100a"), v));
+  CHECK_THROWS_WITH(i8.compile(Target::parse("sm_103a"), v),
+                    Contains("tcgen05.mma .kind::i8 is not available on sm_103a; it needs sm_100a or sm_110a"));
+  CHECK_THROWS_WITH(i8.compile(Target::parse("sm_100f"), v), Contains("is not available on sm_100f"));
+}
+
+TEST_CASE("a tcgen05 operand off its swizzle pattern, or not the atom's, is an error at the user's line", "[unit]") {
+  auto v = test::vector_arg<uint32_t>();
+  using Atom = SM100_MMA_F16BF16_SS<bf16, 128, 256>;
+  Kernel misaligned{"umma_misaligned", [](Tensor<u32> a) {
+    Pointer<bf16> p = dynamic_shared_aligned<bf16>(1024, 512);
+    UmmaOperand<bf16> op(examples::gemm_sm100::stage_tile(p, 128), 128, "A");
+  }};
+  CHECK_THROWS_WITH(misaligned.compile(Target::parse("sm_100a"), v),
+                    Contains("test_sm100.cpp") &&
+                        Contains("tcgen05.mma's A tile (128-byte swizzle) must start 1024-byte aligned, on its swizzle pattern; "
+                                 "its address is known to be only 512-byte aligned"));
+  Kernel wrong_major{"umma_wrong_major", [](Tensor<u32> a) {
+    Pointer<bf16> p = dynamic_shared_aligned<bf16>(1024);
+    Layout mn_major(IntTuple{IntTuple{64, 2}, 64}, IntTuple{IntTuple{1, 64 * 64}, 64});
+    auto tile = make_tensor(p, composition(Swizzle(3, 3, 3), mn_major));
+    make_umma_operands(Atom{}, tile, examples::gemm_sm100::stage_tile(p, 256));
+  }};
+  CHECK_THROWS_WITH(wrong_major.compile(Target::parse("sm_100a"), v),
+                    Contains("test_sm100.cpp") && Contains("the atom reads A K-major, but the tile is MN-major"));
+  Kernel global{"umma_global", [](Tensor<u32> a) {
+    UmmaOperand<bf16> op(make_tensor(Pointer<bf16>(a.data().id()), make_layout({128, 64}, LayoutRight{})), 128, "B");
+  }};
+  CHECK_THROWS_WITH(global.compile(Target::parse("sm_100a"), v), Contains("tcgen05.mma's B must be in shared memory"));
+}
