@@ -1,13 +1,14 @@
-// BF16 GEMM on sm_100 tensor cores (tcgen05 + Tensor Memory), compile-verified only: no
-// Blackwell GPU has run it. C (M x N, bf16) = epilogue(A (M x K, row-major) * B^T), B stored
-// N x K ("TN"), f32 accumulation in TMEM.
+// BF16 and FP8 GEMMs on sm_100 tensor cores (tcgen05 + Tensor Memory), compile-verified only:
+// no Blackwell GPU has run them. C (M x N, bf16) = epilogue(A (M x K, row-major) * B^T), B
+// stored N x K ("TN"), A and B bf16 (kind::f16) or f8e4m3 (kind::f8f6f4), f32 accumulation in
+// TMEM.
 //
 // One CTA of four warps per 128 x 256 tile of C:
-//  - warp 0, one thread: the producer. For each 64-wide K slice (128 bytes of bf16: one
-//    128-byte swizzle span per row) it acquires a stage of a 4-stage PipelineTmaUmma ring and
+//  - warp 0, one thread: the producer. For each 128-byte K slice (64 bf16 or 128 FP8
+//    elements: one 128-byte swizzle span per row) it acquires a stage of a 4-stage PipelineTmaUmma ring and
 //    issues the TMA loads of A's 128 rows and B's 256 rows into it (48 KB);
 //  - warp 1, one thread: the MMA issuer. For each full stage it issues four
-//    tcgen05.mma.cta_group::1.kind::f16 (128 x 256 x 16, K-major A and B from shared memory by
+//    tcgen05.mma (128 x 256 x 32 bytes of K: k16 bf16, k32 FP8; K-major A and B from shared memory by
 //    descriptors that UmmaOperand derives from the stage's swizzled layout and checks) into
 //    256 TMEM columns, then tcgen05.commit frees the stage when those MMAs are done. After the
 //    last stage, one more commit tells the epilogue that the accumulators are complete;
@@ -16,7 +17,7 @@
 //    value goes through the user's epilogue (`F32 e(F32 acc, Int row, Int col)`, as the Hopper
 //    GEMM's), is converted to bf16, and the thread stores its 32 values of the row (64 bytes).
 // Warp 0 allocates the TMEM columns before the main loop and frees them at the end.
-// M a multiple of 128, N of 256, K of 64 (check_shape): no edge tiles.
+// M a multiple of 128, N of 256, K of 128 bytes (check_shape): no edge tiles.
 #pragma once
 
 #include <array>
@@ -36,12 +37,16 @@ namespace examples {
 using namespace cutejit;
 
 namespace gemm_sm100 {
-inline constexpr int tile_m = 128, tile_n = 256, tile_k = 64, stages = 4, threads = 128;
+inline constexpr int tile_m = 128, tile_n = 256, stages = 4, threads = 128;
+/// Bytes of K per tile row and stage: one 128-byte swizzle span.
+inline constexpr int k_bytes = 128;
+/// Elements of K per stage: 64 bf16, 128 FP8.
+template <class T> inline constexpr int tile_k_of = k_bytes / int(sizeof(T));
 /// The TMA box rows of B: two boxes of 128 rows fill a 256-row stage.
 inline constexpr int b_box_rows = 128;
 /// The epilogue's chunk: 32 TMEM columns per tcgen05.ld (32 registers per thread).
 inline constexpr int chunk_cols = 32;
-inline constexpr int a_stage_bytes = tile_m * tile_k * 2, b_stage_bytes = tile_n * tile_k * 2;
+inline constexpr int a_stage_bytes = tile_m * k_bytes, b_stage_bytes = tile_n * k_bytes;
 inline constexpr int stage_bytes = a_stage_bytes + b_stage_bytes;
 inline constexpr int barriers_offset = stages * stage_bytes;
 /// After the ring's barriers: the "accumulators complete" mbarrier and the TMEM address word.
@@ -50,28 +55,32 @@ inline constexpr int tmem_slot_offset = accumulated_offset + 8;
 inline constexpr uint32_t shared_bytes = uint32_t(tmem_slot_offset + 4) + dynamic_shared_slack(1024);
 static_assert(shared_bytes <= 232448, "the ring fits the 227 KB of shared memory a CTA may have");
 
-/// The MMA: 128 x 256 x 16, bf16 operands both K-major, f32 in 256 TMEM columns.
-using Atom = SM100_MMA_F16BF16_SS<bf16, tile_m, tile_n>;
+/// The MMA: 128 x 256, operands both K-major, f32 in 256 TMEM columns.
+template <class T>
+using Atom = Tcgen05MmaSS<T, tile_m, tile_n>;
 
 /// The default epilogue: the accumulators are stored as they are.
 struct Identity {};
 
-/// A stage's tile of `rows` rows as the TMA box left it: rows of 64 bf16 (128 bytes), with the
-/// 128-byte swizzle (Sw<3,3,3> of an element offset).
-inline Tensor<bf16> stage_tile(const Pointer<bf16>& p, int rows) {
-  return make_tensor(p, composition(Swizzle(3, 3, 3), make_layout({rows, tile_k}, LayoutRight{})));
+/// A stage's tile of `rows` rows as the TMA box left it: rows of 128 bytes with the 128-byte
+/// swizzle (Sw<3,3,3> of a bf16 offset, Sw<3,4,3> of an FP8 one).
+template <class T>
+Tensor<T> stage_tile(const Pointer<T>& p, int rows) {
+  const int element_bits = sizeof(T) == 2 ? 3 : 4;
+  return make_tensor(p, composition(Swizzle(3, element_bits, 3), make_layout({rows, tile_k_of<T>}, LayoutRight{})));
 }
 
-template <class E = Identity>
-void kernel(const TmaDescriptor<bf16>& a, const TmaDescriptor<bf16>& b, const Tensor<bf16>& c, const Int& m, const Int& n,
-            const Int& k, const E& epilogue = {}) {
+template <class T, class E = Identity>
+void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const Tensor<bf16>& c, const Int& m, const Int& n, const Int& k,
+            const E& epilogue = {}) {
+  constexpr int tile_k = tile_k_of<T>;
   launch_bounds(threads, 1);
   Int k_tiles = k / tile_k;
   Int tiles_m = m / tile_m;
   Int m0 = block_idx().x % tiles_m * tile_m, n0 = block_idx().x / tiles_m * tile_n;
   Pointer<int8_t> smem = dynamic_shared_aligned<int8_t>(1024);
-  auto a_tile = [&](const Int& s) { return Pointer<bf16>((smem + s * a_stage_bytes).id()); };
-  auto b_tile = [&](const Int& s) { return Pointer<bf16>((smem + stages * a_stage_bytes + s * b_stage_bytes).id()); };
+  auto a_tile = [&](const Int& s) { return Pointer<T>((smem + s * a_stage_bytes).id()); };
+  auto b_tile = [&](const Int& s) { return Pointer<T>((smem + stages * a_stage_bytes + s * b_stage_bytes).id()); };
   PipelineTmaUmma pipe(Pointer<uint64_t>((smem + barriers_offset).id()), stages, stage_bytes);
   Pointer<uint64_t> accumulated((smem + accumulated_offset).id());
   TmemAllocation tmem(Pointer<uint32_t>((smem + tmem_slot_offset).id()), tile_n);
@@ -95,12 +104,13 @@ void kernel(const TmaDescriptor<bf16>& a, const TmaDescriptor<bf16>& b, const Te
       PipelineState s = PipelineState::at(kt, stages);
       pipe.producer_acquire(s);
       pipe.load(a, a_tile(s.index), s, {m0, kt * tile_k});
-      for (int i = 0; i < tile_n / b_box_rows; ++i) pipe.load(b, b_tile(s.index) + i * (b_box_rows * tile_k), s, {n0 + i * b_box_rows, kt * tile_k});
+      for (int i = 0; i < tile_n / b_box_rows; ++i)
+        pipe.load(b, b_tile(s.index) + i * (b_box_rows * tile_k), s, {n0 + i * b_box_rows, kt * tile_k});
       pipe.producer_commit(s);
     });
   });
   if_(tid == 32, [&] {
-    Atom atom;
+    Atom<T> atom;
     for_(0, k_tiles, [&](Int kt) {
       PipelineState s = PipelineState::at(kt, stages);
       pipe.consumer_wait(s);
@@ -138,40 +148,48 @@ void kernel(const TmaDescriptor<bf16>& a, const TmaDescriptor<bf16>& b, const Te
   if_(warp == 0, [&] { tmem.free(d); });
 }
 
-/// Throws unless the shape is one this kernel covers: whole tiles, rows 16-byte aligned.
-inline void check_shape(int64_t m, int64_t n, int64_t k) {
-  if (m <= 0 || n <= 0 || k <= 0 || m % tile_m || n % tile_n || k % tile_k || m * n >= (int64_t(1) << 31))
-    throw Error("gemm_sm100 needs M a multiple of 128, N of 256 and K of 64 (whole tiles), M x N below 2^31, not " +
-                std::to_string(m) + " x " + std::to_string(n) + " x " + std::to_string(k));
+/// Throws unless the shape is one this kernel covers: whole tiles.
+template <class T>
+void check_shape(int64_t m, int64_t n, int64_t k) {
+  if (m <= 0 || n <= 0 || k <= 0 || m % tile_m || n % tile_n || k % tile_k_of<T> || m * n >= (int64_t(1) << 31))
+    throw Error("the sm_100 GEMM needs M a multiple of 128, N of 256 and K of " + std::to_string(tile_k_of<T>) +
+                " (whole tiles), M x N below 2^31, not " + std::to_string(m) + " x " + std::to_string(n) + " x " + std::to_string(k));
 }
 
 inline Launch launch_config(int64_t m, int64_t n) {
   return Launch{.grid = uint32_t((m / tile_m) * (n / tile_n)), .block = threads, .shared_bytes = shared_bytes};
 }
 
-/// The tensor maps of A (m x k) and B (n x k): boxes of 128 rows x 64, 128-byte swizzled.
-inline std::pair<TensorMap<bf16>, TensorMap<bf16>> tensor_maps(const Buffer<bf16>& a, const Buffer<bf16>& b, int64_t m, int64_t n,
-                                                               int64_t k) {
-  return {make_tensor_map(a.view({m, k}), {uint32_t(tile_m), uint32_t(tile_k)}, TmaSwizzle::bytes128),
-          make_tensor_map(b.view({n, k}), {uint32_t(b_box_rows), uint32_t(tile_k)}, TmaSwizzle::bytes128)};
+/// The tensor maps of A (m x k) and B (n x k): boxes of 128 rows x 128 bytes, 128-byte swizzled.
+template <class T>
+std::pair<TensorMap<T>, TensorMap<T>> tensor_maps(const Buffer<T>& a, const Buffer<T>& b, int64_t m, int64_t n, int64_t k) {
+  return {make_tensor_map(a.view({m, k}), {uint32_t(tile_m), uint32_t(tile_k_of<T>)}, TmaSwizzle::bytes128),
+          make_tensor_map(b.view({n, k}), {uint32_t(b_box_rows), uint32_t(tile_k_of<T>)}, TmaSwizzle::bytes128)};
 }
 
 /// The same, carrying only the static facts, for cross-compiling without a GPU.
-inline std::pair<TensorMap<bf16>, TensorMap<bf16>> tensor_maps_for_compile() {
-  return {TensorMap<bf16>::for_compile(2, {uint32_t(tile_m), uint32_t(tile_k)}, TmaSwizzle::bytes128),
-          TensorMap<bf16>::for_compile(2, {uint32_t(b_box_rows), uint32_t(tile_k)}, TmaSwizzle::bytes128)};
+template <class T>
+std::pair<TensorMap<T>, TensorMap<T>> tensor_maps_for_compile() {
+  return {TensorMap<T>::for_compile(2, {uint32_t(tile_m), uint32_t(tile_k_of<T>)}, TmaSwizzle::bytes128),
+          TensorMap<T>::for_compile(2, {uint32_t(b_box_rows), uint32_t(tile_k_of<T>)}, TmaSwizzle::bytes128)};
 }
 }  // namespace gemm_sm100
 
 inline Kernel gemm_bf16_sm100{"gemm_bf16_sm100", [](TmaDescriptor<bf16> a, TmaDescriptor<bf16> b, Tensor<bf16> c, Int m, Int n, Int k) {
-  gemm_sm100::kernel(a, b, c, m, n, k);
+  gemm_sm100::kernel<bf16>(a, b, c, m, n, k);
+}};
+inline Kernel gemm_fp8_sm100{"gemm_fp8_sm100", [](TmaDescriptor<f8e4m3> a, TmaDescriptor<f8e4m3> b, Tensor<bf16> c, Int m, Int n, Int k) {
+  gemm_sm100::kernel<f8e4m3>(a, b, c, m, n, k);
 }};
 
-/// The kernel cross-compiled for `target` (an sm_100-family target) at an m x n x k shape.
-inline CompiledKernel gemm_bf16_sm100_compile(const Target& target, int64_t m = 256, int64_t n = 512, int64_t k = 512) {
-  gemm_sm100::check_shape(m, n, k);
-  auto [ta, tb] = gemm_sm100::tensor_maps_for_compile();
-  return gemm_bf16_sm100.compile(target, ta, tb, DeviceTensor<bf16>::for_compile({m * n}), int32_t(m), int32_t(n), int32_t(k));
+/// A kernel cross-compiled for `target` (an sm_100-family target) at an m x n x k shape.
+template <class T, class K>
+CompiledKernel gemm_sm100_compile(const K& kernel, const Target& target, int64_t m = 256, int64_t n = 512, int64_t k = 512) {
+  gemm_sm100::check_shape<T>(m, n, k);
+  auto [ta, tb] = gemm_sm100::tensor_maps_for_compile<T>();
+  return kernel.compile(target, ta, tb, DeviceTensor<bf16>::for_compile({m * n}), int32_t(m), int32_t(n), int32_t(k));
 }
+inline CompiledKernel gemm_bf16_sm100_compile(const Target& target) { return gemm_sm100_compile<bf16>(gemm_bf16_sm100, target); }
+inline CompiledKernel gemm_fp8_sm100_compile(const Target& target) { return gemm_sm100_compile<f8e4m3>(gemm_fp8_sm100, target); }
 
 }  // namespace examples

@@ -40,25 +40,32 @@ TEST_CASE("the sm_100 BF16 GEMM has the tcgen05 instructions in its PTX for ever
     }
     // The instruction descriptor of 128 x 256 bf16 -> f32 (0x08400490).
     CHECK(test::contains(k.ptx, "138413200"));
+    CompiledKernel f = examples::gemm_fp8_sm100_compile(Target::parse(t));
+    CHECK(test::contains(f.ptx, "tcgen05.mma.cta_group::1.kind::f8f6f4"));
+    // e4m3 x e4m3 -> f32, 128 x 256: 0x08400010.
+    CHECK(test::contains(f.ptx, "138412048"));
   }
 }
 
-TEST_CASE("the sm_100 BF16 GEMM's SASS: UTCHMMA, UTCBAR, LDTM, TMA loads, no local memory", "[unit]") {
+TEST_CASE("the sm_100 GEMMs' SASS: UTCHMMA or UTCQMMA, UTCBAR, LDTM, TMA loads, no local memory", "[unit]") {
   for (const char* t : {"sm_100a", "sm_103a", "sm_110a"}) {
-    INFO(t);
-    CompiledKernel k = examples::gemm_bf16_sm100_compile(Target::parse(t));
-    std::string sass = test::disassemble(k.cubin, "-sass");
-    // One MMA per K step of a stage, in the unrolled loop over its four steps.
-    CHECK(test::count(sass, "UTCHMMA") >= 4);
-    CHECK(test::contains(sass, "UTCBAR"));
-    CHECK(test::count(sass, "LDTM") >= 8);  // one 32-column load per chunk of the 256 columns
-    CHECK(test::contains(sass, "UTMALDG.2D"));
-    CHECK(test::contains(sass, "UTCATOMSWS"));  // the allocation
-    CHECK_FALSE(test::contains(sass, "LDL"));
-    CHECK_FALSE(test::contains(sass, "STL"));
-    std::string usage = test::disassemble(k.cubin, "-res-usage");
-    CHECK(test::contains(usage, "STACK:0"));
-    CHECK(registers(usage, "gemm_bf16_sm100") <= 168);
+    for (bool fp8 : {false, true}) {
+      INFO(t << (fp8 ? " fp8" : " bf16"));
+      CompiledKernel k = fp8 ? examples::gemm_fp8_sm100_compile(Target::parse(t)) : examples::gemm_bf16_sm100_compile(Target::parse(t));
+      std::string sass = test::disassemble(k.cubin, "-sass");
+      // One MMA per K step of a stage (kind::f16 is UTCHMMA, kind::f8f6f4 UTCQMMA), in the loop
+      // over its four steps.
+      CHECK(test::count(sass, fp8 ? "UTCQMMA" : "UTCHMMA") == 4);
+      CHECK(test::contains(sass, "UTCBAR"));
+      CHECK(test::count(sass, "LDTM") >= 8);  // one 32-column load per chunk of the 256 columns
+      CHECK(test::contains(sass, "UTMALDG.2D"));
+      CHECK(test::contains(sass, "UTCATOMSWS"));  // the allocation
+      CHECK_FALSE(test::contains(sass, "LDL"));
+      CHECK_FALSE(test::contains(sass, "STL"));
+      std::string usage = test::disassemble(k.cubin, "-res-usage");
+      CHECK(test::contains(usage, "STACK:0"));
+      CHECK(registers(usage, fp8 ? "gemm_fp8_sm100" : "gemm_bf16_sm100") <= 168);
+    }
   }
 }
 
@@ -98,7 +105,7 @@ TEST_CASE("a tcgen05 operand off its swizzle pattern, or not the atom's, is an e
   using Atom = SM100_MMA_F16BF16_SS<bf16, 128, 256>;
   Kernel misaligned{"umma_misaligned", [](Tensor<u32> a) {
     Pointer<bf16> p = dynamic_shared_aligned<bf16>(1024, 512);
-    UmmaOperand<bf16> op(examples::gemm_sm100::stage_tile(p, 128), 128, "A");
+    UmmaOperand<bf16> op(examples::gemm_sm100::stage_tile<bf16>(p, 128), 128, "A");
   }};
   CHECK_THROWS_WITH(misaligned.compile(Target::parse("sm_100a"), v),
                     Contains("test_sm100.cpp") &&
@@ -108,7 +115,7 @@ TEST_CASE("a tcgen05 operand off its swizzle pattern, or not the atom's, is an e
     Pointer<bf16> p = dynamic_shared_aligned<bf16>(1024);
     Layout mn_major(IntTuple{IntTuple{64, 2}, 64}, IntTuple{IntTuple{1, 64 * 64}, 64});
     auto tile = make_tensor(p, composition(Swizzle(3, 3, 3), mn_major));
-    make_umma_operands(Atom{}, tile, examples::gemm_sm100::stage_tile(p, 256));
+    make_umma_operands(Atom{}, tile, examples::gemm_sm100::stage_tile<bf16>(p, 256));
   }};
   CHECK_THROWS_WITH(wrong_major.compile(Target::parse("sm_100a"), v),
                     Contains("test_sm100.cpp") && Contains("the atom reads A K-major, but the tile is MN-major"));
