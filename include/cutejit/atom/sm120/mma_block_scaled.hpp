@@ -1,0 +1,99 @@
+/** \file
+ * The block-scaled mma.sync atoms of the sm_120 family (CuTe's SM120_16x8x32_TN_VS and
+ * SM120_16x8x64_TN_VS): D(16 x 8, f32) = (A * SFA)(B * SFB)^T + C by one warp, where every
+ * `scale_block` K elements of a row of A (a column of B) share one scale factor:
+ *
+ *   SM120_16x8x32_F32E4M3E4M3F32_UE8M0_TN  MXFP8: kind::mxf8f6f4, UE8M0 per 32 (any of e4m3,
+ *                                          e5m2, e3m2, e2m3, e2m1 with MxfAtom<...>)
+ *   SM120_16x8x64_F32E2M1E2M1F32_UE8M0_TN  MXFP4: kind::mxf4, UE8M0 per 32
+ *   SM120_16x8x64_F32E2M1E2M1F32_UE4M3_TN  NVFP4: kind::mxf4nvf4, UE4M3 per 16
+ *
+ * Fragments are bytes (uint8_t register tensors), laid out as mma.sync m16n8k32's 8-bit
+ * operands are: kind::mxf8f6f4 keeps one element per byte (FP6 in bits 0-5, FP4 in bits 2-5),
+ * the k64 kinds two FP4 per byte (e2m1x2, the lower K in the low nibble), so their (M, K/2)
+ * tile of bytes has the same layout. The scale factors of a thread are one 32-bit register, a
+ * scale per byte (the lowest K block first), given by the threads of each quad that the
+ * instruction's selectors (0, 0) name: lane 4 g holds row g's, lane 4 g + 1 row g + 8's (lanes
+ * 4 g + 2 and 4 g + 3 repeat them), and lane 4 g column g's of B (the other lanes repeat it).
+ * `layout_sfa()` and `layout_sfb()` say so as thread-value layouts of the (16, K / scale_block)
+ * and (8, K / scale_block) scale tiles.
+ *
+ * Compile-verified: ptxas takes them for sm_120a and sm_121a (kind::mxf8f6f4 also for sm_120f
+ * and sm_121f) and CI reads QMMA.SF / OMMA.SF in their SASS; no sm_120 GPU has run them here.
+ */
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "cutejit/arch/sm120.hpp"
+#include "cutejit/atom/sm80/mma.hpp"
+#include "cutejit/tensor/tensor.hpp"
+
+namespace cutejit {
+
+using detail::BlockScaledKind;
+using detail::MxType;
+
+template <BlockScaledKind Kind, MxType A = MxType::e2m1, MxType B = A>
+  requires(Kind == BlockScaledKind::mxf8f6f4 || (A == MxType::e2m1 && B == MxType::e2m1))
+struct MmaSyncBlockScaled {
+  using ElementA = uint8_t;
+  using ElementB = uint8_t;
+  using ElementC = float;
+  using ElementD = float;
+  static constexpr int m = 16, n = 8, k = Kind == BlockScaledKind::mxf8f6f4 ? 32 : 64, threads = 32;
+  /// K elements per scale factor, and scale factors per row of A (column of B).
+  static constexpr int scale_block = Kind == BlockScaledKind::nvf4 ? 16 : 32;
+  static constexpr int scales = k / scale_block;
+  /// Bytes of K per row of A (column of B): the fragments' K extent.
+  static constexpr int k_bytes = 32;
+
+  static std::string name() {
+    const char* kind = Kind == BlockScaledKind::mxf8f6f4 ? "mxf8f6f4" : Kind == BlockScaledKind::mxf4 ? "mxf4" : "mxf4nvf4";
+    return "mma.sync.m16n8k" + std::to_string(k) + ".kind::" + kind + "." + detail::ptx_name(A) + "." + detail::ptx_name(B) +
+           (Kind == BlockScaledKind::nvf4 ? ".ue4m3" : ".ue8m0");
+  }
+  /// (thread, value) -> (row, K byte) of A's 16 x 32 bytes, (column, K byte) of B's 8 x 32, and
+  /// (row, column) of C: mma.sync m16n8k32's 8-bit fragments.
+  static Layout layout_a() { return detail::mma_sync_layout_a(16, 8, 32, 8); }
+  static Layout layout_b() { return detail::mma_sync_layout_b(16, 8, 32, 8); }
+  static Layout layout_c() { return detail::mma_sync_layout_c(16, 8, 32); }
+  /// (thread, value) -> (row, K block) of A's scales and (column, K block) of B's.
+  static Layout layout_sfa() {
+    return Layout(IntTuple{IntTuple{2, 2, 8}, scales}, IntTuple{IntTuple{8, 0, 1}, 16});
+  }
+  static Layout layout_sfb() { return Layout(IntTuple{IntTuple{4, 8}, scales}, IntTuple{IntTuple{0, 1}, 8}); }
+
+  /// This thread's D values from its A and B bytes, C values and scale registers.
+  static std::vector<detail::ValueId> call(std::span<const detail::ValueId> a, std::span<const detail::ValueId> b,
+                                           std::span<const detail::ValueId> c, const Value<uint32_t>& scale_a,
+                                           const Value<uint32_t>& scale_b, detail::Where w) {
+    return detail::mma_sync_block_scaled(Kind, A, B, a, b, c, scale_a.id(), scale_b.id(), w);
+  }
+};
+
+using SM120_16x8x32_F32E4M3E4M3F32_UE8M0_TN = MmaSyncBlockScaled<BlockScaledKind::mxf8f6f4, MxType::e4m3>;
+using SM120_16x8x32_F32E2M1E2M1F32_UE8M0_TN = MmaSyncBlockScaled<BlockScaledKind::mxf8f6f4, MxType::e2m1>;
+using SM120_16x8x64_F32E2M1E2M1F32_UE8M0_TN = MmaSyncBlockScaled<BlockScaledKind::mxf4>;
+using SM120_16x8x64_F32E2M1E2M1F32_UE4M3_TN = MmaSyncBlockScaled<BlockScaledKind::nvf4>;
+
+/// d = (a * scale_a)(b * scale_b)^T + c for one atom: `a` (16 bytes), `b` (8 bytes), `c` and `d`
+/// (4 f32) register tensors in the atom's value order, the scales this thread's registers.
+template <BlockScaledKind Kind, MxType A, MxType B>
+void mma(const MmaSyncBlockScaled<Kind, A, B>&, const Tensor<float>& d, const Tensor<uint8_t>& a, const Tensor<uint8_t>& b,
+         const Tensor<float>& c, const Value<uint32_t>& scale_a, const Value<uint32_t>& scale_b,
+         detail::Where w = detail::Where::current()) {
+  auto values = [&](const auto& t, int64_t count) {
+    if (size(t.layout()).value() != count)
+      detail::fail("a block-scaled mma.sync fragment here has " + std::to_string(count) + " values per thread", w);
+    std::vector<detail::ValueId> v;
+    for (int64_t i = 0; i < count; ++i) v.push_back(t(IntTuple(i)).read(w).id());
+    return v;
+  };
+  std::vector<detail::ValueId> out =
+      MmaSyncBlockScaled<Kind, A, B>::call(values(a, 16), values(b, 8), values(c, 4), scale_a, scale_b, w);
+  for (int64_t i = 0; i < 4; ++i) d(IntTuple(i)) = F32(out[size_t(i)]);
+}
+
+}  // namespace cutejit

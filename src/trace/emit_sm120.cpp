@@ -1,0 +1,91 @@
+/** \file
+ * Block-scaled mma.sync (sm_120 family) as inline PTX: MLIR 22's nvvm.mma.block_scale is not
+ * selectable for every sm_120 variant and the fragments are plain 32-bit registers anyway.
+ */
+#include <string>
+
+#include <mlir/Dialect/LLVMIR/LLVMDialect.h>
+
+#include "cutejit/arch/sm120.hpp"
+#include "trace/trace.hpp"
+
+namespace cutejit::detail {
+
+const char* ptx_name(MxType t) {
+  switch (t) {
+    case MxType::e4m3: return "e4m3";
+    case MxType::e5m2: return "e5m2";
+    case MxType::e3m2: return "e3m2";
+    case MxType::e2m3: return "e2m3";
+    case MxType::e2m1: return "e2m1";
+  }
+  return "?";
+}
+
+namespace {
+/// Four bytes of a fragment as one 32-bit register, the first in the low bits.
+mlir::Value pack_bytes(Trace& t, std::span<const ValueId> bytes, const char* what, mlir::Location l, const Where& w) {
+  mlir::OpBuilder& b = t.builder();
+  mlir::Value r = t.i32(0);
+  for (int j = 0; j < 4; ++j) {
+    const ValueInfo& v = t.get(bytes[size_t(j)], w);
+    if (v.pointer || (v.type != DType::u8 && v.type != DType::i8))
+      trace_error(std::string(what) + " holds bytes (uint8_t: the packed operand elements)", w);
+    mlir::Value wide = mlir::LLVM::ZExtOp::create(b, l, b.getI32Type(), v.value);
+    if (j) wide = mlir::LLVM::ShlOp::create(b, l, wide, t.i32(8 * j));
+    r = mlir::LLVM::OrOp::create(b, l, r, wide);
+  }
+  return r;
+}
+}  // namespace
+
+std::vector<ValueId> mma_sync_block_scaled(BlockScaledKind kind, MxType a_type, MxType b_type, std::span<const ValueId> a,
+                                           std::span<const ValueId> b, std::span<const ValueId> c, ValueId scale_a, ValueId scale_b,
+                                           Where where) {
+  Trace& t = Trace::current(where);
+  std::string name;
+  switch (kind) {
+    case BlockScaledKind::mxf8f6f4:
+      name = std::string("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.") + ptx_name(a_type) + "." +
+             ptx_name(b_type) + ".f32.ue8m0";
+      t.require(Feature::block_scaled_mma, name.c_str(), where);
+      break;
+    case BlockScaledKind::mxf4:
+    case BlockScaledKind::nvf4:
+      if (a_type != MxType::e2m1 || b_type != MxType::e2m1)
+        trace_error("block-scaled mma.sync m16n8k64 (kind::mxf4, mxf4nvf4) takes e2m1 operands only", where);
+      name = kind == BlockScaledKind::mxf4
+                 ? "mma.sync.aligned.m16n8k64.row.col.kind::mxf4.block_scale.scale_vec::2X.f32.e2m1.e2m1.f32.ue8m0"
+                 : "mma.sync.aligned.m16n8k64.row.col.kind::mxf4nvf4.block_scale.scale_vec::4X.f32.e2m1.e2m1.f32.ue4m3";
+      t.require(Feature::block_scaled_mma_fp4, name.c_str(), where);
+      break;
+  }
+  if (a.size() != 16 || b.size() != 8 || c.size() != 4)
+    trace_error("block-scaled mma.sync takes 16 bytes of A, 8 of B and 4 f32 of C per thread, not " + std::to_string(a.size()) + ", " +
+                    std::to_string(b.size()) + " and " + std::to_string(c.size()),
+                where);
+  mlir::OpBuilder& builder = t.builder();
+  mlir::Location l = t.loc(where);
+  llvm::SmallVector<mlir::Value> operands;
+  for (int r = 0; r < 4; ++r) operands.push_back(pack_bytes(t, a.subspan(size_t(4 * r), 4), "the A fragment", l, where));
+  for (int r = 0; r < 2; ++r) operands.push_back(pack_bytes(t, b.subspan(size_t(4 * r), 4), "the B fragment", l, where));
+  for (ValueId v : c) {
+    const ValueInfo& x = t.get(v, where);
+    if (x.pointer || x.type != DType::f32) trace_error("block-scaled mma.sync accumulates in f32", where);
+    operands.push_back(x.value);
+  }
+  operands.push_back(i32_operand(t, scale_a, "A's scale register", where));
+  operands.push_back(i32_operand(t, scale_b, "B's scale register", where));
+  // $0-$3 D, $4-$7 A, $8-$9 B, $10-$13 C, $14 scale A, $15 scale B; byte and thread selectors 0.
+  const std::string ptx = name + " {$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, $13}, $14, {0, 0}, $15, {0, 0};";
+  auto f32 = builder.getF32Type();
+  auto result = mlir::LLVM::LLVMStructType::getLiteral(&t.context(), {f32, f32, f32, f32});
+  auto op = mlir::LLVM::InlineAsmOp::create(builder, l, result, operands, ptx, "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f,r,r", false, false,
+                                            mlir::LLVM::TailCallKind::None, mlir::LLVM::AsmDialectAttr(), mlir::ArrayAttr());
+  std::vector<ValueId> d;
+  for (int64_t i = 0; i < 4; ++i)
+    d.push_back(t.add(mlir::LLVM::ExtractValueOp::create(builder, l, op.getResult(0), llvm::ArrayRef<int64_t>{i}), DType::f32));
+  return d;
+}
+
+}  // namespace cutejit::detail
