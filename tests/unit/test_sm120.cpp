@@ -10,6 +10,7 @@
 
 #include "cutejit/atom/sm120/mma_block_scaled.hpp"
 #include "cutejit/dsl/narrow_floats.hpp"
+#include "gemm_block_scaled_sm120.hpp"
 #include "sass.hpp"
 #include "support.hpp"
 
@@ -141,9 +142,9 @@ TEST_CASE("the block-scaled atoms' fragments are the ISA's", "[unit]") {
       CHECK(Nvf4::layout_sfb()(lane, j).value() == g + 8 * j);
     }
   }
-  CHECK(Nvf4::k == 64);
+  CHECK(Nvf4::k_elements == 64);
   CHECK(Nvf4::scales == 4);
-  CHECK(Mxf8::k == 32);
+  CHECK(Mxf8::k_elements == 32);
   CHECK(Mxf8::scales == 1);
   CHECK(SM120_16x8x64_F32E2M1E2M1F32_UE8M0_TN::scales == 2);
 }
@@ -209,4 +210,33 @@ TEST_CASE("each block-scaled kind is QMMA.SF or OMMA.SF on sm_120a and sm_121a",
   CHECK_THROWS_WITH(compile_atom<SM120_16x8x32_F32E4M3E4M3F32_UE8M0_TN>("sm_100a"),
                     Contains("kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e4m3.f32.ue8m0 is not available on sm_100a; it needs "
                              "sm_120a, sm_120f, sm_121a or sm_121f"));
+}
+
+TEST_CASE("the block-scaled GEMMs' SASS: 8 OMMA.SF or QMMA.SF per K step, 4-byte operand loads, no local memory", "[unit]") {
+  for (const char* t : {"sm_120a", "sm_121a"}) {
+    INFO(t);
+    std::string nv4 = test::disassemble(
+        examples::gemm_block_scaled_compile<SM120_16x8x64_F32E2M1E2M1F32_UE4M3_TN>(examples::gemm_nvfp4_sm120, Target::parse(t)).cubin,
+        "-sass");
+    CHECK(test::count(nv4, "OMMA.SF.16864.F32.E2M1.E2M1.UE4M3.4X") == 8);
+    // A's 16 bytes and B's 8 x 8 per thread and step: 4 + 16 four-byte loads.
+    CHECK(test::count(nv4, "LDG.E ") + test::count(nv4, "LDG.E.CONSTANT ") == 20);
+    CHECK_FALSE(test::contains(nv4, "LDL"));
+    std::string mx4 = test::disassemble(
+        examples::gemm_block_scaled_compile<SM120_16x8x64_F32E2M1E2M1F32_UE8M0_TN>(examples::gemm_mxfp4_sm120, Target::parse(t)).cubin,
+        "-sass");
+    CHECK(test::count(mx4, "OMMA.SF.16864.F32.E2M1.E2M1.E8") == 8);
+    std::string mx8 = test::disassemble(
+        examples::gemm_block_scaled_compile<SM120_16x8x32_F32E4M3E4M3F32_UE8M0_TN>(examples::gemm_mxfp8_sm120, Target::parse(t)).cubin,
+        "-sass");
+    CHECK(test::count(mx8, "QMMA.SF.16832.F32.E4M3.E4M3.E8") == 8);
+  }
+  CHECK_NOTHROW(examples::gemm_block_scaled_compile<SM120_16x8x32_F32E4M3E4M3F32_UE8M0_TN>(examples::gemm_mxfp8_sm120,
+                                                                                           Target::parse("sm_120f")));
+  CHECK_THROWS_WITH(examples::gemm_block_scaled_compile<SM120_16x8x64_F32E2M1E2M1F32_UE4M3_TN>(examples::gemm_nvfp4_sm120,
+                                                                                               Target::parse("sm_100a")),
+                    Contains("gemm_block_scaled_sm120.hpp") && Contains("is not available on sm_100a"));
+  CHECK_THROWS_WITH(examples::gemm_block_scaled_compile<SM120_16x8x64_F32E2M1E2M1F32_UE4M3_TN>(examples::gemm_nvfp4_sm120,
+                                                                                               Target::parse("sm_120a"), 64, 64, 96),
+                    Contains("needs M and N multiples of 64 and K of 64"));
 }

@@ -42,16 +42,17 @@ struct MmaSyncBlockScaled {
   using ElementB = uint8_t;
   using ElementC = float;
   using ElementD = float;
-  static constexpr int m = 16, n = 8, k = Kind == BlockScaledKind::mxf8f6f4 ? 32 : 64, threads = 32;
+  /// K is counted in bytes, the fragments' unit (a TiledMma tiles them so): 32 of them, which
+  /// hold 32 elements of K (kind::mxf8f6f4) or 64 (the FP4 kinds).
+  static constexpr int m = 16, n = 8, k = 32, threads = 32;
+  static constexpr int k_elements = Kind == BlockScaledKind::mxf8f6f4 ? 32 : 64;
   /// K elements per scale factor, and scale factors per row of A (column of B).
   static constexpr int scale_block = Kind == BlockScaledKind::nvf4 ? 16 : 32;
-  static constexpr int scales = k / scale_block;
-  /// Bytes of K per row of A (column of B): the fragments' K extent.
-  static constexpr int k_bytes = 32;
+  static constexpr int scales = k_elements / scale_block;
 
   static std::string name() {
     const char* kind = Kind == BlockScaledKind::mxf8f6f4 ? "mxf8f6f4" : Kind == BlockScaledKind::mxf4 ? "mxf4" : "mxf4nvf4";
-    return "mma.sync.m16n8k" + std::to_string(k) + ".kind::" + kind + "." + detail::ptx_name(A) + "." + detail::ptx_name(B) +
+    return "mma.sync.m16n8k" + std::to_string(k_elements) + ".kind::" + kind + "." + detail::ptx_name(A) + "." + detail::ptx_name(B) +
            (Kind == BlockScaledKind::nvf4 ? ".ue4m3" : ".ue8m0");
   }
   /// (thread, value) -> (row, K byte) of A's 16 x 32 bytes, (column, K byte) of B's 8 x 32, and
