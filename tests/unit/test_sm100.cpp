@@ -69,6 +69,32 @@ TEST_CASE("the sm_100 GEMMs' SASS: UTCHMMA or UTCQMMA, UTCBAR, LDTM, TMA loads, 
   }
 }
 
+TEST_CASE("TMEM stores in each shape are tcgen05.st and STTM", "[unit]") {
+  Kernel store{"tmem_store_shapes", [](Tensor<u32> a) {
+    Value<uint32_t> address = a(0), x = a(1);
+    detail::tmem_store(detail::TmemShape::s32x32b, 4, address.id(), std::vector<detail::ValueId>(4, x.id()), detail::Where::current());
+    detail::tmem_store(detail::TmemShape::s16x256b, 2, address.id(), std::vector<detail::ValueId>(8, x.id()), detail::Where::current());
+    detail::tmem_wait_store(detail::Where::current());
+    auto loaded = detail::tmem_load(detail::TmemShape::s16x128b, 4, address.id(), detail::Where::current());
+    a(2) = Value<uint32_t>(loaded[7]);
+  }};
+  CompiledKernel k = store.compile(Target::parse("sm_100a"), test::vector_arg<uint32_t>());
+  for (const char* i : {"tcgen05.st.sync.aligned.32x32b.x4.b32", "tcgen05.st.sync.aligned.16x256b.x2.b32", "tcgen05.wait::st.sync.aligned",
+                        "tcgen05.ld.sync.aligned.16x128b.x4.b32"}) {
+    INFO(i);
+    CHECK(test::contains(k.ptx, i));
+  }
+  std::string sass = test::disassemble(k.cubin, "-sass");
+  CHECK(test::count(sass, "STTM") == 2);
+  CHECK(test::contains(sass, "LDTM"));
+  Kernel wrong{"tmem_store_count", [](Tensor<u32> a) {
+    Value<uint32_t> x = a(1);
+    detail::tmem_store(detail::TmemShape::s16x256b, 2, x.id(), std::vector<detail::ValueId>(4, x.id()), detail::Where::current());
+  }};
+  CHECK_THROWS_WITH(wrong.compile(Target::parse("sm_100a"), test::vector_arg<uint32_t>()),
+                    Contains("tcgen05.st.16x256b.x2 stores 8 registers per thread, not 4"));
+}
+
 TEST_CASE("tcgen05 on a target without it, and TMEM misuse, are errors at the user's line", "[unit]") {
   for (const char* t : {"sm_90a", "sm_100", "sm_120a", "sm_121f"}) {
     INFO(t);
