@@ -69,6 +69,21 @@ TEST_CASE("the sm_100 GEMMs' SASS: UTCHMMA or UTCQMMA, UTCBAR, LDTM, TMA loads, 
   }
 }
 
+TEST_CASE("the sm_100 GEMM's epilogue hook is traced into its epilogue", "[unit]") {
+  // A per-column bias: the hook reads global memory at the value's column.
+  Kernel biased{"gemm_bf16_sm100_bias", [](TmaDescriptor<bf16> a, TmaDescriptor<bf16> b, Tensor<bf16> c, Tensor<f32> bias, Int m, Int n,
+                                            Int k) {
+    examples::gemm_sm100::kernel<bf16>(a, b, c, m, n, k, [&](F32 x, Int row, Int col) { return x + F32(bias(col)); });
+  }};
+  auto [ta, tb] = examples::gemm_sm100::tensor_maps_for_compile<bf16>();
+  CompiledKernel k = biased.compile(Target::parse("sm_100a"), ta, tb, DeviceTensor<bf16>::for_compile({256 * 512}),
+                                    DeviceTensor<float>::for_compile({512}), int32_t(256), int32_t(512), int32_t(512));
+  CHECK(test::contains(k.ptx, "tcgen05.ld.sync.aligned.32x32b.x32.b32"));
+  CHECK(test::contains(k.ptx, "ld.global"));  // the bias
+  CompiledKernel plain = examples::gemm_bf16_sm100_compile(Target::parse("sm_100a"));
+  CHECK_FALSE(test::contains(plain.ptx, "ld.global"));  // the identity epilogue reads nothing
+}
+
 TEST_CASE("TMEM stores in each shape are tcgen05.st and STTM", "[unit]") {
   Kernel store{"tmem_store_shapes", [](Tensor<u32> a) {
     Value<uint32_t> address = a(0), x = a(1);
@@ -112,6 +127,17 @@ TEST_CASE("tcgen05 on a target without it, and TMEM misuse, are errors at the us
   CHECK_THROWS_WITH(too_many.compile(Target::parse("sm_100a"), v), Contains("not 1024"));
   Kernel global_slot{"tmem_global_slot", [](Tensor<u32> a) { TmemAllocation tmem(a.data(), 32); }};
   CHECK_THROWS_WITH(global_slot.compile(Target::parse("sm_100a"), v), Contains("address slot is a word of shared memory"));
+  Kernel twice{"tmem_allocated_twice", [](Tensor<u32> a) {
+    TmemAllocation tmem(dynamic_shared_aligned<uint32_t>(16), 32);
+    tmem.allocate();
+    tmem.allocate();
+  }};
+  CHECK_THROWS_WITH(twice.compile(Target::parse("sm_100a"), v), Contains("test_sm100.cpp") && Contains("is made twice"));
+  Kernel early{"tmem_freed_early", [](Tensor<u32> a) {
+    TmemAllocation tmem(dynamic_shared_aligned<uint32_t>(16), 32);
+    tmem.free(Value<uint32_t>(0u));
+  }};
+  CHECK_THROWS_WITH(early.compile(Target::parse("sm_100a"), v), Contains("freed before it was allocated"));
   Kernel bad_load{"tmem_load_x3", [](Tensor<u32> a) { detail::tmem_load(detail::TmemShape::s32x32b, 3, Value<uint32_t>(0u).id(), detail::Where::current()); }};
   CHECK_THROWS_WITH(bad_load.compile(Target::parse("sm_100a"), v),
                     Contains("tcgen05.ld.32x32b repeats a power of two from 1 to 128 times (.x1 ... .x128), not 3"));

@@ -42,6 +42,8 @@ class TmemAllocation {
   /// Warp-collective (one whole warp): allocates, then gives up the CTA's permit to allocate
   /// more, so that another CTA on the SM may.
   void allocate(detail::Where w = detail::Where::current()) const {
+    if (allocated_) detail::fail("this TMEM allocation is made twice; a CTA allocates its columns once", w);
+    allocated_ = true;
     detail::tmem_alloc(slot_.id(), columns_, w);
     detail::tmem_relinquish_alloc_permit(w);
   }
@@ -49,12 +51,17 @@ class TmemAllocation {
   Value<uint32_t> address(detail::Where w = detail::Where::current()) const { return (*slot_).read(w); }
   /// Warp-collective, by the warp that allocated: frees the columns at `address`.
   void free(const Value<uint32_t>& address, detail::Where w = detail::Where::current()) const {
+    if (!allocated_) detail::fail("a TMEM allocation freed before it was allocated (call allocate() first)", w);
+    if (freed_) detail::fail("this TMEM allocation is freed twice", w);
+    freed_ = true;
     detail::tmem_dealloc(address.id(), columns_, w);
   }
 
  private:
   Pointer<uint32_t> slot_;
   int columns_;
+  // What the trace has seen (each call is traced once, whichever threads run it).
+  mutable bool allocated_ = false, freed_ = false;
 };
 
 /// The TMEM address of lane `lane`, column `column` from `base`.
