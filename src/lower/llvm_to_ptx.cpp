@@ -55,10 +55,14 @@ llvm::TargetMachine& target_machine(const Target& target) {
     llvm::Triple triple(nvptx_triple);
     const llvm::Target* t = llvm::TargetRegistry::lookupTarget(triple, error);
     if (!t) throw Error("internal error: the NVPTX back end is not available: " + error);
-    // LLVM's default PTX ISA is 7.0 for sm_80 and sm_86, 7.8 for sm_89 and 8.0 for sm_90, but
-    // ptxas takes mbarrier.test_wait.parity only from PTX 7.1 and mma.sync with FP8 operands
-    // only from 8.4; every other target's default is new enough.
-    const char* features = target.sm == 89 || target.sm == 90 ? "+ptx84" : target.sm < 89 ? "+ptx71" : "";
+    // LLVM's default PTX ISA is 7.0 for sm_80 and sm_86, 7.8 for sm_89, 8.0 for sm_90 and 8.6
+    // for sm_100a, but ptxas takes mbarrier.test_wait.parity only from PTX 7.1, mma.sync with
+    // FP8 operands only from 8.4, and tcgen05's kind::mxf4nvf4 and .block16/.block32 scale
+    // vectors only from 8.7 / 8.8; every other target's default is new enough.
+    const char* features = target.sm == 89 || target.sm == 90 ? "+ptx84"
+                           : target.sm < 89                   ? "+ptx71"
+                           : target.sm == 100                 ? "+ptx88"
+                                                              : "";
     tm.reset(t->createTargetMachine(triple, target.name(), features, llvm::TargetOptions(), llvm::Reloc::PIC_, std::nullopt,
                                     llvm::CodeGenOptLevel::Aggressive));
   }

@@ -101,6 +101,46 @@ void tcgen05_mma(const char* kind, ValueId d, ValueId desc_a, ValueId desc_b, ui
            "r,l,l,r,r");
 }
 
+void tcgen05_mma_block_scaled(const char* kind, int vector, ValueId d, ValueId desc_a, ValueId desc_b, uint32_t idesc, ValueId scale_a,
+                              ValueId scale_b, ValueId accumulate, Where where) {
+  Trace& t = Trace::current(where);
+  const std::string k = kind;
+  t.require(Feature::tcgen05, ("tcgen05.mma .kind::" + k + ".block_scale").c_str(), where);
+  if (k != "mxf8f6f4" && k != "mxf4" && k != "mxf4nvf4")
+    trace_error("the block-scaled tcgen05.mma kinds are mxf8f6f4, mxf4 and mxf4nvf4, not " + k, where);
+  if (vector != 32 && !(vector == 16 && k == "mxf4nvf4"))
+    trace_error("kind::" + k + " scales every 32 elements of K" + std::string(k == "mxf4nvf4" ? " or every 16" : "") + ", not " +
+                    std::to_string(vector),
+                where);
+  // The PTX 8.8 spelling of the vector size, which every target of the family takes
+  // (.scale_vec::NX is sm_100a's only).
+  const std::string size = ".block" + std::to_string(vector);
+  const ValueInfo& acc = t.get(accumulate, where);
+  if (acc.pointer || acc.type != DType::i1) trace_error("tcgen05.mma's accumulate flag is a Bool", where);
+  mlir::Value operands[] = {u32_operand(t, d, "tcgen05.mma's D (a TMEM address)", where),
+                            u64_operand(t, desc_a, "tcgen05.mma's A descriptor", where),
+                            u64_operand(t, desc_b, "tcgen05.mma's B descriptor", where), t.i32(int32_t(idesc)),
+                            u32_operand(t, scale_a, "A's scale factors (a TMEM address)", where),
+                            u32_operand(t, scale_b, "B's scale factors (a TMEM address)", where),
+                            mlir::arith::ExtUIOp::create(t.builder(), t.loc(where), t.builder().getI32Type(), acc.value)};
+  emit_ptx(t, where, 0, operands,
+           "{\n.reg .pred p;\nsetp.ne.b32 p, $6, 0;\ntcgen05.mma.cta_group::1.kind::" + k + ".block_scale" + size +
+               " [$0], $1, $2, $3, [$4], [$5], p;\n}",
+           "r,l,l,r,r,r,r");
+}
+
+void tcgen05_cp(const char* shape, ValueId address, ValueId desc, Where where) {
+  Trace& t = Trace::current(where);
+  t.require(Feature::tcgen05, "tcgen05.cp", where);
+  const std::string s = shape;
+  if (s != "128x256b" && s != "4x256b" && s != "128x128b" && s != "64x128b.warpx2::02_13" && s != "64x128b.warpx2::01_23" &&
+      s != "32x128b.warpx4")
+    trace_error("tcgen05.cp copies 128x256b, 4x256b, 128x128b, 64x128b.warpx2::02_13, 64x128b.warpx2::01_23 or 32x128b.warpx4, not " + s,
+                where);
+  mlir::Value operands[] = {u32_operand(t, address, "a TMEM address", where), u64_operand(t, desc, "tcgen05.cp's source descriptor", where)};
+  emit_ptx(t, where, 0, operands, "tcgen05.cp.cta_group::1." + s + " [$0], $1;", "r,l");
+}
+
 void tcgen05_commit(ValueId bar, Where where) {
   Trace& t = Trace::current(where);
   t.require(Feature::tcgen05, "tcgen05.commit", where);

@@ -6,6 +6,7 @@
 #include <regex>
 #include <string>
 
+#include "cutejit/arch/sm100/descriptors.hpp"
 #include "cutejit/atom/sm100/tmem.hpp"
 #include "gemm_sm100.hpp"
 #include "sass.hpp"
@@ -82,6 +83,47 @@ TEST_CASE("the sm_100 GEMM's epilogue hook is traced into its epilogue", "[unit]
   CHECK(test::contains(k.ptx, "ld.global"));  // the bias
   CompiledKernel plain = examples::gemm_bf16_sm100_compile(Target::parse("sm_100a"));
   CHECK_FALSE(test::contains(plain.ptx, "ld.global"));  // the identity epilogue reads nothing
+}
+
+TEST_CASE("block-scaled tcgen05.mma and tcgen05.cp: UTCQMMA, UTCOMMA and UTCCP", "[unit]") {
+  // One MMA of each block-scaled kind on descriptors from a kernel argument, its scale factors
+  // copied into TMEM first: the instructions' forms, not a computation.
+  Kernel k{"tcgen05_block_scaled", [](Tensor<u32> a) {
+    Value<uint32_t> d = a(0), sfa = a(1), sfb = a(2);
+    Value<uint64_t> desc = cast<uint64_t>(Value<uint32_t>(a(3)));
+    const auto w = detail::Where::current();
+    detail::tcgen05_cp("32x128b.warpx4", sfa.id(), desc.id(), w);
+    detail::tcgen05_cp("128x256b", sfb.id(), desc.id(), w);
+    sm100::BlockScaledInstrDescriptor mx8{.kind = sm100::BlockScaledKind::mxf8f6f4};
+    sm100::BlockScaledInstrDescriptor nv4{.kind = sm100::BlockScaledKind::mxf4nvf4, .a = sm100::OperandType::e2m1,
+                                          .b = sm100::OperandType::e2m1, .scale = sm100::ScaleType::ue4m3};
+    sm100::BlockScaledInstrDescriptor mx4{.kind = sm100::BlockScaledKind::mxf4, .a = sm100::OperandType::e2m1, .b = sm100::OperandType::e2m1};
+    detail::tcgen05_mma_block_scaled("mxf8f6f4", 32, d.id(), desc.id(), desc.id(), mx8.encode(), sfa.id(), sfb.id(), Bool(false).id(), w);
+    detail::tcgen05_mma_block_scaled("mxf4nvf4", 16, d.id(), desc.id(), desc.id(), nv4.encode(), sfa.id(), sfb.id(), Bool(true).id(), w);
+    detail::tcgen05_mma_block_scaled("mxf4", 32, d.id(), desc.id(), desc.id(), mx4.encode(), sfa.id(), sfb.id(), Bool(true).id(), w);
+  }};
+  auto v = test::vector_arg<uint32_t>();
+  // The vector size spelled .block16 / .block32 (PTX 8.8, which sm_100a kernels use too).
+  CompiledKernel a = k.compile(Target::parse("sm_100a"), v), f = k.compile(Target::parse("sm_103a"), v);
+  for (const CompiledKernel* c : {&a, &f})
+    for (const char* i : {"tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.block32", "kind::mxf4nvf4.block_scale.block16",
+                          "kind::mxf4.block_scale.block32", "tcgen05.cp.cta_group::1.32x128b.warpx4", "tcgen05.cp.cta_group::1.128x256b"})
+      CHECK(test::contains(c->ptx, i));
+  CHECK(test::contains(a.ptx, ".version 8.8"));
+  for (const CompiledKernel* c : {&a, &f}) {
+    std::string sass = test::disassemble(c->cubin, "-sass");
+    CHECK(test::contains(sass, "UTCQMMA"));
+    CHECK(test::count(sass, "UTCOMMA") == 2);
+    CHECK(test::count(sass, "UTCCP") == 2);
+  }
+  CHECK_THROWS_WITH(k.compile(Target::parse("sm_120a"), v), Contains("is not available on sm_120a"));
+  Kernel bad{"tcgen05_block_scaled_vector", [](Tensor<u32> a) {
+    Value<uint32_t> d = a(0);
+    Value<uint64_t> desc = cast<uint64_t>(d);
+    detail::tcgen05_mma_block_scaled("mxf8f6f4", 16, d.id(), desc.id(), desc.id(), 0, d.id(), d.id(), Bool(true).id(),
+                                     detail::Where::current());
+  }};
+  CHECK_THROWS_WITH(bad.compile(Target::parse("sm_100a"), v), Contains("kind::mxf8f6f4 scales every 32 elements of K, not 16"));
 }
 
 TEST_CASE("TMEM stores in each shape are tcgen05.st and STTM", "[unit]") {

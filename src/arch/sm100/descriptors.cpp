@@ -233,4 +233,69 @@ InstrDescriptor InstrDescriptor::decode(uint32_t bits, MmaKind kind) {
   return x;
 }
 
+// ---- the block-scaled instruction descriptor ----
+
+std::string to_string(BlockScaledKind k) {
+  switch (k) {
+    case BlockScaledKind::mxf8f6f4: return "kind::mxf8f6f4";
+    case BlockScaledKind::mxf4: return "kind::mxf4";
+    case BlockScaledKind::mxf4nvf4: return "kind::mxf4nvf4";
+  }
+  return "?";
+}
+
+uint32_t BlockScaledInstrDescriptor::encode() const {
+  const bool fp4_kind = kind != BlockScaledKind::mxf8f6f4;
+  for (OperandType t : {a, b}) {
+    const bool ok = fp4_kind ? t == OperandType::e2m1 : kind_of(t) == MmaKind::f8f6f4;
+    if (!ok) throw Error("a block-scaled " + to_string(kind) + " MMA does not take " + to_string(t) + " operands");
+  }
+  if (scale == ScaleType::ue4m3 && kind != BlockScaledKind::mxf4nvf4)
+    throw Error("UE4M3 scale factors are for kind::mxf4nvf4 only; " + to_string(kind) + " takes UE8M0");
+  for (int id : {scale_a_id, scale_b_id})
+    if (id < 0 || id > 3 || (fp4_kind && id % 2 != 0))
+      throw Error("a scale-factor id is " + std::string(fp4_kind ? "0 or 2" : "0 to 3") + " for " + to_string(kind) + ", not " +
+                  std::to_string(id));
+  for (auto [t, major, name] : {std::tuple{a, a_major, "A"}, std::tuple{b, b_major, "B"}})
+    if (major == Major::mn && (fp4_kind || bits_of(t) < 8))
+      throw Error(std::string("a block-scaled ") + std::to_string(bits_of(t)) + "-bit operand " + name + " of " + to_string(kind) +
+                  " is read K-major only");
+  if (m != 128 && m != 256) throw Error("a block-scaled MMA's M is 128 or 256, not " + std::to_string(m));
+  if (n < 8 || n % 8 != 0 || n > 256) throw Error("a block-scaled MMA's N is a multiple of 8 up to 256, not " + std::to_string(n));
+  if (k96 && !fp4_kind) throw Error("K = 96 is for the FP4 kinds only");
+  const uint32_t b_code = fp4_kind ? 1 : type_code(b);  // E2M1 is 1 in the FP4 kinds' table
+  const uint32_t a_code = fp4_kind ? 1 : type_code(a);
+  return uint32_t(scale_b_id) << 4 | a_code << 7 | b_code << 10 | uint32_t(negate_a) << 13 | uint32_t(negate_b) << 14 |
+         uint32_t(a_major == Major::mn) << 15 | uint32_t(b_major == Major::mn) << 16 | uint32_t(n >> 3) << 17 |
+         uint32_t(scale == ScaleType::ue8m0) << 23 | uint32_t(m >> 7) << 27 | uint32_t(scale_a_id) << 29 | uint32_t(k96) << 31;
+}
+
+BlockScaledInstrDescriptor BlockScaledInstrDescriptor::decode(uint32_t bits, BlockScaledKind kind) {
+  const bool fp4_kind = kind != BlockScaledKind::mxf8f6f4;
+  if (field(bits, 2, 1)) throw Error("the instruction descriptor is for a sparse MMA (bit 2), which this decoder does not read");
+  if (field(bits, 0, 2) || field(bits, 3, 1) || field(bits, 6, 1) || field(bits, 24, 3) || (fp4_kind && field(bits, 12, 1)) ||
+      (!fp4_kind && field(bits, 31, 1)))
+    throw Error("the block-scaled instruction descriptor has reserved bits set");
+  BlockScaledInstrDescriptor x;
+  x.kind = kind;
+  x.scale_b_id = int(field(bits, 4, 2));
+  x.scale_a_id = int(field(bits, 29, 2));
+  if (fp4_kind) {
+    if (field(bits, 7, 3) != 1 || field(bits, 10, 2) != 1) throw Error("the FP4 kinds' A and B type codes are 1 (E2M1)");
+    x.a = x.b = OperandType::e2m1;
+  } else {
+    x.a = type_of(MmaKind::f8f6f4, uint32_t(field(bits, 7, 3)), "A");
+    x.b = type_of(MmaKind::f8f6f4, uint32_t(field(bits, 10, 3)), "B");
+  }
+  x.negate_a = field(bits, 13, 1);
+  x.negate_b = field(bits, 14, 1);
+  x.a_major = field(bits, 15, 1) ? Major::mn : Major::k;
+  x.b_major = field(bits, 16, 1) ? Major::mn : Major::k;
+  x.n = int(field(bits, 17, 6)) << 3;
+  x.scale = field(bits, 23, 1) ? ScaleType::ue8m0 : ScaleType::ue4m3;
+  x.m = int(field(bits, 27, 2)) << 7;
+  x.k96 = fp4_kind && field(bits, 31, 1);
+  return x;
+}
+
 }  // namespace cutejit::sm100

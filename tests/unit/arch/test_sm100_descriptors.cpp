@@ -163,3 +163,40 @@ TEST_CASE("instruction descriptors a kind does not allow are refused", "[unit]")
   CHECK_THROWS_WITH(InstrDescriptor::decode(2u << 7, MmaKind::f16), Contains("type code 2 of A is not a kind::f16 type"));
   CHECK_THROWS_WITH(InstrDescriptor::decode(3u << 4, MmaKind::f16), Contains("D type code"));
 }
+
+TEST_CASE("the block-scaled instruction descriptor encodes each field where the ISA puts it", "[unit]") {
+  // kind::mxf8f6f4, e4m3 x e4m3 (codes 0), UE8M0 (bit 23), N >> 3 = 32 in 17-22, M >> 7 = 1 in 27-28.
+  BlockScaledInstrDescriptor mx8{.kind = BlockScaledKind::mxf8f6f4, .a = OperandType::e4m3, .b = OperandType::e4m3, .m = 128, .n = 256};
+  CHECK(mx8.encode() == 0x08C0'0000u);
+  CHECK(BlockScaledInstrDescriptor::decode(0x08C0'0000u, BlockScaledKind::mxf8f6f4) == mx8);
+  // kind::mxf4nvf4: E2M1 is 1 in both type fields, UE4M3 is 0 in bit 23, scale-factor ids 2 in
+  // 29-30 (A) and 4-5 (B), N 128.
+  BlockScaledInstrDescriptor nv4{.kind = BlockScaledKind::mxf4nvf4, .a = OperandType::e2m1, .b = OperandType::e2m1,
+                                 .scale = ScaleType::ue4m3, .scale_a_id = 2, .scale_b_id = 2, .m = 128, .n = 128};
+  CHECK(nv4.encode() == 0x4820'04A0u);
+  CHECK(BlockScaledInstrDescriptor::decode(0x4820'04A0u, BlockScaledKind::mxf4nvf4) == nv4);
+  // kind::mxf4, M 256 (2 in 27-28), N 64, K = 96 (bit 31).
+  BlockScaledInstrDescriptor mx4{.kind = BlockScaledKind::mxf4, .a = OperandType::e2m1, .b = OperandType::e2m1, .m = 256, .n = 64,
+                                 .k96 = true};
+  CHECK(mx4.encode() == 0x9090'0480u);
+  CHECK(BlockScaledInstrDescriptor::decode(0x9090'0480u, BlockScaledKind::mxf4) == mx4);
+  // FP6 codes in kind::mxf8f6f4 (E2M3 3, E3M2 4) and A's transpose.
+  BlockScaledInstrDescriptor mixed{.kind = BlockScaledKind::mxf8f6f4, .a = OperandType::e5m2, .b = OperandType::e3m2,
+                                   .scale_a_id = 3, .a_major = Major::mn, .m = 128, .n = 8};
+  CHECK(mixed.encode() == (1u << 7 | 4u << 10 | 1u << 15 | 1u << 17 | 1u << 23 | 1u << 27 | 3u << 29));
+}
+
+TEST_CASE("block-scaled instruction descriptors a kind does not allow are refused", "[unit]") {
+  auto with = [](BlockScaledInstrDescriptor d) { return d; };
+  CHECK_THROWS_WITH(with({.kind = BlockScaledKind::mxf4, .a = OperandType::e4m3, .b = OperandType::e2m1}).encode(),
+                    Contains("kind::mxf4 MMA does not take e4m3"));
+  CHECK_THROWS_WITH(with({.scale = ScaleType::ue4m3}).encode(), Contains("UE4M3 scale factors are for kind::mxf4nvf4 only"));
+  CHECK_THROWS_WITH(with({.kind = BlockScaledKind::mxf4, .a = OperandType::e2m1, .b = OperandType::e2m1, .scale_a_id = 1}).encode(),
+                    Contains("scale-factor id is 0 or 2 for kind::mxf4, not 1"));
+  CHECK_THROWS_WITH(with({.a = OperandType::e2m1, .a_major = Major::mn}).encode(), Contains("4-bit operand A of kind::mxf8f6f4 is read K-major only"));
+  CHECK_THROWS_WITH(with({.m = 64}).encode(), Contains("M is 128 or 256, not 64"));
+  CHECK_THROWS_WITH(with({.k96 = true}).encode(), Contains("K = 96 is for the FP4 kinds only"));
+  CHECK_THROWS_WITH(BlockScaledInstrDescriptor::decode(1u << 2, BlockScaledKind::mxf8f6f4), Contains("sparse"));
+  CHECK_THROWS_WITH(BlockScaledInstrDescriptor::decode(1u << 25, BlockScaledKind::mxf8f6f4), Contains("reserved bits"));
+  CHECK_THROWS_WITH(BlockScaledInstrDescriptor::decode(0u, BlockScaledKind::mxf4), Contains("type codes are 1 (E2M1)"));
+}

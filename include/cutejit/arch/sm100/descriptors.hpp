@@ -90,4 +90,27 @@ struct InstrDescriptor {
   bool operator==(const InstrDescriptor&) const = default;
 };
 
+// ---- the block-scaled instruction descriptor (.kind::mxf8f6f4, mxf4, mxf4nvf4: the ISA's
+// second and third tables) ----
+
+enum class BlockScaledKind : uint8_t { mxf8f6f4, mxf4, mxf4nvf4 };
+enum class ScaleType : uint8_t { ue4m3, ue8m0 };  ///< bit 23's codes
+std::string to_string(BlockScaledKind k);
+
+struct BlockScaledInstrDescriptor {
+  BlockScaledKind kind = BlockScaledKind::mxf8f6f4;
+  OperandType a = OperandType::e4m3, b = OperandType::e4m3;  ///< FP8/FP6/FP4; e2m1 only for the FP4 kinds
+  ScaleType scale = ScaleType::ue8m0;                          ///< ue4m3 for mxf4nvf4 only
+  int scale_a_id = 0, scale_b_id = 0;  ///< bits 29-30 and 4-5: which scale-factor column slice (0-3; 0 or 2 for FP4 kinds)
+  Major a_major = Major::k, b_major = Major::k;  ///< MN-major only in kind::mxf8f6f4 with 8-bit operands
+  bool negate_a = false, negate_b = false;
+  int m = 128;  ///< bits 27-28: M >> 7
+  int n = 256;  ///< bits 17-22: N >> 3
+  bool k96 = false;  ///< bit 31, FP4 kinds: K = 96 (sm_103a) instead of 64
+
+  uint32_t encode() const;
+  static BlockScaledInstrDescriptor decode(uint32_t bits, BlockScaledKind kind);
+  bool operator==(const BlockScaledInstrDescriptor&) const = default;
+};
+
 }  // namespace cutejit::sm100

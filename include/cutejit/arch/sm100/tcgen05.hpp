@@ -27,6 +27,17 @@ void tmem_dealloc(ValueId address, int columns, Where where);
 /// B from the shared-memory descriptors, shapes and types from the 32-bit instruction
 /// descriptor `idesc`. Issued by one thread; completes asynchronously (tcgen05_commit).
 void tcgen05_mma(const char* kind, ValueId d, ValueId desc_a, ValueId desc_b, uint32_t idesc, ValueId accumulate, Where where);
+/// tcgen05.mma.cta_group::1.kind::`kind`.block_scale (kind: "mxf8f6f4", "mxf4" or "mxf4nvf4"):
+/// D = (A * SFA)(B * SFB) + (accumulate ? D : 0), the scale factors in TMEM at `scale_a` and
+/// `scale_b`, one per `vector` (16 or 32) elements of K. The descriptor is a
+/// sm100::BlockScaledInstrDescriptor's bits.
+void tcgen05_mma_block_scaled(const char* kind, int vector, ValueId d, ValueId desc_a, ValueId desc_b, uint32_t idesc, ValueId scale_a,
+                              ValueId scale_b, ValueId accumulate, Where where);
+/// tcgen05.cp.cta_group::1.<shape>: an asynchronous copy from shared memory (the matrix at
+/// `desc`, a shared-memory descriptor) into TMEM at `address`, ordered before later tcgen05.mma
+/// of this thread: how scale factors reach TMEM. `shape`: "128x256b", "4x256b", "128x128b",
+/// "64x128b.warpx2::02_13", "64x128b.warpx2::01_23" or "32x128b.warpx4".
+void tcgen05_cp(const char* shape, ValueId address, ValueId desc, Where where);
 /// tcgen05.commit: the mbarrier at `bar` (shared memory) gets one arrival when every MMA this
 /// thread issued before has completed.
 void tcgen05_commit(ValueId bar, Where where);
