@@ -161,7 +161,7 @@ void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const Tensor<b
       // the stores are 16-byte vectors.
       Tensor<bf16> out_row = make_tensor(c.data() + row * assume_divisible(n, tile_n) + n0, make_layout({tile_n}));
       for (int chunk = 0; chunk < tile_n / chunk_cols; ++chunk) {
-        Tensor<float> values = tmem_load_32x32b<chunk_cols>(tmem_address(accumulator(t), quarter * 32, chunk * chunk_cols));
+        Tensor<float> values = TmemAccumulator{accumulator(t), tile_n}.load_row<chunk_cols>(warp, chunk * chunk_cols);
         Tensor<bf16> out = make_rmem_tensor<bf16>(IntTuple{chunk_cols});
         for (int i = 0; i < chunk_cols; ++i) {
           F32 x = F32(values(i));

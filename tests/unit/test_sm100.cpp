@@ -180,6 +180,12 @@ TEST_CASE("tcgen05 on a target without it, and TMEM misuse, are errors at the us
     tmem.free(Value<uint32_t>(0u));
   }};
   CHECK_THROWS_WITH(early.compile(Target::parse("sm_100a"), v), Contains("freed before it was allocated"));
+  Kernel outside{"tmem_load_outside", [](Tensor<u32> a) {
+    TmemAccumulator acc{Value<uint32_t>(0u), 256};
+    acc.load_row<32>(Int(0), 240);
+  }};
+  CHECK_THROWS_WITH(outside.compile(Target::parse("sm_100a"), v),
+                    Contains("test_sm100.cpp") && Contains("a TMEM load of columns 240 to 271 reaches outside its accumulator's 256 columns (0 to 255)"));
   Kernel bad_load{"tmem_load_x3", [](Tensor<u32> a) { detail::tmem_load(detail::TmemShape::s32x32b, 3, Value<uint32_t>(0u).id(), detail::Where::current()); }};
   CHECK_THROWS_WITH(bad_load.compile(Target::parse("sm_100a"), v),
                     Contains("tcgen05.ld.32x32b repeats a power of two from 1 to 128 times (.x1 ... .x128), not 3"));

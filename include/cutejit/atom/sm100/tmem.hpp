@@ -13,7 +13,8 @@
  *
  * Warp w of a warpgroup reaches lanes 32 (w % 4) ... 32 (w % 4) + 31 only. With the 32x32b
  * shape, lane t of the warp reads TMEM lane 32 (w % 4) + t and `Columns` consecutive columns:
- * one row of an M = 128 accumulator, so thread i of the warpgroup holds row i.
+ * one row of an M = 128 accumulator, so thread i of the warpgroup holds row i
+ * (`TmemAccumulator::load_row`, which also keeps the columns inside the accumulator).
  */
 #pragma once
 
@@ -81,5 +82,24 @@ Tensor<float> tmem_load_32x32b(const Value<uint32_t>& address, detail::Where w =
   for (int i = 0; i < Columns; ++i) out(i) = bitcast<float>(Value<uint32_t>(bits[size_t(i)]), w);
   return out;
 }
+
+/// An M = 128 f32 accumulator in TMEM (what a Tcgen05MmaSS<T, 128, N> writes): row i in lane i,
+/// `columns` (N) columns from `address`. Warp w of a warpgroup reads rows 32 (w % 4) ... + 31.
+struct TmemAccumulator {
+  Value<uint32_t> address;
+  int columns;
+
+  /// This thread's row `32 (warp % 4) + lane`, columns [column, column + Count): one
+  /// tcgen05.ld.32x32b.x{Count} by the warp. A range outside the accumulator is a trace error.
+  template <int Count>
+  Tensor<float> load_row(const Int& warp, int column, detail::Where w = detail::Where::current()) const {
+    if (column < 0 || column + Count > columns)
+      detail::fail("a TMEM load of columns " + std::to_string(column) + " to " + std::to_string(column + Count - 1) +
+                       " reaches outside its accumulator's " + std::to_string(columns) + " columns (0 to " +
+                       std::to_string(columns - 1) + ")",
+                   w);
+    return tmem_load_32x32b<Count>(tmem_address(address, (warp % 4) * 32, column, w), w);
+  }
+};
 
 }  // namespace cutejit
