@@ -240,3 +240,31 @@ TEST_CASE("the block-scaled GEMMs' SASS: 8 OMMA.SF or QMMA.SF per K step, 4-byte
                                                                                                Target::parse("sm_120a"), 64, 64, 96),
                     Contains("needs M and N multiples of 64 and K of 64"));
 }
+
+TEST_CASE("kind::f8f6f4 mma.sync without scales takes FP6 and FP4 operands through TiledMma", "[unit]") {
+  // A 16 x 32-byte tile of A and 8 x 32 of B from global memory, one atom: the plain atoms' path.
+  Kernel k{"f8f6f4_tiled", [](Tensor<u8> a, Tensor<u8> b, Tensor<f32> c) {
+    auto tiled = make_tiled_mma(SM120_16x8x32_F32E2M1E2M1F32_TN{}, make_layout({1, 1, 1}));
+    auto thr = tiled.get_slice(thread_idx().x);
+    Tensor<uint8_t> A = make_tensor(a.data(), make_layout({16, 32}, LayoutRight{}));
+    Tensor<uint8_t> B = make_tensor(b.data(), make_layout({8, 32}, LayoutRight{}));
+    Tensor<float> C = make_tensor(c.data(), make_layout({16, 8}, LayoutRight{}));
+    Tensor<uint8_t> fa = thr.partition_fragment_A({16, 32}), fb = thr.partition_fragment_B({8, 32});
+    copy(thr.partition_A(A), fa);
+    copy(thr.partition_B(B), fb);
+    Tensor<float> acc = thr.partition_fragment_C({16, 8});
+    fill(acc, 0.0f);
+    gemm(tiled, acc, fa, fb);
+    copy(acc, thr.partition_C(C));
+  }};
+  auto bytes = test::vector_arg<uint8_t>();
+  auto floats = test::vector_arg<float>();
+  for (const char* t : {"sm_120a", "sm_121a", "sm_120f"}) {
+    INFO(t);
+    CompiledKernel c = k.compile(Target::parse(t), bytes, bytes, floats);
+    CHECK(test::contains(c.ptx, "mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m1.e2m1.f32"));
+    CHECK(test::contains(test::disassemble(c.cubin, "-sass"), "QMMA.16832.F32.E2M1.E2M1"));
+  }
+  CHECK_THROWS_WITH(k.compile(Target::parse("sm_100a"), bytes, bytes, floats),
+                    Contains("test_sm120.cpp") && Contains("kind::f8f6f4.f32.e2m1.e2m1.f32 is not available on sm_100a"));
+}

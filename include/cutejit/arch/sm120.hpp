@@ -33,4 +33,9 @@ std::vector<ValueId> mma_sync_block_scaled(BlockScaledKind kind, MxType a_type, 
                                            std::span<const ValueId> b, std::span<const ValueId> c, ValueId scale_a, ValueId scale_b,
                                            Where where);
 
+/// The same fragments without scale factors: mma.sync m16n8k32 kind::f8f6f4 (any mix of FP8,
+/// FP6 and FP4 operands, one element per byte), f32 accumulators.
+std::vector<ValueId> mma_sync_f8f6f4(MxType a_type, MxType b_type, std::span<const ValueId> a, std::span<const ValueId> b,
+                                     std::span<const ValueId> c, Where where);
+
 }  // namespace cutejit::detail

@@ -18,8 +18,11 @@
  * `layout_sfa()` and `layout_sfb()` say so as thread-value layouts of the (16, K / scale_block)
  * and (8, K / scale_block) scale tiles.
  *
- * Compile-verified: ptxas takes them for sm_120a and sm_121a (kind::mxf8f6f4 also for sm_120f
- * and sm_121f) and CI reads QMMA.SF / OMMA.SF in their SASS; no sm_120 GPU has run them here.
+ * `MmaSyncF8F6F4` is the same kind::f8f6f4 fragments without scale factors.
+ *
+ * Compile-verified: ptxas takes them for sm_120a and sm_121a (kind::mxf8f6f4 and kind::f8f6f4
+ * also for sm_120f and sm_121f) and CI reads QMMA.SF / OMMA.SF / QMMA in their SASS; no sm_120
+ * GPU has run them here.
  */
 #pragma once
 
@@ -78,6 +81,30 @@ using SM120_16x8x32_F32E4M3E4M3F32_UE8M0_TN = MmaSyncBlockScaled<BlockScaledKind
 using SM120_16x8x32_F32E2M1E2M1F32_UE8M0_TN = MmaSyncBlockScaled<BlockScaledKind::mxf8f6f4, MxType::e2m1>;
 using SM120_16x8x64_F32E2M1E2M1F32_UE8M0_TN = MmaSyncBlockScaled<BlockScaledKind::mxf4>;
 using SM120_16x8x64_F32E2M1E2M1F32_UE4M3_TN = MmaSyncBlockScaled<BlockScaledKind::nvf4>;
+
+/// mma.sync m16n8k32 kind::f8f6f4 without scale factors: any mix of FP8 (e4m3, e5m2), FP6
+/// (e3m2, e2m3) and FP4 (e2m1) operands, one element per byte as in kind::mxf8f6f4, f32
+/// accumulators. Its fragments are the block-scaled atoms', and it has the plain atoms' call, so
+/// TiledMma's gemm() issues it.
+template <MxType A, MxType B = A>
+struct MmaSyncF8F6F4 {
+  using ElementA = uint8_t;
+  using ElementB = uint8_t;
+  using ElementC = float;
+  using ElementD = float;
+  static constexpr int m = 16, n = 8, k = 32, threads = 32;
+  static std::string name() { return std::string("mma.sync.m16n8k32.kind::f8f6f4.") + detail::ptx_name(A) + "." + detail::ptx_name(B); }
+  static Layout layout_a() { return detail::mma_sync_layout_a(16, 8, 32, 8); }
+  static Layout layout_b() { return detail::mma_sync_layout_b(16, 8, 32, 8); }
+  static Layout layout_c() { return detail::mma_sync_layout_c(16, 8, 32); }
+  static std::vector<detail::ValueId> call(std::span<const detail::ValueId> a, std::span<const detail::ValueId> b,
+                                           std::span<const detail::ValueId> c, detail::Where w) {
+    return detail::mma_sync_f8f6f4(A, B, a, b, c, w);
+  }
+};
+
+using SM120_16x8x32_F32E2M1E2M1F32_TN = MmaSyncF8F6F4<MxType::e2m1>;
+using SM120_16x8x32_F32E3M2E2M3F32_TN = MmaSyncF8F6F4<MxType::e3m2, MxType::e2m3>;
 
 /// d = (a * scale_a)(b * scale_b)^T + c for one atom: `a` (16 bytes), `b` (8 bytes), `c` and `d`
 /// (4 f32) register tensors in the atom's value order, the scales this thread's registers.
