@@ -42,8 +42,9 @@ void kernel(const Tensor<uint8_t>& a, const Tensor<uint8_t>& b, const Tensor<uin
   Int tid = thread_idx().x, lane = tid % 32, warp = tid / 32;
   Int bm = block_idx().x, bn = block_idx().y;
   // The operands as (rows, K bytes) and the scales as (rows, K blocks), row-major; the shape
-  // check makes every row a multiple of 32 bytes (of 4 scales), which the loads rely on.
-  Int row_bytes = assume_divisible(k / elements_per_byte, 32), row_scales = assume_divisible(k / Op::scale_block, 4);
+  // check makes every operand row a multiple of 32 bytes, which the 4-byte loads rely on (the
+  // scales are read byte by byte).
+  Int row_bytes = assume_divisible(k / elements_per_byte, 32), row_scales = k / Op::scale_block;
   auto rows = [](const Tensor<uint8_t>& t, const Int& r, const Int& cols) {
     return make_tensor(t.data(), Layout(IntTuple{r, cols}, IntTuple{cols, 1}));
   };

@@ -1,6 +1,5 @@
-// The SASS of a cubin, read with cuobjdump (the toolkit's, or the PyPI wheel's that
-// scripts/setup.sh unpacks and CUTEJIT_TEST_CUOBJDUMP names): how the tests check targets no
-// lent GPU has.
+// The SASS of a cubin, read with cuobjdump (CUTEJIT_TEST_CUOBJDUMP's, else the toolkit's):
+// how the tests check the instructions of targets they cannot run.
 #pragma once
 
 #include <catch2/catch.hpp>

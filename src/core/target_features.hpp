@@ -24,8 +24,7 @@ enum class Feature {
   tcgen05,     ///< the sm_100 and sm_110 families: sm_100a/f, sm_103a/f, sm_110a/f
   tcgen05_i8,  ///< tcgen05.mma .kind::i8: sm_100a and sm_110a only
   narrow_convert,        ///< cvt to and from e2m1x2, e2m3x2, e3m2x2, ue8m0x2: every Blackwell "a" and "f" target
-  block_scaled_mma,      ///< mma.sync .kind::mxf8f6f4 and FP6/FP4 operands: the sm_120 family (120a/f, 121a/f)
-  block_scaled_mma_fp4,  ///< mma.sync .kind::mxf4 / mxf4nvf4: sm_120a and sm_121a only
+  mma_kinds,   ///< mma.sync with a .kind (f8f6f4, the block-scaled kinds) and FP6/FP4 operands: sm_120a/f, sm_121a/f
 };
 
 bool target_has(const Target& target, Feature f);

@@ -51,9 +51,8 @@ ValueId narrow_pack(NarrowPack kind, ValueId first, ValueId second, Where where)
   return t.add(op.getResult(0), DType::u32);
 }
 
-std::pair<ValueId, ValueId> narrow_unpack(NarrowPack kind, ValueId packed, Where where) {
+std::pair<ValueId, ValueId> narrow_unpack_e2m1x2(ValueId packed, Where where) {
   Trace& t = Trace::current(where);
-  if (kind != NarrowPack::e2m1x2) trace_error("only e2m1x2 unpacks here", where);
   t.require(Feature::narrow_convert, "cvt.rn.f16x2.e2m1x2", where);
   mlir::OpBuilder& b = t.builder();
   // f16x2 holds every FP4 value exactly, and so does its widening to f32.

@@ -1,8 +1,9 @@
 /** \file
  * The sm_100 family's tcgen05 instructions, as inline PTX: every op is checked against the
- * target first (Trace::require). Inline PTX rather than the NVVM ops: MLIR 22 verifies those for
- * sm_100a and sm_101a only (not sm_100f, sm_103a or sm_110a), and one statement holds a load and
- * its wait, so the compiler cannot move a use of the loaded registers above the wait.
+ * target first (Trace::require). Inline PTX rather than the NVVM ops: in a gpu.module with its
+ * target, MLIR 22 verifies most of those for sm_100a and sm_101a only (not sm_100f, sm_103a/f or
+ * sm_110f), and one statement holds a load and its wait, so the compiler cannot move a use of
+ * the loaded registers above the wait.
  */
 #include <bit>
 #include <string>
@@ -26,7 +27,7 @@ mlir::LLVM::InlineAsmOp emit_ptx(Trace& t, const Where& w, int results, mlir::Va
   if (results > 1)
     type = mlir::LLVM::LLVMStructType::getLiteral(&t.context(), llvm::SmallVector<mlir::Type>(size_t(results), b.getI32Type()));
   return mlir::LLVM::InlineAsmOp::create(b, t.loc(w), type ? mlir::TypeRange{type} : mlir::TypeRange{}, operands, ptx,
-                                         constraints + ",~{memory}", /*has_side_effects=*/true, false,
+                                         constraints.empty() ? "~{memory}" : constraints + ",~{memory}", /*has_side_effects=*/true, false,
                                          mlir::LLVM::TailCallKind::None, mlir::LLVM::AsmDialectAttr(), mlir::ArrayAttr());
 }
 
@@ -34,8 +35,6 @@ void check_columns(int columns, const char* what, const Where& w) {
   if (columns < 32 || columns > 512 || !std::has_single_bit(unsigned(columns)))
     trace_error(std::string(what) + " takes a power of two from 32 to 512 TMEM columns, not " + std::to_string(columns), w);
 }
-
-mlir::Value u32_operand(Trace& t, ValueId id, const char* what, const Where& w) { return i32_operand(t, id, what, w); }
 
 mlir::Value u64_operand(Trace& t, ValueId id, const char* what, const Where& w) {
   const ValueInfo& v = t.get(id, w);
@@ -82,49 +81,47 @@ void tmem_dealloc(ValueId address, int columns, Where where) {
   Trace& t = Trace::current(where);
   t.require(Feature::tcgen05, "tcgen05.dealloc (TMEM deallocation)", where);
   check_columns(columns, "tcgen05.dealloc", where);
-  emit_ptx(t, where, 0, u32_operand(t, address, "a TMEM address", where),
+  emit_ptx(t, where, 0, i32_operand(t, address, "a TMEM address", where),
            "tcgen05.dealloc.cta_group::1.sync.aligned.b32 $0, " + std::to_string(columns) + ";", "r");
 }
 
-void tcgen05_mma(const char* kind, ValueId d, ValueId desc_a, ValueId desc_b, uint32_t idesc, ValueId accumulate, Where where) {
+void tcgen05_mma(sm100::MmaKind kind, ValueId d, ValueId desc_a, ValueId desc_b, uint32_t idesc, ValueId accumulate, Where where) {
   Trace& t = Trace::current(where);
   t.require(Feature::tcgen05, "tcgen05.mma", where);
-  if (std::string(kind) == "i8") t.require(Feature::tcgen05_i8, "tcgen05.mma .kind::i8", where);
+  if (kind == sm100::MmaKind::i8) t.require(Feature::tcgen05_i8, "tcgen05.mma .kind::i8", where);
   const ValueInfo& acc = t.get(accumulate, where);
   if (acc.pointer || acc.type != DType::i1) trace_error("tcgen05.mma's accumulate flag is a Bool", where);
-  mlir::Value operands[] = {u32_operand(t, d, "tcgen05.mma's D (a TMEM address)", where),
+  mlir::Value operands[] = {i32_operand(t, d, "tcgen05.mma's D (a TMEM address)", where),
                             u64_operand(t, desc_a, "tcgen05.mma's A descriptor", where),
                             u64_operand(t, desc_b, "tcgen05.mma's B descriptor", where), t.i32(int32_t(idesc)),
                             mlir::arith::ExtUIOp::create(t.builder(), t.loc(where), t.builder().getI32Type(), acc.value)};
   emit_ptx(t, where, 0, operands,
-           std::string("{\n.reg .pred p;\nsetp.ne.b32 p, $4, 0;\ntcgen05.mma.cta_group::1.kind::") + kind + " [$0], $1, $2, $3, p;\n}",
+           "{\n.reg .pred p;\nsetp.ne.b32 p, $4, 0;\ntcgen05.mma.cta_group::1." + sm100::to_string(kind) + " [$0], $1, $2, $3, p;\n}",
            "r,l,l,r,r");
 }
 
-void tcgen05_mma_block_scaled(const char* kind, int vector, ValueId d, ValueId desc_a, ValueId desc_b, uint32_t idesc, ValueId scale_a,
-                              ValueId scale_b, ValueId accumulate, Where where) {
+void tcgen05_mma_block_scaled(sm100::BlockScaledKind kind, int vector, ValueId d, ValueId desc_a, ValueId desc_b, uint32_t idesc,
+                              ValueId scale_a, ValueId scale_b, ValueId accumulate, Where where) {
   Trace& t = Trace::current(where);
-  const std::string k = kind;
-  t.require(Feature::tcgen05, ("tcgen05.mma .kind::" + k + ".block_scale").c_str(), where);
-  if (k != "mxf8f6f4" && k != "mxf4" && k != "mxf4nvf4")
-    trace_error("the block-scaled tcgen05.mma kinds are mxf8f6f4, mxf4 and mxf4nvf4, not " + k, where);
-  if (vector != 32 && !(vector == 16 && k == "mxf4nvf4"))
-    trace_error("kind::" + k + " scales every 32 elements of K" + std::string(k == "mxf4nvf4" ? " or every 16" : "") + ", not " +
-                    std::to_string(vector),
+  const std::string k = sm100::to_string(kind);
+  t.require(Feature::tcgen05, ("tcgen05.mma ." + k + ".block_scale").c_str(), where);
+  if (vector != 32 && !(vector == 16 && kind == sm100::BlockScaledKind::mxf4nvf4))
+    trace_error(k + " scales every 32 elements of K" + std::string(kind == sm100::BlockScaledKind::mxf4nvf4 ? " or every 16" : "") +
+                    ", not " + std::to_string(vector),
                 where);
   // The PTX 8.8 spelling of the vector size, which every target of the family takes
   // (.scale_vec::NX is sm_100a's only).
   const std::string size = ".block" + std::to_string(vector);
   const ValueInfo& acc = t.get(accumulate, where);
   if (acc.pointer || acc.type != DType::i1) trace_error("tcgen05.mma's accumulate flag is a Bool", where);
-  mlir::Value operands[] = {u32_operand(t, d, "tcgen05.mma's D (a TMEM address)", where),
+  mlir::Value operands[] = {i32_operand(t, d, "tcgen05.mma's D (a TMEM address)", where),
                             u64_operand(t, desc_a, "tcgen05.mma's A descriptor", where),
                             u64_operand(t, desc_b, "tcgen05.mma's B descriptor", where), t.i32(int32_t(idesc)),
-                            u32_operand(t, scale_a, "A's scale factors (a TMEM address)", where),
-                            u32_operand(t, scale_b, "B's scale factors (a TMEM address)", where),
+                            i32_operand(t, scale_a, "A's scale factors (a TMEM address)", where),
+                            i32_operand(t, scale_b, "B's scale factors (a TMEM address)", where),
                             mlir::arith::ExtUIOp::create(t.builder(), t.loc(where), t.builder().getI32Type(), acc.value)};
   emit_ptx(t, where, 0, operands,
-           "{\n.reg .pred p;\nsetp.ne.b32 p, $6, 0;\ntcgen05.mma.cta_group::1.kind::" + k + ".block_scale" + size +
+           "{\n.reg .pred p;\nsetp.ne.b32 p, $6, 0;\ntcgen05.mma.cta_group::1." + k + ".block_scale" + size +
                " [$0], $1, $2, $3, [$4], [$5], p;\n}",
            "r,l,l,r,r,r,r");
 }
@@ -137,7 +134,7 @@ void tcgen05_cp(const char* shape, ValueId address, ValueId desc, Where where) {
       s != "32x128b.warpx4")
     trace_error("tcgen05.cp copies 128x256b, 4x256b, 128x128b, 64x128b.warpx2::02_13, 64x128b.warpx2::01_23 or 32x128b.warpx4, not " + s,
                 where);
-  mlir::Value operands[] = {u32_operand(t, address, "a TMEM address", where), u64_operand(t, desc, "tcgen05.cp's source descriptor", where)};
+  mlir::Value operands[] = {i32_operand(t, address, "a TMEM address", where), u64_operand(t, desc, "tcgen05.cp's source descriptor", where)};
   emit_ptx(t, where, 0, operands, "tcgen05.cp.cta_group::1." + s + " [$0], $1;", "r,l");
 }
 
@@ -176,7 +173,7 @@ std::vector<ValueId> tmem_load(TmemShape shape, int num, ValueId address, Where 
   constraints += "r";
   const std::string ptx = std::string("tcgen05.ld.sync.aligned.") + shape_name(shape) + ".x" + std::to_string(num) + ".b32 " +
                           register_list(0, n) + ", [$" + std::to_string(n) + "];\ntcgen05.wait::ld.sync.aligned;";
-  auto op = emit_ptx(t, where, n, u32_operand(t, address, "a TMEM address", where), ptx, constraints);
+  auto op = emit_ptx(t, where, n, i32_operand(t, address, "a TMEM address", where), ptx, constraints);
   std::vector<ValueId> out;
   if (n == 1) return {t.add(op.getResult(0), DType::u32)};
   for (int i = 0; i < n; ++i)
@@ -194,7 +191,7 @@ void tmem_store(TmemShape shape, int num, ValueId address, const std::vector<Val
     trace_error(std::string("tcgen05.st.") + shape_name(shape) + ".x" + std::to_string(num) + " stores " + std::to_string(n) +
                     " registers per thread, not " + std::to_string(registers.size()),
                 where);
-  llvm::SmallVector<mlir::Value> operands{u32_operand(t, address, "a TMEM address", where)};
+  llvm::SmallVector<mlir::Value> operands{i32_operand(t, address, "a TMEM address", where)};
   std::string constraints = "r";
   for (ValueId r : registers) {
     const ValueInfo& v = t.get(r, where);

@@ -71,25 +71,25 @@ std::vector<ValueId> emit_mma(Trace& t, const std::string& ptx, const std::strin
 }
 }  // namespace
 
-std::vector<ValueId> mma_sync_block_scaled(BlockScaledKind kind, MxType a_type, MxType b_type, std::span<const ValueId> a,
+std::vector<ValueId> mma_sync_block_scaled(ScaledMmaKind kind, MxType a_type, MxType b_type, std::span<const ValueId> a,
                                            std::span<const ValueId> b, std::span<const ValueId> c, ValueId scale_a, ValueId scale_b,
                                            Where where) {
   Trace& t = Trace::current(where);
   std::string name;
   switch (kind) {
-    case BlockScaledKind::mxf8f6f4:
+    case ScaledMmaKind::mxf8f6f4:
       name = std::string("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.") + ptx_name(a_type) + "." +
              ptx_name(b_type) + ".f32.ue8m0";
-      t.require(Feature::block_scaled_mma, name.c_str(), where);
+      t.require(Feature::mma_kinds, name.c_str(), where);
       break;
-    case BlockScaledKind::mxf4:
-    case BlockScaledKind::nvf4:
+    case ScaledMmaKind::mxf4:
+    case ScaledMmaKind::mxf4nvf4:
       if (a_type != MxType::e2m1 || b_type != MxType::e2m1)
         trace_error("block-scaled mma.sync m16n8k64 (kind::mxf4, mxf4nvf4) takes e2m1 operands only", where);
-      name = kind == BlockScaledKind::mxf4
+      name = kind == ScaledMmaKind::mxf4
                  ? "mma.sync.aligned.m16n8k64.row.col.kind::mxf4.block_scale.scale_vec::2X.f32.e2m1.e2m1.f32.ue8m0"
                  : "mma.sync.aligned.m16n8k64.row.col.kind::mxf4nvf4.block_scale.scale_vec::4X.f32.e2m1.e2m1.f32.ue4m3";
-      t.require(Feature::block_scaled_mma_fp4, name.c_str(), where);
+      t.require(Feature::mma_kinds, name.c_str(), where);
       break;
   }
   mlir::Location l = t.loc(where);
@@ -106,7 +106,7 @@ std::vector<ValueId> mma_sync_f8f6f4(MxType a_type, MxType b_type, std::span<con
   Trace& t = Trace::current(where);
   const std::string name = std::string("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.") + ptx_name(a_type) + "." +
                            ptx_name(b_type) + ".f32";
-  t.require(Feature::block_scaled_mma, name.c_str(), where);
+  t.require(Feature::mma_kinds, name.c_str(), where);
   mlir::Location l = t.loc(where);
   return emit_mma(t, name + " {$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, $13};", "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f",
                   fragment_operands(t, a, b, c, l, where), l);

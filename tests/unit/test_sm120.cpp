@@ -1,7 +1,7 @@
 // The sm_120 family's block-scaled path, compile-verified: the microscaling formats' host
 // conversions against their definitions, their GPU conversions' PTX and SASS, the block-scaled
-// mma.sync atoms' fragments against the PTX ISA's formulas, and each kind's SASS. No sm_120 GPU
-// runs any of it here.
+// mma.sync atoms' fragments against the PTX ISA's formulas, and each kind's SASS. None of it
+// runs on a GPU in these tests.
 #include <catch2/catch.hpp>
 
 #include <cctype>
@@ -200,10 +200,13 @@ TEST_CASE("each block-scaled kind is QMMA.SF or OMMA.SF on sm_120a and sm_121a",
     CHECK(test::contains(sass, "OMMA.SF.16864.F32.E2M1.E2M1.UE4M3.4X"));
     CHECK_FALSE(test::contains(sass, "LDL"));
   }
-  // The family targets have kind::mxf8f6f4 but not the FP4 kinds.
-  CHECK(test::contains(test::disassemble(compile_atom<SM120_16x8x32_F32E4M3E4M3F32_UE8M0_TN>("sm_120f").cubin, "-sass"), "QMMA.SF"));
-  CHECK_THROWS_WITH(compile_atom<SM120_16x8x64_F32E2M1E2M1F32_UE4M3_TN>("sm_120f"),
-                    Contains("is not available on sm_120f; it needs sm_120a or sm_121a"));
+  // The family targets take every dense kind (the FP4 kinds' "a only" note is mma.sp's).
+  for (const char* t : {"sm_120f", "sm_121f"}) {
+    INFO(t);
+    CHECK(test::contains(test::disassemble(compile_atom<SM120_16x8x32_F32E4M3E4M3F32_UE8M0_TN>(t).cubin, "-sass"), "QMMA.SF"));
+    CHECK(test::contains(test::disassemble(compile_atom<SM120_16x8x64_F32E2M1E2M1F32_UE4M3_TN>(t).cubin, "-sass"),
+                         "OMMA.SF.16864.F32.E2M1.E2M1.UE4M3.4X"));
+  }
   for (const char* t : {"sm_100a", "sm_90a", "sm_120"})
     CHECK_THROWS_WITH(compile_atom<SM120_16x8x32_F32E4M3E4M3F32_UE8M0_TN>(t),
                       Contains("test_sm120.cpp") && Contains(std::string("is not available on ") + t));
@@ -233,6 +236,8 @@ TEST_CASE("the block-scaled GEMMs' SASS: 8 OMMA.SF or QMMA.SF per K step, 4-byte
   }
   CHECK_NOTHROW(examples::gemm_block_scaled_compile<SM120_16x8x32_F32E4M3E4M3F32_UE8M0_TN>(examples::gemm_mxfp8_sm120,
                                                                                            Target::parse("sm_120f")));
+  CHECK_NOTHROW(examples::gemm_block_scaled_compile<SM120_16x8x64_F32E2M1E2M1F32_UE4M3_TN>(examples::gemm_nvfp4_sm120,
+                                                                                           Target::parse("sm_121f")));
   CHECK_THROWS_WITH(examples::gemm_block_scaled_compile<SM120_16x8x64_F32E2M1E2M1F32_UE4M3_TN>(examples::gemm_nvfp4_sm120,
                                                                                                Target::parse("sm_100a")),
                     Contains("gemm_block_scaled_sm120.hpp") && Contains("is not available on sm_100a"));

@@ -22,14 +22,14 @@ const char* ptx_name(MxType t);
 /// The three block-scaled kinds: m16n8k32 kind::mxf8f6f4 with UE8M0 scales per 32 K
 /// (scale_vec::1X); m16n8k64 kind::mxf4 with UE8M0 per 32 (2X); m16n8k64 kind::mxf4nvf4 with
 /// UE4M3 per 16 (4X: NVFP4).
-enum class BlockScaledKind : uint8_t { mxf8f6f4, mxf4, nvf4 };
+enum class ScaledMmaKind : uint8_t { mxf8f6f4, mxf4, mxf4nvf4 };
 
 /// One warp's block-scaled MMA: `a` (16 bytes), `b` (8 bytes) and `c` (4 f32) in the fragment
 /// order of mma.sync m16n8k32 with 8-bit operands (atom/sm120 names it), `scale_a` and `scale_b`
 /// this thread's 32-bit scale registers (their bytes: one scale per K block, the first lowest);
 /// thread 0 of each quad supplies A's scales for row g and thread 1 for row g + 8, thread 0 B's
 /// for column g (byte and thread selectors 0). Returns D in C's order.
-std::vector<ValueId> mma_sync_block_scaled(BlockScaledKind kind, MxType a_type, MxType b_type, std::span<const ValueId> a,
+std::vector<ValueId> mma_sync_block_scaled(ScaledMmaKind kind, MxType a_type, MxType b_type, std::span<const ValueId> a,
                                            std::span<const ValueId> b, std::span<const ValueId> c, ValueId scale_a, ValueId scale_b,
                                            Where where);
 

@@ -79,8 +79,8 @@ namespace detail {
 /// cvt.{rz,rp}.satfinite.ue8m0x2.f32 of (first, second), first in the low bits, as the bits of a u32.
 enum class NarrowPack { e2m1x2, e2m3x2, e3m2x2, ue8m0x2_rz, ue8m0x2_rp };
 ValueId narrow_pack(NarrowPack kind, ValueId first, ValueId second, Where where);
-/// The unpacking ones: the pair back to two f32 (through f16x2, exact), first from the low bits.
-std::pair<ValueId, ValueId> narrow_unpack(NarrowPack kind, ValueId packed, Where where);
+/// cvt.rn.f16x2.e2m1x2: an FP4 pair back to two f32 (through f16x2, exact), first from the low bits.
+std::pair<ValueId, ValueId> narrow_unpack_e2m1x2(ValueId packed, Where where);
 }  // namespace detail
 
 /// Two f32 to FP4 (e2m1x2, in the low byte): one cvt.rn.satfinite.e2m1x2.f32.
@@ -102,7 +102,7 @@ inline Value<uint32_t> cvt_ue8m0x2(const F32& first, const F32& second, bool rou
 }
 /// The FP4 pair in the low byte of `packed` back to two f32.
 inline std::pair<F32, F32> cvt_from_e2m1x2(const Value<uint32_t>& packed, detail::Where w = detail::Where::current()) {
-  auto [a, b] = detail::narrow_unpack(detail::NarrowPack::e2m1x2, packed.id(), w);
+  auto [a, b] = detail::narrow_unpack_e2m1x2(packed.id(), w);
   return {F32(a), F32(b)};
 }
 

@@ -97,10 +97,14 @@ uint32_t operand_address(const SmemDescriptor& d, Major major, int element_bits,
     // Rows of W bytes, 8 rows per swizzle pattern. K-major: one row holds the MMA's K (an MMA
     // reads 32 bytes of K), 8-row groups SBO apart. MN-major: W bytes of M/N per row, the next
     // W bytes of M/N LBO away, the next 8 rows of K SBO away.
-    if (major == Major::k)
+    if (major == Major::k) {
+      if (c >= w)
+        throw Error("byte " + std::to_string(c) + " of K is past the " + std::to_string(w) +
+                    "-byte swizzled row; one MMA reads 32 bytes of K");
       offset = (s % 8) * w + (s / 8) * sbo + c;
-    else
+    } else {
       offset = (c % w) + (c / w) * lbo + (s % 8) * w + (s / 8) * sbo;
+    }
   }
   int64_t address = int64_t(d.start_address) + offset;
   if (w != 0) {
@@ -230,6 +234,7 @@ InstrDescriptor InstrDescriptor::decode(uint32_t bits, MmaKind kind) {
   x.b_major = field(bits, 16, 1) ? Major::mn : Major::k;
   x.n = int(field(bits, 17, 6)) << 3;
   x.m = int(field(bits, 24, 5)) << 4;
+  x.encode();  // what the encoder refuses, the decoder refuses too
   return x;
 }
 
@@ -295,6 +300,7 @@ BlockScaledInstrDescriptor BlockScaledInstrDescriptor::decode(uint32_t bits, Blo
   x.scale = field(bits, 23, 1) ? ScaleType::ue8m0 : ScaleType::ue4m3;
   x.m = int(field(bits, 27, 2)) << 7;
   x.k96 = fp4_kind && field(bits, 31, 1);
+  x.encode();  // what the encoder refuses, the decoder refuses too
   return x;
 }
 

@@ -45,7 +45,7 @@ TEST_CASE("shared-memory descriptors out of range or malformed are refused", "[u
 
 namespace {
 /// CuTe's Swizzle<B,4,3> of a byte address: bits [4, 4+B) ^= bits [7, 7+B).
-uint32_t swizzle_bytes(int b, uint32_t a) { return a ^ (((a >> 7) & ((1u << b) - 1)) << 4); }
+uint32_t swizzle_address(int b, uint32_t a) { return a ^ (((a >> 7) & ((1u << b) - 1)) << 4); }
 }  // namespace
 
 TEST_CASE("the descriptor model reproduces the ISA's canonical-layout examples", "[unit]") {
@@ -63,7 +63,7 @@ TEST_CASE("the descriptor model reproduces the ISA's canonical-layout examples",
     for (int mn = 0; mn < 16; ++mn)
       for (int k = 0; k < 8; ++k) {
         uint32_t element = 8 * (mn % 8) + 64 * (mn / 8) + (k % 4) + 4 * (k / 4);
-        CHECK(operand_address(d, Major::k, 32, mn, k) == swizzle_bytes(1, 4 * element));
+        CHECK(operand_address(d, Major::k, 32, mn, k) == swizzle_address(1, 4 * element));
       }
   }
   SECTION("MN-major, no swizzle, bf16: ((8,1,2),(8,2)):((1,8,64),(8,128)), LBO 256 B, SBO 128 B") {
@@ -79,7 +79,7 @@ TEST_CASE("the descriptor model reproduces the ISA's canonical-layout examples",
     for (int mn = 0; mn < 32; ++mn)
       for (int k = 0; k < 16; ++k) {
         uint32_t element = (mn % 8) + 8 * (mn / 8 % 2) + 128 * (mn / 16) + 16 * (k % 8) + 256 * (k / 8);
-        CHECK(operand_address(d, Major::mn, 16, mn, k) == swizzle_bytes(1, 2 * element));
+        CHECK(operand_address(d, Major::mn, 16, mn, k) == swizzle_address(1, 2 * element));
       }
   }
   SECTION("MN-major, 64-byte swizzle, bf16: ((8,4,2),(8,2)):((1,8,256),(32,512)), LBO 512 B, SBO 1024 B") {
@@ -87,18 +87,20 @@ TEST_CASE("the descriptor model reproduces the ISA's canonical-layout examples",
     for (int mn = 0; mn < 64; ++mn)
       for (int k = 0; k < 16; ++k) {
         uint32_t element = (mn % 8) + 8 * (mn / 8 % 4) + 256 * (mn / 32) + 32 * (k % 8) + 512 * (k / 8);
-        CHECK(operand_address(d, Major::mn, 16, mn, k) == swizzle_bytes(2, 2 * element));
+        CHECK(operand_address(d, Major::mn, 16, mn, k) == swizzle_address(2, 2 * element));
       }
   }
-  SECTION("the swizzle is of the absolute address: stepping K by 32 bytes inside a 128-byte row") {
-    // K-major bf16 rows of 128 bytes, 8-row groups 1024 B apart, the tile at 2048: MMA step s
-    // starts 32 s bytes in, and reads what a Swizzle<3,4,3> tile holds at (mn, 16 s + k).
+  SECTION("the model swizzles the absolute address, so a K step inside a 128-byte row is 32 bytes on") {
+    // The model's premise (the ISA implies it with the base-offset field; it is what lets a K
+    // loop add 32 bytes to the start address): K-major bf16 rows of 128 bytes, 8-row groups
+    // 1024 B apart, the tile at 2048. MMA step s starts 32 s bytes in and reads what a
+    // 128-byte-swizzled tile holds at (mn, 16 s + k).
     for (uint32_t s = 0; s < 4; ++s) {
       SmemDescriptor d{.start_address = 2048 + 32 * s, .leading_byte_offset = 16, .stride_byte_offset = 1024,
                        .swizzle = SmemSwizzle::bytes128};
       for (int mn = 0; mn < 128; ++mn)
         for (int k = 0; k < 16; ++k)
-          CHECK(operand_address(d, Major::k, 16, mn, k) == 2048 + swizzle_bytes(3, 128 * mn + 2 * (16 * s + k)));
+          CHECK(operand_address(d, Major::k, 16, mn, k) == 2048 + swizzle_address(3, 128 * mn + 2 * (16 * s + k)));
     }
   }
 }
@@ -109,6 +111,8 @@ TEST_CASE("the descriptor model refuses what it does not cover", "[unit]") {
                     Contains("32-byte atoms"));
   CHECK_THROWS_WITH(operand_address(SmemDescriptor{}, Major::k, 12, 0, 0), Contains("4, 6, 8, 16 or 32 bits, not 12"));
   CHECK_THROWS_WITH(operand_address(SmemDescriptor{}, Major::k, 4, 0, 1), Contains("does not start on a byte"));
+  CHECK_THROWS_WITH(operand_address(SmemDescriptor{.swizzle = SmemSwizzle::bytes32}, Major::k, 16, 0, 16),
+                    Contains("byte 32 of K is past the 32-byte swizzled row"));
 }
 
 TEST_CASE("the tcgen05 instruction descriptor encodes each field where the ISA puts it", "[unit]") {
@@ -162,6 +166,9 @@ TEST_CASE("instruction descriptors a kind does not allow are refused", "[unit]")
   CHECK_THROWS_WITH(InstrDescriptor::decode(1u << 23, MmaKind::f16), Contains("reserved bits"));
   CHECK_THROWS_WITH(InstrDescriptor::decode(2u << 7, MmaKind::f16), Contains("type code 2 of A is not a kind::f16 type"));
   CHECK_THROWS_WITH(InstrDescriptor::decode(3u << 4, MmaKind::f16), Contains("D type code"));
+  // Fields that decode but that the kind forbids: saturation outside i8, an M of 0.
+  CHECK_THROWS_WITH(InstrDescriptor::decode(0x0840'0498u, MmaKind::f16), Contains("saturation is for kind::i8 only"));
+  CHECK_THROWS_WITH(InstrDescriptor::decode(1u << 4 | 1u << 7 | 1u << 10 | 32u << 17, MmaKind::f16), Contains("M is a multiple of 16"));
 }
 
 TEST_CASE("the block-scaled instruction descriptor encodes each field where the ISA puts it", "[unit]") {
@@ -199,4 +206,8 @@ TEST_CASE("block-scaled instruction descriptors a kind does not allow are refuse
   CHECK_THROWS_WITH(BlockScaledInstrDescriptor::decode(1u << 2, BlockScaledKind::mxf8f6f4), Contains("sparse"));
   CHECK_THROWS_WITH(BlockScaledInstrDescriptor::decode(1u << 25, BlockScaledKind::mxf8f6f4), Contains("reserved bits"));
   CHECK_THROWS_WITH(BlockScaledInstrDescriptor::decode(0u, BlockScaledKind::mxf4), Contains("type codes are 1 (E2M1)"));
+  // The decoder refuses what the encoder refuses: M = 0, an odd scale-factor id of an FP4 kind.
+  CHECK_THROWS_WITH(BlockScaledInstrDescriptor::decode(1u << 17 | 1u << 23, BlockScaledKind::mxf8f6f4), Contains("M is 128 or 256, not 0"));
+  CHECK_THROWS_WITH(BlockScaledInstrDescriptor::decode(1u << 7 | 1u << 10 | 1u << 17 | 1u << 23 | 1u << 27 | 1u << 4, BlockScaledKind::mxf4),
+                    Contains("scale-factor id is 0 or 2"));
 }

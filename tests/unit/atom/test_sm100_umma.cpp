@@ -90,5 +90,6 @@ TEST_CASE("the tcgen05 atoms' instruction descriptors", "[unit]") {
         (1u << 4 | 1u << 16 | 16u << 17 | 8u << 24));
   // e4m3 (kind::f8f6f4, code 0), 128 x 64.
   CHECK(SM100_MMA_F8F6F4_SS<f8e4m3, 128, 64>::instruction_descriptor() == (1u << 4 | 8u << 17 | 8u << 24));
-  CHECK(std::string(SM100_MMA_F8F6F4_SS<f8e5m2, 128, 64>::kind()) == "f8f6f4");
+  CHECK(SM100_MMA_F8F6F4_SS<f8e5m2, 128, 64>::kind() == sm100::MmaKind::f8f6f4);
+  CHECK(SM100_MMA_F16BF16_SS<bf16, 128, 8>::instruction_descriptor() == (1u << 4 | 1u << 7 | 1u << 10 | 1u << 17 | 8u << 24));  // N = 8
 }

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "cutejit/arch/sm100/descriptors.hpp"
 #include "cutejit/dsl/trace_api.hpp"
 
 namespace cutejit::detail {
@@ -25,13 +26,13 @@ void tmem_dealloc(ValueId address, int columns, Where where);
 
 /// tcgen05.mma.cta_group::1.kind::`kind`: D (TMEM at `d`) = A * B + (accumulate ? D : 0), A and
 /// B from the shared-memory descriptors, shapes and types from the 32-bit instruction
-/// descriptor `idesc`. Issued by one thread; completes asynchronously (tcgen05_commit).
-void tcgen05_mma(const char* kind, ValueId d, ValueId desc_a, ValueId desc_b, uint32_t idesc, ValueId accumulate, Where where);
-/// tcgen05.mma.cta_group::1.kind::`kind`.block_scale (kind: "mxf8f6f4", "mxf4" or "mxf4nvf4"):
-/// D = (A * SFA)(B * SFB) + (accumulate ? D : 0), the scale factors in TMEM at `scale_a` and
-/// `scale_b`, one per `vector` (16 or 32) elements of K. The descriptor is a
-/// sm100::BlockScaledInstrDescriptor's bits.
-void tcgen05_mma_block_scaled(const char* kind, int vector, ValueId d, ValueId desc_a, ValueId desc_b, uint32_t idesc, ValueId scale_a,
+/// descriptor `idesc` (an sm100::InstrDescriptor of that kind). Issued by one thread; completes
+/// asynchronously (tcgen05_commit).
+void tcgen05_mma(sm100::MmaKind kind, ValueId d, ValueId desc_a, ValueId desc_b, uint32_t idesc, ValueId accumulate, Where where);
+/// tcgen05.mma.cta_group::1.kind::`kind`.block_scale: D = (A * SFA)(B * SFB) + (accumulate ? D :
+/// 0), the scale factors in TMEM at `scale_a` and `scale_b`, one per `vector` (16 or 32)
+/// elements of K. The descriptor is an sm100::BlockScaledInstrDescriptor of that kind.
+void tcgen05_mma_block_scaled(sm100::BlockScaledKind kind, int vector, ValueId d, ValueId desc_a, ValueId desc_b, uint32_t idesc, ValueId scale_a,
                               ValueId scale_b, ValueId accumulate, Where where);
 /// tcgen05.cp.cta_group::1.<shape>: an asynchronous copy from shared memory (the matrix at
 /// `desc`, a shared-memory descriptor) into TMEM at `address`, ordered before later tcgen05.mma

@@ -11,9 +11,9 @@
  * shared-memory descriptor from the tensor's layout and swizzle (major-ness, swizzle mode, the
  * leading and stride byte offsets), then checks it by the descriptor model of
  * arch/sm100/descriptors.hpp: for every K step and every (mn, k) of the MMA, the byte the
- * descriptor makes the hardware read must be the byte where the tensor holds that element. A
- * layout the hardware cannot read, a tile off its swizzle pattern, or the wrong extent is a
- * trace-time error at the user's line, never wrong numbers.
+ * model says the hardware reads must be the byte where the tensor holds that element. A layout
+ * the model says the hardware cannot read, a tile off its swizzle pattern, or the wrong extent
+ * is a trace-time error at the user's line.
  *
  * The accumulator lives in TMEM (atom/sm100/tmem.hpp): for M = 128, row i of D is lane i,
  * column j is column j of the allocation (f32).
@@ -106,7 +106,7 @@ class UmmaOperand {
 };
 
 /// tcgen05.mma with A and B from shared memory: D(M x N, f32, in TMEM) += A(M x K) * B(N x K)^T.
-/// M = 128 (a lane per row); N a multiple of 16 from 16 to 256.
+/// M = 128 (a lane per row); N a multiple of 8 from 8 to 256.
 template <class T, int M, int N, UmmaMajor AMajor = UmmaMajor::k, UmmaMajor BMajor = UmmaMajor::k>
   requires is_umma_operand_v<T>
 struct Tcgen05MmaSS {
@@ -114,7 +114,7 @@ struct Tcgen05MmaSS {
   static constexpr int m = M, n = N, k = 32 / int(sizeof(T));
   static constexpr UmmaMajor a_major = AMajor, b_major = BMajor;
   static_assert(M == 128, "this tcgen05.mma atom has M = 128 (row i of D in TMEM lane i); M = 64 is not supported yet");
-  static_assert(N % 16 == 0 && N >= 16 && N <= 256, "tcgen05.mma with M = 128 has N a multiple of 16 from 16 to 256");
+  static_assert(N % 8 == 0 && N >= 8 && N <= 256, "tcgen05.mma.cta_group::1 with M = 128 has N a multiple of 8 from 8 to 256");
   static_assert(sizeof(T) == 2 || (AMajor == UmmaMajor::k && BMajor == UmmaMajor::k),
                 "tcgen05.mma reads FP8 operands MN-major too, but this atom takes them K-major only");
 
@@ -125,7 +125,7 @@ struct Tcgen05MmaSS {
                                   .a_major = AMajor, .b_major = BMajor, .m = M, .n = N}
         .encode();
   }
-  static const char* kind() { return sizeof(T) == 2 ? "f16" : "f8f6f4"; }
+  static sm100::MmaKind kind() { return sm100::kind_of(detail::umma_operand_type<T>()); }
 };
 
 template <class T, int M, int N, UmmaMajor AMajor = UmmaMajor::k, UmmaMajor BMajor = UmmaMajor::k>

@@ -20,9 +20,8 @@
  *
  * `MmaSyncF8F6F4` is the same kind::f8f6f4 fragments without scale factors.
  *
- * Compile-verified: ptxas takes them for sm_120a and sm_121a (kind::mxf8f6f4 and kind::f8f6f4
- * also for sm_120f and sm_121f) and CI reads QMMA.SF / OMMA.SF / QMMA in their SASS; no sm_120
- * GPU has run them here.
+ * Compile-verified for sm_120a, sm_120f, sm_121a and sm_121f: ptxas takes them and the tests
+ * read QMMA.SF / OMMA.SF / QMMA in their SASS; none has run on an sm_120 GPU.
  */
 #pragma once
 
@@ -35,34 +34,41 @@
 
 namespace cutejit {
 
-using detail::BlockScaledKind;
+using detail::ScaledMmaKind;
 using detail::MxType;
 
-template <BlockScaledKind Kind, MxType A = MxType::e2m1, MxType B = A>
-  requires(Kind == BlockScaledKind::mxf8f6f4 || (A == MxType::e2m1 && B == MxType::e2m1))
-struct MmaSyncBlockScaled {
+namespace detail {
+/// What every kind::f8f6f4-shaped atom shares: byte fragments laid out as mma.sync m16n8k32's
+/// 8-bit operands, f32 accumulators, one warp; K counted in bytes (32), the fragments' unit, so
+/// that a TiledMma tiles them.
+struct F8F6F4Fragments {
   using ElementA = uint8_t;
   using ElementB = uint8_t;
   using ElementC = float;
   using ElementD = float;
-  /// K is counted in bytes, the fragments' unit (a TiledMma tiles them so): 32 of them, which
-  /// hold 32 elements of K (kind::mxf8f6f4) or 64 (the FP4 kinds).
   static constexpr int m = 16, n = 8, k = 32, threads = 32;
-  static constexpr int k_elements = Kind == BlockScaledKind::mxf8f6f4 ? 32 : 64;
+  /// (thread, value) -> (row, K byte) of A's 16 x 32 bytes, (column, K byte) of B's 8 x 32, and
+  /// (row, column) of C.
+  static Layout layout_a() { return mma_sync_layout_a(16, 8, 32, 8); }
+  static Layout layout_b() { return mma_sync_layout_b(16, 8, 32, 8); }
+  static Layout layout_c() { return mma_sync_layout_c(16, 8, 32); }
+};
+}  // namespace detail
+
+template <ScaledMmaKind Kind, MxType A = MxType::e2m1, MxType B = A>
+  requires(Kind == ScaledMmaKind::mxf8f6f4 || (A == MxType::e2m1 && B == MxType::e2m1))
+struct MmaSyncBlockScaled : detail::F8F6F4Fragments {
+  /// The 32 bytes of K hold 32 elements (kind::mxf8f6f4) or 64 (the FP4 kinds).
+  static constexpr int k_elements = Kind == ScaledMmaKind::mxf8f6f4 ? 32 : 64;
   /// K elements per scale factor, and scale factors per row of A (column of B).
-  static constexpr int scale_block = Kind == BlockScaledKind::nvf4 ? 16 : 32;
+  static constexpr int scale_block = Kind == ScaledMmaKind::mxf4nvf4 ? 16 : 32;
   static constexpr int scales = k_elements / scale_block;
 
   static std::string name() {
-    const char* kind = Kind == BlockScaledKind::mxf8f6f4 ? "mxf8f6f4" : Kind == BlockScaledKind::mxf4 ? "mxf4" : "mxf4nvf4";
+    const char* kind = Kind == ScaledMmaKind::mxf8f6f4 ? "mxf8f6f4" : Kind == ScaledMmaKind::mxf4 ? "mxf4" : "mxf4nvf4";
     return "mma.sync.m16n8k" + std::to_string(k_elements) + ".kind::" + kind + "." + detail::ptx_name(A) + "." + detail::ptx_name(B) +
-           (Kind == BlockScaledKind::nvf4 ? ".ue4m3" : ".ue8m0");
+           (Kind == ScaledMmaKind::mxf4nvf4 ? ".ue4m3" : ".ue8m0");
   }
-  /// (thread, value) -> (row, K byte) of A's 16 x 32 bytes, (column, K byte) of B's 8 x 32, and
-  /// (row, column) of C: mma.sync m16n8k32's 8-bit fragments.
-  static Layout layout_a() { return detail::mma_sync_layout_a(16, 8, 32, 8); }
-  static Layout layout_b() { return detail::mma_sync_layout_b(16, 8, 32, 8); }
-  static Layout layout_c() { return detail::mma_sync_layout_c(16, 8, 32); }
   /// (thread, value) -> (row, K block) of A's scales and (column, K block) of B's.
   static Layout layout_sfa() {
     return Layout(IntTuple{IntTuple{2, 2, 8}, scales}, IntTuple{IntTuple{8, 0, 1}, 16});
@@ -77,26 +83,18 @@ struct MmaSyncBlockScaled {
   }
 };
 
-using SM120_16x8x32_F32E4M3E4M3F32_UE8M0_TN = MmaSyncBlockScaled<BlockScaledKind::mxf8f6f4, MxType::e4m3>;
-using SM120_16x8x32_F32E2M1E2M1F32_UE8M0_TN = MmaSyncBlockScaled<BlockScaledKind::mxf8f6f4, MxType::e2m1>;
-using SM120_16x8x64_F32E2M1E2M1F32_UE8M0_TN = MmaSyncBlockScaled<BlockScaledKind::mxf4>;
-using SM120_16x8x64_F32E2M1E2M1F32_UE4M3_TN = MmaSyncBlockScaled<BlockScaledKind::nvf4>;
+using SM120_16x8x32_F32E4M3E4M3F32_UE8M0_TN = MmaSyncBlockScaled<ScaledMmaKind::mxf8f6f4, MxType::e4m3>;
+using SM120_16x8x32_F32E2M1E2M1F32_UE8M0_TN = MmaSyncBlockScaled<ScaledMmaKind::mxf8f6f4, MxType::e2m1>;
+using SM120_16x8x64_F32E2M1E2M1F32_UE8M0_TN = MmaSyncBlockScaled<ScaledMmaKind::mxf4>;
+using SM120_16x8x64_F32E2M1E2M1F32_UE4M3_TN = MmaSyncBlockScaled<ScaledMmaKind::mxf4nvf4>;
 
 /// mma.sync m16n8k32 kind::f8f6f4 without scale factors: any mix of FP8 (e4m3, e5m2), FP6
 /// (e3m2, e2m3) and FP4 (e2m1) operands, one element per byte as in kind::mxf8f6f4, f32
 /// accumulators. Its fragments are the block-scaled atoms', and it has the plain atoms' call, so
 /// TiledMma's gemm() issues it.
 template <MxType A, MxType B = A>
-struct MmaSyncF8F6F4 {
-  using ElementA = uint8_t;
-  using ElementB = uint8_t;
-  using ElementC = float;
-  using ElementD = float;
-  static constexpr int m = 16, n = 8, k = 32, threads = 32;
+struct MmaSyncF8F6F4 : detail::F8F6F4Fragments {
   static std::string name() { return std::string("mma.sync.m16n8k32.kind::f8f6f4.") + detail::ptx_name(A) + "." + detail::ptx_name(B); }
-  static Layout layout_a() { return detail::mma_sync_layout_a(16, 8, 32, 8); }
-  static Layout layout_b() { return detail::mma_sync_layout_b(16, 8, 32, 8); }
-  static Layout layout_c() { return detail::mma_sync_layout_c(16, 8, 32); }
   static std::vector<detail::ValueId> call(std::span<const detail::ValueId> a, std::span<const detail::ValueId> b,
                                            std::span<const detail::ValueId> c, detail::Where w) {
     return detail::mma_sync_f8f6f4(A, B, a, b, c, w);
@@ -108,7 +106,7 @@ using SM120_16x8x32_F32E3M2E2M3F32_TN = MmaSyncF8F6F4<MxType::e3m2, MxType::e2m3
 
 /// d = (a * scale_a)(b * scale_b)^T + c for one atom: `a` (16 bytes), `b` (8 bytes), `c` and `d`
 /// (4 f32) register tensors in the atom's value order, the scales this thread's registers.
-template <BlockScaledKind Kind, MxType A, MxType B>
+template <ScaledMmaKind Kind, MxType A, MxType B>
 void mma(const MmaSyncBlockScaled<Kind, A, B>&, const Tensor<float>& d, const Tensor<uint8_t>& a, const Tensor<uint8_t>& b,
          const Tensor<float>& c, const Value<uint32_t>& scale_a, const Value<uint32_t>& scale_b,
          detail::Where w = detail::Where::current()) {
