@@ -238,6 +238,21 @@ InstrDescriptor InstrDescriptor::decode(uint32_t bits, MmaKind kind) {
   return x;
 }
 
+// ---- Tensor Memory addresses ----
+
+uint32_t TmemAddress::encode() const {
+  if (lane < 0 || lane > 127 || column < 0 || column > 511)
+    throw Error("a TMEM address names lane 0-127 and column 0-511, not lane " + std::to_string(lane) + ", column " +
+                std::to_string(column));
+  return uint32_t(lane) << 16 | uint32_t(column);
+}
+
+TmemAddress TmemAddress::decode(uint32_t bits) {
+  TmemAddress a{int(bits >> 16), int(bits & 0xffff)};
+  a.encode();  // what the encoder refuses, the decoder refuses too
+  return a;
+}
+
 // ---- the block-scaled instruction descriptor ----
 
 std::string to_string(BlockScaledKind k) {

@@ -211,3 +211,12 @@ TEST_CASE("block-scaled instruction descriptors a kind does not allow are refuse
   CHECK_THROWS_WITH(BlockScaledInstrDescriptor::decode(1u << 7 | 1u << 10 | 1u << 17 | 1u << 23 | 1u << 27 | 1u << 4, BlockScaledKind::mxf4),
                     Contains("scale-factor id is 0 or 2"));
 }
+
+TEST_CASE("TMEM addresses: the lane in bits 16-31, the column in bits 0-15", "[unit]") {
+  CHECK(TmemAddress{.lane = 5, .column = 7}.encode() == 0x0005'0007u);
+  CHECK(TmemAddress{.lane = 96, .column = 256}.encode() == 0x0060'0100u);  // the last epilogue quarter, the second accumulator
+  CHECK(TmemAddress::decode(0x007F'01FFu) == TmemAddress{127, 511});
+  CHECK_THROWS_WITH(TmemAddress{.lane = 128}.encode(), Contains("lane 0-127 and column 0-511, not lane 128"));
+  CHECK_THROWS_WITH(TmemAddress{.column = 512}.encode(), Contains("column 512"));
+  CHECK_THROWS_WITH(TmemAddress::decode(0x0000'0200u), Contains("column 512"));
+}

@@ -90,6 +90,19 @@ struct InstrDescriptor {
   bool operator==(const InstrDescriptor&) const = default;
 };
 
+// ---- Tensor Memory addresses ----
+
+/// A TMEM address: the lane (row, 0-127) in bits 16-31, the column (0-511) in bits 0-15.
+struct TmemAddress {
+  int lane = 0;
+  int column = 0;
+  /// Throws Error for a lane or column outside TMEM.
+  uint32_t encode() const;
+  /// Throws Error for bits naming a lane or column outside TMEM.
+  static TmemAddress decode(uint32_t bits);
+  bool operator==(const TmemAddress&) const = default;
+};
+
 // ---- the block-scaled instruction descriptor (.kind::mxf8f6f4, mxf4, mxf4nvf4: the ISA's
 // second and third tables) ----
 

@@ -65,7 +65,8 @@ class TmemAllocation {
   mutable bool allocated_ = false, freed_ = false;
 };
 
-/// The TMEM address of lane `lane`, column `column` from `base`.
+/// The TMEM address of lane `lane`, column `column` from `base`: sm100::TmemAddress's encoding
+/// (lane in bits 16-31, column in bits 0-15), added at run time.
 inline Value<uint32_t> tmem_address(const Value<uint32_t>& base, const Int& lane, int column,
                                     detail::Where w = detail::Where::current()) {
   return base + (cast<uint32_t>(lane) << 16u) + Value<uint32_t>(uint32_t(column));
