@@ -37,6 +37,7 @@
 #include <cutejit/pipeline/shared_storage.hpp>
 #include <cutejit/pipeline/tile_scheduler.hpp>
 
+#include "epilogue_hook.hpp"
 #include "example.hpp"
 
 namespace examples {
@@ -69,9 +70,6 @@ static_assert(shared_bytes <= 232448, "the ring fits the 227 KB of shared memory
 template <class T>
 using Atom = Tcgen05MmaSS<T, tile_m, tile_n>;
 
-/// The default epilogue: the accumulators are stored as they are.
-struct Identity {};
-
 /// A stage's tile of `rows` rows as the TMA box left it: rows of 128 bytes with the 128-byte
 /// swizzle (Sw<3,3,3> of a bf16 offset, Sw<3,4,3> of an FP8 one).
 template <class T>
@@ -80,7 +78,7 @@ Tensor<T> stage_tile(const Pointer<T>& p, int rows) {
   return make_tensor(p, composition(Swizzle(3, base, 3), make_layout({rows, tile_k_of<T>}, LayoutRight{})));
 }
 
-template <class T, class E = Identity>
+template <class T, Epilogue E = Identity>
 void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const Tensor<bf16>& c, const Int& m, const Int& n, const Int& k,
             const E& epilogue = {}) {
   constexpr int tile_k = tile_k_of<T>;

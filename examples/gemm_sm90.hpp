@@ -51,6 +51,7 @@
 #include <cutejit/pipeline/pipeline.hpp>
 #include <cutejit/pipeline/tile_scheduler.hpp>
 
+#include "epilogue_hook.hpp"
 #include "example.hpp"
 
 namespace examples {
@@ -147,14 +148,6 @@ ComposedLayout chunk_pair_layout() {
   return composition(chunk_swizzle_of<Out>(), Layout(IntTuple{IntTuple{chunk_rows, 2}, chunk_cols},
                                                      IntTuple{IntTuple{chunk_cols, next_warpgroup}, 1}));
 }
-
-/// The default epilogue: the accumulators are stored as they are.
-struct Identity {};
-
-template <class E>
-concept Epilogue = std::is_same_v<E, Identity> || requires(const E& e, const F32& v, const Int& i) {
-  { e(v, i, i) } -> std::convertible_to<F32>;
-};
 
 /// The kernel body; call it from a Kernel's lambda, which declares the arguments the epilogue
 /// captures. `c` is C's tensor map (output_map). An MN-major operand (C.a_major, C.b_major)
