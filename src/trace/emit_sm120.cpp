@@ -24,21 +24,6 @@ const char* ptx_name(MxType t) {
 }
 
 namespace {
-/// Four bytes of a fragment as one 32-bit register, the first in the low bits.
-mlir::Value pack_bytes(Trace& t, std::span<const ValueId> bytes, const char* what, mlir::Location l, const Where& w) {
-  mlir::OpBuilder& b = t.builder();
-  mlir::Value r = t.i32(0);
-  for (int j = 0; j < 4; ++j) {
-    const ValueInfo& v = t.get(bytes[size_t(j)], w);
-    if (v.pointer || (v.type != DType::u8 && v.type != DType::i8))
-      trace_error(std::string(what) + " holds bytes (uint8_t: the packed operand elements)", w);
-    mlir::Value wide = mlir::LLVM::ZExtOp::create(b, l, b.getI32Type(), v.value);
-    if (j) wide = mlir::LLVM::ShlOp::create(b, l, wide, t.i32(8 * j));
-    r = mlir::LLVM::OrOp::create(b, l, r, wide);
-  }
-  return r;
-}
-
 /// The fragments as the asm's operands: A's four registers, B's two, C's four f32.
 llvm::SmallVector<mlir::Value> fragment_operands(Trace& t, std::span<const ValueId> a, std::span<const ValueId> b,
                                                  std::span<const ValueId> c, mlir::Location l, const Where& w) {
@@ -46,9 +31,9 @@ llvm::SmallVector<mlir::Value> fragment_operands(Trace& t, std::span<const Value
     trace_error("mma.sync m16n8k32 with 8-bit fragments takes 16 bytes of A, 8 of B and 4 f32 of C per thread, not " +
                     std::to_string(a.size()) + ", " + std::to_string(b.size()) + " and " + std::to_string(c.size()),
                 w);
-  llvm::SmallVector<mlir::Value> operands;
-  for (int r = 0; r < 4; ++r) operands.push_back(pack_bytes(t, a.subspan(size_t(4 * r), 4), "the A fragment", l, w));
-  for (int r = 0; r < 2; ++r) operands.push_back(pack_bytes(t, b.subspan(size_t(4 * r), 4), "the B fragment", l, w));
+  llvm::SmallVector<mlir::Value> operands = pack(t, a, DType::u8, false, "the A fragment", l, w).values;
+  llvm::SmallVector<mlir::Value> b_registers = pack(t, b, DType::u8, false, "the B fragment", l, w).values;
+  operands.append(b_registers.begin(), b_registers.end());
   for (ValueId v : c) {
     const ValueInfo& x = t.get(v, w);
     if (x.pointer || x.type != DType::f32) trace_error("this mma.sync accumulates in f32", w);

@@ -69,12 +69,7 @@ std::string type_names(const MmaSyncTypes& t) {
   return std::string(".") + ptx_type(t.d, false) + "." + ptx_type(t.a, t.tf32) + "." + ptx_type(t.b, t.tf32) + "." + ptx_type(t.c, false);
 }
 
-/// A fragment's registers: 16- and 8-bit values packed into 32-bit registers (the first value
-/// in the low bits), 32-bit values as they are, and the inline-asm constraint of each.
-struct Registers {
-  llvm::SmallVector<mlir::Value> values;
-  std::string constraint;  ///< "r", "f" or "d", one letter for every register
-};
+}  // namespace
 
 Registers pack(Trace& t, std::span<const ValueId> elements, DType type, bool as_bits, const char* what, mlir::Location l,
                const Where& w) {
@@ -110,6 +105,8 @@ Registers pack(Trace& t, std::span<const ValueId> elements, DType type, bool as_
   }
   return r;
 }
+
+namespace {
 
 void check_count(std::span<const ValueId> values, int expected, const char* what, const std::string& kind, const Where& w) {
   if (int(values.size()) != expected)

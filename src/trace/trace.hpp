@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <map>
+#include <span>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -126,5 +127,16 @@ class Trace {
 /// a TMA, wgmma, ldmatrix or cp.async tile), or a 32-bit integer, else an error naming `what`.
 mlir::Value shared_pointer(Trace& t, ValueId id, const char* what, const Where& w);
 mlir::Value i32_operand(Trace& t, ValueId id, const char* what, const Where& w);
+
+/// An mma.sync fragment's registers: 16- and 8-bit values packed into 32-bit registers (the
+/// first value in the low bits), 32-bit values as they are, and the inline-asm constraint of each.
+struct Registers {
+  llvm::SmallVector<mlir::Value> values;
+  std::string constraint;  ///< "r", "f" or "d", one letter for every register
+};
+/// `elements` (all of `type`, else an error naming `what`) as registers; `as_bits`: f32 values
+/// as .b32 (TF32 operands). Defined with mma_sync in emit_sm80.cpp.
+Registers pack(Trace& t, std::span<const ValueId> elements, DType type, bool as_bits, const char* what, mlir::Location l,
+               const Where& w);
 
 }  // namespace cutejit::detail
