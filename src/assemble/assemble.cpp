@@ -89,7 +89,8 @@ struct NvJitLink {
   }
 };
 
-std::vector<char> with_nvjitlink(const NvJitLink& nv, const std::string& ptx, const Target& target, const std::string& kernel) {
+std::vector<char> with_nvjitlink(const NvJitLink& nv, const std::string& ptx, const Target& target, const std::string& kernel,
+                                 const std::vector<LinkedPtx>& linked) {
   std::string arch = "-arch=" + target.name();
   const char* options[] = {arch.c_str()};
   NvJitLink::Handle h = nullptr;
@@ -104,6 +105,8 @@ std::vector<char> with_nvjitlink(const NvJitLink& nv, const std::string& ptx, co
   std::vector<char> cubin;
   // The terminating NUL is part of the input: without it nvJitLink intermittently rejects PTX.
   int rc = nv.add_data(h, NVJITLINK_INPUT_PTX, ptx.c_str(), ptx.size() + 1, kernel.c_str());
+  for (size_t i = 0; i < linked.size() && rc == 0; ++i)
+    rc = nv.add_data(h, NVJITLINK_INPUT_PTX, linked[i].ptx.c_str(), linked[i].ptx.size() + 1, linked[i].name.c_str());
   if (rc == 0) rc = nv.complete(h);
   if (rc != 0) {
     std::string text = log();
@@ -170,9 +173,14 @@ std::vector<char> with_ptxas(const std::filesystem::path& ptxas, const std::stri
 
 }  // namespace
 
-Assembled assemble(const std::string& ptx, const Target& target, const std::string& kernel) {
+Assembled assemble(const std::string& ptx, const Target& target, const std::string& kernel, const std::vector<LinkedPtx>& linked) {
   const NvJitLink& nv = NvJitLink::get();
-  if (nv.loaded) return {with_nvjitlink(nv, ptx, target, kernel), "nvJitLink"};
+  if (nv.loaded) return {with_nvjitlink(nv, ptx, target, kernel, linked), "nvJitLink"};
+  if (!linked.empty())
+    throw Error("kernel '" + kernel + "' calls CUDA functions (" + linked.front().name +
+                "), and linking them needs libnvJitLink.so (CUDA 12 or 13), which was not found" +
+                (std::getenv("CUTEJIT_ASSEMBLER") ? " or is turned off by CUTEJIT_ASSEMBLER=ptxas" : "") +
+                "; ptxas alone cannot link");
   std::filesystem::path ptxas = find_ptxas();
   if (!ptxas.empty()) return {with_ptxas(ptxas, ptx, target, kernel), "ptxas"};
   throw Error(

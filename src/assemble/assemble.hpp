@@ -16,9 +16,16 @@ struct Assembled {
   std::string assembler;  ///< "nvJitLink" or "ptxas"
 };
 
+/// Relocatable PTX linked with the kernel's (the CUDA functions it calls, from NVRTC).
+struct LinkedPtx {
+  std::string name;
+  std::string ptx;
+};
+
 /// Throws cutejit::Error with the assembler's log when it rejects the PTX, or when neither
-/// assembler can be found (saying where it looked and how to point cutejit at one).
-Assembled assemble(const std::string& ptx, const Target& target, const std::string& kernel);
+/// assembler can be found (saying where it looked and how to point cutejit at one). Linking
+/// `linked` needs nvJitLink: ptxas alone does not link.
+Assembled assemble(const std::string& ptx, const Target& target, const std::string& kernel, const std::vector<LinkedPtx>& linked = {});
 
 /// "nvJitLink 13.0" or "ptxas ..." — part of the cache key, since it decides the cubin.
 std::string assembler_version();

@@ -9,10 +9,12 @@
 #include <mlir/IR/BuiltinOps.h>
 
 #include "assemble/assemble.hpp"
+#include "assemble/nvrtc.hpp"
 #include "cache/key.hpp"
 #include "cutejit/cache/kernel_cache.hpp"
 #include "core/dump.hpp"
 #include "lower/lower.hpp"
+#include "trace/cuda_programs.hpp"
 #include "trace/trace.hpp"
 #include "verify/verify.hpp"
 
@@ -60,13 +62,15 @@ CompiledKernel compile_specialization(const std::string& kernel, const Target& t
   }
   out.times.trace_ms = ms_since(clock);
   if (dump.enabled()) dump.write("traced.mlir", print(*module));
+  const std::vector<CudaProgram> cuda = cuda_programs(*module);
 
   // The disk cache is keyed by the traced module with its locations (they become the PTX's line
   // info). A hit skips verification too: the entry was stored only after this same module
   // passed it, for this target, with this cutejit. Then lowering, LLVM and the assembler.
   KernelCache cache = KernelCache::from_environment();
   if (cache.enabled()) {
-    out.cache_key = cache_key(bytecode(*module), target, /*options=*/"");
+    // The CUDA sources are in the module; the NVRTC that compiles them is not.
+    out.cache_key = cache_key(bytecode(*module), target, cuda.empty() ? "" : nvrtc_version());
     // With CUTEJIT_DUMP set every stage runs, so that every stage is dumped.
     std::optional<CompiledKernel> hit = dump.enabled() ? std::nullopt : cache.load(out.cache_key);
     out.times.cache_ms = ms_since(clock);
@@ -87,7 +91,12 @@ CompiledKernel compile_specialization(const std::string& kernel, const Target& t
   out.times.codegen_ms = ms_since(clock);
   dump.write("ptx", out.ptx);
 
-  Assembled assembled = assemble(out.ptx, target, kernel);
+  std::vector<LinkedPtx> linked;
+  for (size_t i = 0; i < cuda.size(); ++i) {
+    linked.push_back({"cuda_function_" + std::to_string(i), compile_cuda_program(cuda[i], target, kernel)});
+    dump.write("cuda_function_" + std::to_string(i) + ".ptx", linked.back().ptx);
+  }
+  Assembled assembled = assemble(out.ptx, target, kernel, linked);
   out.cubin = std::move(assembled.cubin);
   out.assembler = assembled.assembler;
   out.times.assemble_ms = ms_since(clock);

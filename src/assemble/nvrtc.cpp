@@ -1,0 +1,189 @@
+#include "assemble/nvrtc.hpp"
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <sstream>
+
+#include <nvrtc.h>
+
+#include "cutejit/core/error.hpp"
+#include "support/cuda_toolkit.hpp"
+
+namespace cutejit::detail {
+
+namespace {
+
+/// The file names NVRTC's messages use for the user's source and for the generated wrappers.
+constexpr const char* user_file = "cuda_function";
+constexpr const char* wrapper_file = "cutejit_call";
+
+std::string nvrtc_path() {
+  static constexpr const char* names[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"};
+  for (const auto& root : cuda_roots())
+    for (const char* name : names)
+      if (std::error_code ec; std::filesystem::exists(root / "lib64" / name, ec))
+        return std::filesystem::canonical(root / "lib64" / name, ec).string();
+  if (std::getenv("CUTEJIT_CUDA_HOME")) return "";
+  return names[0];  // the bare soname: dlopen searches the library path
+}
+
+/// NVRTC's C API, resolved once per toolkit location.
+struct Nvrtc {
+  decltype(&nvrtcCreateProgram) create = nullptr;
+  decltype(&nvrtcCompileProgram) compile = nullptr;
+  decltype(&nvrtcGetProgramLogSize) log_size = nullptr;
+  decltype(&nvrtcGetProgramLog) log = nullptr;
+  decltype(&nvrtcGetPTXSize) ptx_size = nullptr;
+  decltype(&nvrtcGetPTX) ptx = nullptr;
+  decltype(&nvrtcDestroyProgram) destroy = nullptr;
+  std::string path;
+  bool loaded = false;
+
+  static const Nvrtc& get() {
+    static std::mutex mutex;
+    static std::map<std::string, Nvrtc> loaded;
+    std::string path = nvrtc_path();
+    std::lock_guard lock(mutex);
+    auto it = loaded.find(path);
+    if (it == loaded.end()) it = loaded.emplace(path, load(path)).first;
+    return it->second;
+  }
+
+ private:
+  static Nvrtc load(const std::string& path) {
+    Nvrtc n;
+    n.path = path;
+    void* so = path.empty() ? nullptr : dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!so) return n;
+    auto sym = [&](auto& fn, const char* name) { fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(so, name)); };
+    sym(n.create, "nvrtcCreateProgram");
+    sym(n.compile, "nvrtcCompileProgram");
+    sym(n.log_size, "nvrtcGetProgramLogSize");
+    sym(n.log, "nvrtcGetProgramLog");
+    sym(n.ptx_size, "nvrtcGetPTXSize");
+    sym(n.ptx, "nvrtcGetPTX");
+    sym(n.destroy, "nvrtcDestroyProgram");
+    n.loaded = n.create && n.compile && n.log_size && n.log && n.ptx_size && n.ptx && n.destroy;
+    return n;
+  }
+};
+
+std::string names_of(const CudaProgram& p) {
+  std::string s;
+  for (const auto& n : p.names) s += (s.empty() ? "\"" : ", \"") + n + "\"";
+  return s;
+}
+
+/// The text NVRTC compiles: the headers the wrappers need, the user's source, the wrappers.
+std::string full_source(const CudaProgram& p) {
+  std::string wrappers;
+  for (const auto& w : p.wrappers) wrappers += w + "\n";
+  std::string s;
+  if (wrappers.find("half") != std::string::npos) s += "#include <cuda_fp16.h>\n";
+  if (wrappers.find("bfloat16") != std::string::npos) s += "#include <cuda_bf16.h>\n";
+  s += "#line 1 \"" + std::string(user_file) + "\"\n" + p.source + "\n";
+  s += "#line 1 \"" + std::string(wrapper_file) + "\"\n" + wrappers;
+  return s;
+}
+
+std::string line_of(const std::string& text, int n) {
+  std::istringstream in(text);
+  std::string line;
+  for (int i = 1; std::getline(in, line); ++i)
+    if (i == n) return line;
+  return "";
+}
+
+/// NVRTC's log with each message put on the user's line ("line 3: error: ..." and the line
+/// itself), or on the generated call when the wrapper is what failed to compile.
+std::string explain_log(const std::string& log, const CudaProgram& p) {
+  std::string wrappers;
+  for (const auto& w : p.wrappers) wrappers += w + "\n";
+  // "file(N): message" -> N and the message, when the line is from `file`.
+  auto located = [](const std::string& line, const char* file, int& n, std::string& message) {
+    const std::string prefix = std::string(file) + "(";
+    size_t close = line.find("): ");
+    if (line.rfind(prefix, 0) != 0 || close == std::string::npos) return false;
+    n = std::atoi(line.substr(prefix.size(), close - prefix.size()).c_str());
+    message = line.substr(close + 3);
+    return true;
+  };
+  std::istringstream in(log);
+  std::string line, out;
+  while (std::getline(in, line)) {
+    int n = 0;
+    std::string message;
+    if (located(line, user_file, n, message))
+      line = "line " + std::to_string(n) + ": " + message + "\n    | " + line_of(p.source, n);
+    else if (located(line, wrapper_file, n, message))
+      line = "in the call cutejit generates: " + message + "\n    | " + line_of(wrappers, n);
+    if (!line.empty()) out += "  " + line + "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string compile_cuda_program(const CudaProgram& program, const Target& target, const std::string& kernel) {
+  const Nvrtc& nv = Nvrtc::get();
+  if (!nv.loaded)
+    throw Error(program.declared_at + ": error: kernel '" + kernel + "' calls cuda_function " + names_of(program) +
+                ", which needs NVRTC (libnvrtc.so from the CUDA toolkit, 12 or 13), and none was found" +
+                (nv.path.empty() ? " under $CUTEJIT_CUDA_HOME/lib64" : " (tried " + nv.path + ")") +
+                ". Install the toolkit's NVRTC or point CUTEJIT_CUDA_HOME at a toolkit that has it");
+
+  std::vector<std::string> options{"-arch=compute_" + target.name().substr(3), "-rdc=true", "-std=c++17"};
+  for (const auto& root : cuda_roots())
+    if (std::error_code ec; std::filesystem::exists(root / "include" / "cuda_fp16.h", ec)) options.push_back("-I" + (root / "include").string());
+  options.insert(options.end(), program.options.begin(), program.options.end());
+  const std::string source = full_source(program);
+
+  static std::mutex mutex;
+  static std::map<std::string, std::string> compiled;
+  std::string memo_key = source;
+  for (const auto& o : options) memo_key += '\0' + o;
+  {
+    std::lock_guard lock(mutex);
+    if (auto it = compiled.find(memo_key); it != compiled.end()) return it->second;
+  }
+
+  nvrtcProgram prog = nullptr;
+  if (nv.create(&prog, source.c_str(), user_file, 0, nullptr, nullptr) != NVRTC_SUCCESS)
+    throw Error(program.declared_at + ": error: NVRTC could not start a program for cuda_function " + names_of(program));
+  std::vector<const char*> argv;
+  for (const auto& o : options) argv.push_back(o.c_str());
+  nvrtcResult rc = nv.compile(prog, int(argv.size()), argv.data());
+  size_t log_size = 0;
+  nv.log_size(prog, &log_size);
+  std::string log(log_size, '\0');
+  if (log_size) nv.log(prog, log.data());
+  while (!log.empty() && log.back() == '\0') log.pop_back();
+  if (rc != NVRTC_SUCCESS) {
+    nv.destroy(&prog);
+    throw Error(program.declared_at + ": error: NVRTC could not compile the CUDA source of cuda_function " + names_of(program) +
+                " for " + target.name() + " (kernel '" + kernel + "'):\n" + explain_log(log, program));
+  }
+  size_t size = 0;
+  nv.ptx_size(prog, &size);
+  std::string ptx(size, '\0');
+  nv.ptx(prog, ptx.data());
+  nv.destroy(&prog);
+  while (!ptx.empty() && ptx.back() == '\0') ptx.pop_back();
+  std::lock_guard lock(mutex);
+  compiled.emplace(memo_key, ptx);
+  return ptx;
+}
+
+std::string nvrtc_version() {
+  std::error_code ec;
+  std::string path = nvrtc_path();
+  if (path.empty() || !std::filesystem::exists(path, ec)) return "nvrtc " + path;
+  auto size = std::filesystem::file_size(path, ec);
+  return "nvrtc " + path + (ec ? "" : " " + std::to_string(size));
+}
+
+}  // namespace cutejit::detail
