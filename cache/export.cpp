@@ -1,7 +1,12 @@
 // cutejit-cache export: chosen kernels as cubins plus a C++ header with typed launch functions
 // that need only the CUDA driver at run time (no cutejit, no LLVM).
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cctype>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -44,10 +49,26 @@ std::string name_problem(const std::string& name) {
   return "";
 }
 
+/// Writes a temporary file beside `path`, then renames it over `path`: a full disk or a killed
+/// export leaves the previous file whole, never a truncated one.
 void write_file(const std::filesystem::path& path, std::string_view bytes) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  f.write(bytes.data(), std::streamsize(bytes.size()));
-  if (!f.flush()) throw cutejit::Error("error: cannot write " + path.string());
+  const std::filesystem::path temporary = path.parent_path() / ("." + path.filename().string() + ".tmp." + std::to_string(getpid()));
+  int fd = open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw cutejit::Error("cannot write " + temporary.string() + ": " + std::strerror(errno));
+  int error = 0;
+  for (size_t done = 0; done < bytes.size() && !error;) {
+    ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) error = n < 0 ? errno : ENOSPC;
+    else done += size_t(n);
+  }
+  if (!error && fsync(fd) != 0) error = errno;
+  if (close(fd) != 0 && !error) error = errno;
+  if (!error && rename(temporary.c_str(), path.c_str()) != 0) error = errno;
+  if (error) {
+    unlink(temporary.c_str());
+    throw cutejit::Error("cannot write " + path.string() + ": " + std::strerror(error) + "; the previous file, if any, is unchanged");
+  }
 }
 
 int export_kernels(const Arguments& args, const cutejit::KernelCache& cache) {
@@ -86,12 +107,13 @@ int export_kernels(const Arguments& args, const cutejit::KernelCache& cache) {
   std::error_code ec;
   std::filesystem::create_directories(dir / "cubins", ec);
   if (ec) throw cutejit::Error("error: cannot create " + (dir / "cubins").string() + ": " + ec.message());
-  write_file(dir / (ns + ".hpp"), header);
+  // The cubins first, the header that names them last.
   for (size_t i = 0; i < kernels.size(); ++i) {
     const ExportedKernel& k = kernels[i];
     write_file(dir / "cubins" / (k.specialization.kernel + "." + std::to_string(i) + "." + k.kernel.target.name() + ".cubin"),
                std::string_view(k.kernel.cubin.data(), k.kernel.cubin.size()));
   }
+  write_file(dir / (ns + ".hpp"), header);
   std::printf("exported %zu cubin(s) to %s; include %s\n", kernels.size(), (dir / "cubins").c_str(), (dir / (ns + ".hpp")).c_str());
   return exit_ok;
 }

@@ -38,22 +38,27 @@ int list(const Arguments& args, const cutejit::KernelCache& cache) {
 }
 
 int stats(const Arguments& args, const cutejit::KernelCache& cache) {
-  std::vector<cutejit::CacheEntryInfo> entries = cache.list();
-  uint64_t bytes = 0;
-  std::map<std::string, size_t> per_target;
-  for (const auto& e : entries) bytes += e.file_bytes, ++per_target[e.target];
-  uint64_t on_disk = cache.size_bytes();
+  // One reading of the directory: counts that a concurrent writer cannot make disagree.
+  cutejit::CacheStats st = cache.stats();
   if (args.flag("--json")) {
-    nlohmann::json out = {{"directory", cache.directory().string()}, {"entries", entries.size()}, {"bytes", on_disk},
-                          {"max_bytes", cache.max_bytes()}, {"per_target", per_target}};
+    nlohmann::json per_target = nlohmann::json::object();
+    for (const auto& [target, n] : st.per_target) per_target[target] = n;
+    nlohmann::json out = {{"directory", cache.directory().string()}, {"entries", st.entries}, {"bytes", st.entry_bytes},
+                          {"unreadable", st.unreadable}, {"unreadable_bytes", st.unreadable_bytes}, {"temporary", st.temporary},
+                          {"temporary_bytes", st.temporary_bytes}, {"abandoned", st.abandoned}, {"max_bytes", cache.max_bytes()},
+                          {"per_target", per_target}};
     std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";  // paths need not be UTF-8
     return exit_ok;
   }
   std::printf("directory   %s\n", cache.directory().c_str());
-  std::printf("entries     %zu readable, %s on disk (limit %s)\n", entries.size(), human_size(on_disk).c_str(),
+  std::printf("entries     %zu readable, %s on disk (limit %s)\n", st.entries, human_size(st.entry_bytes).c_str(),
               human_size(cache.max_bytes()).c_str());
-  for (const auto& [target, n] : per_target) std::printf("  %-9s %zu\n", target.c_str(), n);
-  if (on_disk > bytes) std::printf("unreadable  %s (`cutejit-cache verify` removes them)\n", human_size(on_disk - bytes).c_str());
+  for (const auto& [target, n] : st.per_target) std::printf("  %-9s %zu\n", target.c_str(), n);
+  if (st.unreadable)
+    std::printf("unreadable  %zu, %s (`cutejit-cache verify` removes them)\n", st.unreadable, human_size(st.unreadable_bytes).c_str());
+  if (st.temporary)
+    std::printf("temporary   %zu, %s, %zu abandoned (older than an hour; the next store or `prune` removes those)\n", st.temporary,
+                human_size(st.temporary_bytes).c_str(), st.abandoned);
   return exit_ok;
 }
 
@@ -61,8 +66,9 @@ int show(const Arguments& args, const cutejit::KernelCache& cache) {
   if (args.positional().size() != 1) throw UsageError{"give exactly one KEY (or a unique prefix of one)"};
   cutejit::CacheEntryInfo e = cache.show(args.positional()[0]);
   if (args.flag("--ptx")) {
-    std::optional<cutejit::CompiledKernel> k = cache.load(e.key);
-    if (!k) throw cutejit::Error("error: the entry " + e.key + " cannot be loaded by this cutejit (see the warning above)");
+    // As stored, whichever cutejit wrote it; reading it is not a use.
+    std::optional<cutejit::CompiledKernel> k = cache.read(e.key);
+    if (!k) throw cutejit::Error("the entry " + e.key + " changed or went away while it was read");
     std::cout << k->ptx;
     return exit_ok;
   }

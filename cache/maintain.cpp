@@ -11,12 +11,23 @@ namespace cli {
 
 namespace {
 
+/// Says what could not be removed; whether anything was.
+bool report_failures(const cutejit::CacheRemoval& r) {
+  if (r.failed) std::fprintf(stderr, "error: %zu file(s) could not be removed; the first: %s\n", r.failed, r.first_error.c_str());
+  return r.failed > 0;
+}
+
 int verify(const Arguments& args, const cutejit::KernelCache& cache) {
   bool keep = args.flag("--keep");
   cutejit::CacheVerifyReport report = cache.verify(/*remove_bad=*/!keep);
-  for (const auto& [file, problem] : report.bad)
-    std::printf("bad  %s: %s%s\n", file.c_str(), problem.c_str(), keep ? "" : " (removed)");
-  std::printf("%zu entries checked, %zu bad%s\n", report.checked, report.bad.size(), report.bad.empty() || keep ? "" : ", removed");
+  size_t removed = 0;
+  for (const auto& bad : report.bad) {
+    removed += bad.removed;
+    std::string fate = keep ? "" : bad.removed ? " (removed)" : " (not removed: " + bad.removal_error + ")";
+    std::printf("bad  %s: %s%s\n", bad.file.c_str(), bad.problem.c_str(), fate.c_str());
+  }
+  std::string summary = report.bad.empty() || keep ? "" : ", " + std::to_string(removed) + " removed";
+  std::printf("%zu entries checked, %zu bad%s\n", report.checked, report.bad.size(), summary.c_str());
   return report.bad.empty() ? exit_ok : exit_problems_found;
 }
 
@@ -29,16 +40,16 @@ int prune(const Arguments& args, const cutejit::KernelCache& cache) {
   } catch (const cutejit::Error& e) {
     throw UsageError{std::string(e.what()).substr(std::string_view(e.what()).starts_with("error: ") ? 7 : 0)};
   }
-  uint64_t removed = cache.prune(limit);
-  std::printf("removed %s; %s left (limit %s)\n", human_size(removed).c_str(), human_size(cache.size_bytes()).c_str(),
-              human_size(limit).c_str());
-  return exit_ok;
+  cutejit::CacheRemoval removed = cache.prune(limit);
+  const uint64_t left = cache.size_bytes();
+  std::printf("removed %s; %s left (limit %s)\n", human_size(removed.bytes).c_str(), human_size(left).c_str(), human_size(limit).c_str());
+  return report_failures(removed) || left > limit ? exit_problems_found : exit_ok;
 }
 
 int clear(const Arguments&, const cutejit::KernelCache& cache) {
-  size_t removed = cache.clear();
-  std::printf("removed %zu entries from %s\n", removed, cache.entries_directory().c_str());
-  return exit_ok;
+  cutejit::CacheRemoval removed = cache.clear();
+  std::printf("removed %zu entries from %s\n", removed.entries, cache.entries_directory().c_str());
+  return report_failures(removed) ? exit_problems_found : exit_ok;
 }
 
 }  // namespace
@@ -54,12 +65,14 @@ const Command prune_command{"prune", "remove least-recently-used entries down to
                             "usage: cutejit-cache prune --max-size SIZE\n\n"
                             "Removes the least recently used entries until the cache holds at most SIZE\n"
                             "(bytes, or with K, M, G, T: e.g. 500M, 1.5G). Also removes temporary files\n"
-                            "abandoned by writers that died.\n",
+                            "abandoned by writers that died. Exit code 1 when the cache is still above SIZE.\n",
                             {}, {"--max-size"}, prune};
 
 const Command clear_command{"clear", "remove every entry",
                             "usage: cutejit-cache clear\n\n"
-                            "Removes every entry and temporary file. Kernels are recompiled on next use.\n",
+                            "Removes every entry, and temporary files older than an hour (younger ones belong to\n"
+                            "writers at work). Kernels are recompiled on next use. Exit code 1 when a file\n"
+                            "could not be removed.\n",
                             {}, {}, clear};
 
 }  // namespace cli

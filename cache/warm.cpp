@@ -48,6 +48,8 @@ int warm(const Arguments& args, const cutejit::KernelCache& cache) {
                          "); warm fills it, so unset CUTEJIT_CACHE");
   load_plugin(*plugin);
   std::vector<WorkItem> items = work_list(args);
+  if (items.empty())
+    throw cutejit::Error("nothing to warm: the manifest lists none of the chosen kernels (" + *args.option("--manifest") + ")");
 
   auto start = std::chrono::steady_clock::now();
   ProgressBar bar(items.size());
@@ -61,18 +63,26 @@ int warm(const Arguments& args, const cutejit::KernelCache& cache) {
   auto stored = [&](const WorkResult& r) { return cache.contains(r.kernel.cache_key); };
   std::vector<WorkResult> results = compile_all(items, jobs, [&](size_t done, const WorkItem& item, WorkResult& r) {
     // A kernel compiled but not stored (read-only or full directory) is a failure of warm.
-    if (r.error.empty() && !stored(r)) r.error = "compiled, but the cache did not keep it (see the warning above)";
+    if (r.error.empty() && !stored(r)) r.error = "compiled, but the cache did not keep it (the JIT's warning on stderr says why)";
     if (!r.error.empty()) fail(item, r.error);
     else ++(r.kernel.from_cache ? cached : compiled);
     bar.update(done, item);
   });
   bar.finish();
-  // The size limit may have evicted early entries to make room for later ones.
+  // Entries stored early may be gone by the end: evicted by the size limit to make room for
+  // later ones, or removed by another process. The limit is blamed only when it can be.
+  uint64_t missing_bytes = 0;
+  std::vector<size_t> gone;
   for (size_t i = 0; i < items.size(); ++i)
-    if (results[i].error.empty() && !stored(results[i])) {
-      --(results[i].kernel.from_cache ? cached : compiled);
-      fail(items[i], "evicted by the cache's size limit (" + human_size(cache.max_bytes()) + ") before warm finished; raise CUTEJIT_CACHE_MAX_SIZE");
-    }
+    if (results[i].error.empty() && !stored(results[i])) gone.push_back(i), missing_bytes += results[i].kernel.cubin.size() + results[i].kernel.ptx.size();
+  const bool limit_reached = !gone.empty() && cache.size_bytes() + missing_bytes >= cache.max_bytes();
+  for (size_t i : gone) {
+    --(results[i].kernel.from_cache ? cached : compiled);
+    fail(items[i], limit_reached ? "evicted by the cache's size limit (" + human_size(cache.max_bytes()) +
+                                       ") before warm finished; raise CUTEJIT_CACHE_MAX_SIZE"
+                                 : "removed from the cache before warm finished, not by its size limit (" + human_size(cache.max_bytes()) +
+                                       "): by another process (clear, prune, verify or another program's eviction)");
+  }
 
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 

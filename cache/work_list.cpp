@@ -46,6 +46,7 @@ std::vector<WorkItem> work_list(const Arguments& args) {
   std::optional<std::string> kernels = args.option("--kernels");
   if (kernels) {
     std::vector<std::string> wanted = split_commas(*kernels);
+    if (wanted.empty()) throw UsageError{"--kernels lists no kernel; give e.g. --kernels gemm,vector_add"};
     for (const std::string& k : wanted) cutejit::find_registered_kernel(k);  // a typo is an error, not an empty export
     std::erase_if(specs, [&](const cutejit::Specialization& s) {
       return std::find(wanted.begin(), wanted.end(), s.kernel) == wanted.end();

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -17,6 +18,7 @@
 
 #include "cutejit/core/error.hpp"
 #include "support/cuda_toolkit.hpp"
+#include "support/warnings.hpp"
 
 extern char** environ;
 
@@ -24,11 +26,25 @@ namespace cutejit::detail {
 
 namespace {
 
+enum class Choice { automatic, nvjitlink, ptxas };
+
+/// CUTEJIT_ASSEMBLER: empty or "auto" (nvJitLink, else ptxas), "nvjitlink" or "ptxas"; any
+/// other value is reported once and read as "auto".
+Choice assembler_choice() {
+  std::string v = setting("CUTEJIT_ASSEMBLER");
+  for (char& c : v) c = char(std::tolower(static_cast<unsigned char>(c)));
+  if (v == "ptxas") return Choice::ptxas;
+  if (v == "nvjitlink") return Choice::nvjitlink;
+  if (!v.empty() && v != "auto")
+    warn_once("CUTEJIT_ASSEMBLER", "CUTEJIT_ASSEMBLER='" + v + "' is not one of auto, nvjitlink and ptxas; using auto (nvJitLink, else ptxas)");
+  return Choice::automatic;
+}
+
 /// The nvJitLink library cutejit would use: the toolkit's own first, then the library path.
 /// Found without loading it, so that a disk-cache hit (whose key names the assembler) never
 /// pays for the dlopen.
 std::string nvjitlink_path() {
-  if (const char* forced = std::getenv("CUTEJIT_ASSEMBLER"); forced && std::string(forced) == "ptxas") return "";
+  if (assembler_choice() == Choice::ptxas) return "";
   static constexpr const char* names[] = {"libnvJitLink.so.13", "libnvJitLink.so.12", "libnvJitLink.so"};
   for (const auto& root : cuda_roots())
     for (const char* name : names)
@@ -60,7 +76,7 @@ struct NvJitLink {
   static const NvJitLink& get() {
     static std::mutex mutex;
     static std::map<std::string, NvJitLink> loaded;
-    std::string key = std::getenv("CUTEJIT_ASSEMBLER") ? std::getenv("CUTEJIT_ASSEMBLER") : "";
+    std::string key = std::to_string(int(assembler_choice()));
     for (const auto& root : cuda_roots()) key += "|" + root.string();
     std::lock_guard lock(mutex);
     auto it = loaded.find(key);
@@ -176,22 +192,22 @@ std::vector<char> with_ptxas(const std::filesystem::path& ptxas, const std::stri
 Assembled assemble(const std::string& ptx, const Target& target, const std::string& kernel, const std::vector<LinkedPtx>& linked) {
   const NvJitLink& nv = NvJitLink::get();
   if (nv.loaded) return {with_nvjitlink(nv, ptx, target, kernel, linked), "nvJitLink"};
+  const Choice choice = assembler_choice();
+  if (choice == Choice::nvjitlink)
+    throw Error("CUTEJIT_ASSEMBLER=nvjitlink, but libnvJitLink.so (CUDA 12 or 13) could not be loaded: " + searched_for({"lib64"}, true));
   if (!linked.empty())
-    throw Error("kernel '" + kernel + "' calls CUDA functions (" + linked.front().name +
-                "), and linking them needs libnvJitLink.so (CUDA 12 or 13), which was not found" +
-                (std::getenv("CUTEJIT_ASSEMBLER") ? " or is turned off by CUTEJIT_ASSEMBLER=ptxas" : "") +
+    throw Error("kernel '" + kernel + "' calls CUDA functions, and linking them needs libnvJitLink.so (CUDA 12 or 13)" +
+                (choice == Choice::ptxas ? ", which CUTEJIT_ASSEMBLER=ptxas turns off" : ", which was not found: " + searched_for({"lib64"}, true)) +
                 "; ptxas alone cannot link");
   std::filesystem::path ptxas = find_ptxas();
   if (!ptxas.empty()) return {with_ptxas(ptxas, ptx, target, kernel), "ptxas"};
-  throw Error(
-      "error: cannot turn PTX into a cubin: neither libnvJitLink.so (CUDA 12 or 13) nor ptxas was found. Looked in the "
-      "library path, $CUDA_HOME/lib64, /usr/local/cuda/lib64, $CUDA_HOME/bin, /usr/local/cuda/bin and $PATH. Install the "
-      "CUDA toolkit or set CUDA_HOME");
+  throw Error("cannot turn PTX into a cubin: neither libnvJitLink.so (CUDA 12 or 13) nor ptxas was found: " +
+              searched_for({"lib64", "bin"}, true));
 }
 
 std::string assembler_version() {
-  // The resolved file name carries the full version (libnvJitLink.so.13.0.88); its size tells
-  // two builds of one version apart.
+  // The resolved file name (libnvJitLink.so.13, or libnvJitLink.so.13.0.88 where the toolkit
+  // ships it so) and its size tell two toolkits apart.
   std::error_code ec;
   if (std::string path = nvjitlink_path(); !path.empty()) {
     auto size = std::filesystem::file_size(path, ec);

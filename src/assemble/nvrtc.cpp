@@ -132,9 +132,8 @@ std::string compile_cuda_program(const CudaProgram& program, const Target& targe
   const Nvrtc& nv = Nvrtc::get();
   if (!nv.loaded)
     throw Error(program.declared_at + ": error: kernel '" + kernel + "' calls cuda_function " + names_of(program) +
-                ", which needs NVRTC (libnvrtc.so from the CUDA toolkit, 12 or 13), and none was found" +
-                (nv.path.empty() ? " under $CUTEJIT_CUDA_HOME/lib64" : " (tried " + nv.path + ")") +
-                ". Install the toolkit's NVRTC or point CUTEJIT_CUDA_HOME at a toolkit that has it");
+                ", which needs NVRTC (libnvrtc.so from the CUDA toolkit, 12 or 13), and it could not be loaded: " +
+                searched_for({"lib64"}, true));
 
   std::vector<std::string> options{"-arch=compute_" + target.name().substr(3), "-rdc=true", "-std=c++17"};
   for (const auto& root : cuda_roots())

@@ -109,6 +109,21 @@ DecodedEntry decode_entry(std::string_view bytes, std::string_view key, bool sam
   std::string_view cubin = body.substr(h.metadata_bytes + h.ptx_bytes);
   out.kernel.cubin.assign(cubin.begin(), cubin.end());
   if (!is_elf(out.kernel.cubin)) return bad("the cubin is not an ELF file");
+  // The checksum proves the bytes are as written, not that the metadata describes them: an
+  // entry edited and re-summed must still agree with itself.
+  try {
+    if (meta.at("format").get<uint32_t>() != h.format) return bad("the metadata's format differs from the header's");
+    if (meta.at("ptx_bytes").get<uint64_t>() != h.ptx_bytes || meta.at("cubin_bytes").get<uint64_t>() != h.cubin_bytes)
+      return bad("the metadata's sizes differ from the header's");
+    if (meta.at("cubin_xxh3_128").get<std::string>() != xxh3_128_hex(cubin)) return bad("the cubin's hash differs from the metadata's");
+  } catch (const std::exception& e) {
+    return bad(std::string("metadata is incomplete: ") + e.what());
+  }
+  const std::string& ptx = out.kernel.ptx;
+  if (ptx.find(".target " + out.kernel.target.name()) == std::string::npos)
+    return bad("the metadata says target " + out.kernel.target.name() + ", the PTX is for another");
+  if (ptx.find(".entry " + out.kernel.name + "(") == std::string::npos)
+    return bad("the metadata says kernel '" + out.kernel.name + "', the PTX has no such entry");
   out.kernel.cache_key = std::string(key);
   out.kernel.from_cache = true;
   return out;

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <string>
 
-#include "cache/warnings.hpp"
+#include "support/warnings.hpp"
 #include "cutejit/cache/kernel_cache.hpp"
 #include "cutejit/core/error.hpp"
 
@@ -40,12 +40,14 @@ std::filesystem::path KernelCache::default_directory() {
 }
 
 KernelCache KernelCache::from_environment() {
-  std::string off = lowercase(variable("CUTEJIT_CACHE"));
-  if (off == "off" || off == "0" || off == "false" || off == "no") return disabled();
+  const std::string on = lowercase(detail::setting("CUTEJIT_CACHE"));
+  if (on == "off" || on == "0" || on == "false" || on == "no") return disabled();
+  if (!(on.empty() || on == "on" || on == "1" || on == "true" || on == "yes"))
+    detail::warn_once("CUTEJIT_CACHE", "CUTEJIT_CACHE='" + on + "' is neither on (on, 1, true, yes) nor off (off, 0, false, no); the cache stays on");
 
   std::filesystem::path directory = default_directory();
   if (directory.empty()) {
-    detail::warn_once(detail::CacheProblem::bad_setting,
+    detail::warn_once("cache directory",
                       "the kernel cache is off: none of CUTEJIT_CACHE_DIR, XDG_CACHE_HOME and HOME is set");
     return disabled();
   }
@@ -55,7 +57,7 @@ KernelCache KernelCache::from_environment() {
     try {
       max_bytes = parse_size(size);
     } catch (const Error& e) {
-      detail::warn_once(detail::CacheProblem::bad_setting, std::string("CUTEJIT_CACHE_MAX_SIZE ignored, using 1G: ") + e.what());
+      detail::warn_once("CUTEJIT_CACHE_MAX_SIZE", std::string("CUTEJIT_CACHE_MAX_SIZE ignored, using 1G: ") + e.what());
     }
   }
   return KernelCache(directory, max_bytes);

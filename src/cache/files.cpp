@@ -90,23 +90,47 @@ std::string write_atomically(const std::filesystem::path& directory, std::string
   // No fsync, on purpose: it costs milliseconds per entry, and an entry a crash leaves
   // half-written fails its checksum and is simply recompiled.
   if (close(fd) != 0 && error == 0) error = errno;
-  if (error == 0 && rename(temporary.c_str(), (directory / name).c_str()) != 0) error = errno;
+  const std::filesystem::path final_path = directory / name;
+  if (error == 0 && rename(temporary.c_str(), final_path.c_str()) != 0) {
+    error = errno;
+    // Something a rename cannot replace holds the name (a directory): move it aside, remove
+    // it, and try once more, so that one stray directory does not defeat the cache forever.
+    if (error == EISDIR || error == ENOTEMPTY || error == EEXIST) {
+      std::filesystem::path aside = directory / temporary_name(std::string(name) + ".obstacle");
+      if (rename(final_path.c_str(), aside.c_str()) == 0) {
+        remove_path(aside);
+        error = rename(temporary.c_str(), final_path.c_str()) == 0 ? 0 : errno;
+      }
+    }
+  }
   if (error == 0) return {};
   unlink(temporary.c_str());
   return describe("cannot write", directory / name, error);
 }
 
-std::vector<DirectoryEntry> scan_directory(const std::filesystem::path& directory) {
-  std::vector<DirectoryEntry> out;
+DirectoryScan scan_directory(const std::filesystem::path& directory) {
+  DirectoryScan out;
   std::error_code ec;
-  for (std::filesystem::directory_iterator it(directory, ec), end; !ec && it != end; it.increment(ec)) {
+  std::filesystem::directory_iterator it(directory, ec);
+  for (std::filesystem::directory_iterator end; !ec && it != end; it.increment(ec)) {
     struct stat st {};
-    // Another process may remove a file between listing and stat: skip it.
-    if (stat(it->path().c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
-    out.push_back({it->path(), uint64_t(st.st_size), int64_t(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec,
-                   it->path().filename().string().starts_with(temporary_prefix)});
+    // A link is what it points to; a dangling one is debris. Another process may remove a
+    // file between listing and stat: skip it.
+    const bool followed = stat(it->path().c_str(), &st) == 0;
+    if (!followed && lstat(it->path().c_str(), &st) != 0) continue;
+    const bool regular = followed && S_ISREG(st.st_mode);
+    out.files.push_back({it->path(), regular ? uint64_t(st.st_size) : 0, int64_t(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec,
+                         it->path().filename().string().starts_with(temporary_prefix), regular});
   }
+  if (ec && ec != std::errc::no_such_file_or_directory) out.error = "cannot read " + directory.string() + ": " + ec.message();
   return out;
+}
+
+std::string remove_path(const std::filesystem::path& path) {
+  std::error_code ec;
+  std::filesystem::remove_all(path, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory) return "cannot remove " + path.string() + ": " + ec.message();
+  return {};
 }
 
 void mark_used(const std::filesystem::path& path) { utimensat(AT_FDCWD, path.c_str(), nullptr, 0); }

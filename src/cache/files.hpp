@@ -28,7 +28,8 @@ ReadResult read_whole_file(const std::filesystem::path& path, uint64_t max_bytes
 
 /// Writes `bytes` to a fresh temporary file in `directory` (created if needed), then renames it
 /// to `name`: a reader sees the old entry, no entry, or the whole new one, never part of one.
-/// Returns an empty string on success, else what failed.
+/// A directory (or anything else a rename cannot replace) at `name` is moved aside and removed
+/// first. Returns an empty string on success, else what failed.
 std::string write_atomically(const std::filesystem::path& directory, std::string_view name, std::string_view bytes);
 
 /// Temporary files start with this; an entry never does.
@@ -39,9 +40,17 @@ struct DirectoryEntry {
   uint64_t bytes = 0;
   int64_t modified_ns = 0;  ///< nanoseconds since the epoch: orders entries written in the same second
   bool temporary = false;
+  bool regular = true;      ///< false: a directory, FIFO, socket, device or dangling link
 };
-/// The regular files of `directory` (none when it does not exist or cannot be read).
-std::vector<DirectoryEntry> scan_directory(const std::filesystem::path& directory);
+struct DirectoryScan {
+  std::vector<DirectoryEntry> files;
+  std::string error;  ///< why the directory could not be read; empty when it was, or does not exist
+};
+/// Everything in `directory`, each file with what it is.
+DirectoryScan scan_directory(const std::filesystem::path& directory);
+
+/// Removes a file, or a directory with what it holds; empty on success, else why not.
+std::string remove_path(const std::filesystem::path& path);
 
 /// Sets the modification time to now: it is the entry's last use, for LRU eviction. Best effort.
 void mark_used(const std::filesystem::path& path);

@@ -2,10 +2,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <map>
 
 #include "cache/entry_format.hpp"
 #include "cache/files.hpp"
-#include "cache/warnings.hpp"
+#include "support/warnings.hpp"
 #include "cutejit/cache/kernel_cache.hpp"
 #include "cutejit/core/error.hpp"
 
@@ -22,16 +23,55 @@ constexpr int64_t abandoned_after_seconds = 3600;
 
 std::string key_of(const std::filesystem::path& entry) { return entry.stem().string(); }
 
-bool is_entry(const detail::DirectoryEntry& e) { return !e.temporary && e.path.extension() == ".entry"; }
+/// A file at an entry's name: a cache entry if it is a regular file, debris to remove if not.
+bool at_entry_name(const detail::DirectoryEntry& e) { return !e.temporary && e.path.extension() == ".entry"; }
+bool is_entry(const detail::DirectoryEntry& e) { return at_entry_name(e) && e.regular; }
+bool abandoned(const detail::DirectoryEntry& e, int64_t now) {
+  return e.temporary && now - e.modified_ns / 1'000'000'000 > abandoned_after_seconds;
+}
 
-/// Removes a file if it can; whether it did (what a report may count).
-bool remove_quietly(const std::filesystem::path& p) {
-  std::error_code ec;
-  return std::filesystem::remove(p, ec) && !ec;
+/// The directory's files; a directory that exists but cannot be read is an error for the
+/// inspection and maintenance calls (the JIT's own calls treat it as empty).
+std::vector<detail::DirectoryEntry> files_or_throw(const std::filesystem::path& directory) {
+  detail::DirectoryScan scan = detail::scan_directory(directory);
+  if (!scan.error.empty()) throw Error(scan.error);
+  return std::move(scan.files);
+}
+
+/// Removes `f`, counting what went and what would not.
+void remove_counted(const detail::DirectoryEntry& f, CacheRemoval& r) {
+  std::string error = detail::remove_path(f.path);
+  if (!error.empty()) {
+    if (r.failed++ == 0) r.first_error = error;
+    return;
+  }
+  r.bytes += f.bytes;
+  r.entries += is_entry(f);
 }
 
 CacheEntryInfo info_of(const detail::DirectoryEntry& file, const detail::DecodedEntry& d) {
   return {key_of(file.path), d.kernel.name, d.kernel.target.name(), file.bytes, d.created, file.modified_ns / 1'000'000'000, d.metadata_json};
+}
+
+/// Abandoned temporaries, then least-recently-used entries down to `limit`.
+CacheRemoval prune_files(const std::vector<detail::DirectoryEntry>& files, uint64_t limit) {
+  CacheRemoval r;
+  uint64_t total = 0;
+  const int64_t now = now_unix();
+  std::vector<detail::DirectoryEntry> entries;
+  for (const detail::DirectoryEntry& f : files) {
+    if (abandoned(f, now)) remove_counted(f, r);
+    else if (is_entry(f)) entries.push_back(f), total += f.bytes;
+  }
+  // Least recently used first; a hit refreshes an entry's modification time.
+  std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.modified_ns < b.modified_ns; });
+  for (const detail::DirectoryEntry& e : entries) {
+    if (total <= limit) break;
+    size_t failed = r.failed;
+    remove_counted(e, r);
+    if (r.failed == failed) total -= e.bytes;
+  }
+  return r;
 }
 
 }  // namespace
@@ -42,16 +82,16 @@ std::optional<CompiledKernel> KernelCache::load(std::string_view key) const {
   detail::ReadResult read = detail::read_whole_file(path);
   if (read.missing) return std::nullopt;
   if (read.refused) {
-    detail::warn_once(detail::CacheProblem::bad_entry, "the kernel cache entry is unusable (" + read.error + "); recompiling and replacing it");
+    detail::warn_once("cache entry", "the kernel cache entry is unusable (" + read.error + "); recompiling and replacing it");
     return std::nullopt;
   }
   if (!read.bytes) {
-    detail::warn_once(detail::CacheProblem::unreadable, "the kernel cache cannot be read (" + read.error + "); compiling instead");
+    detail::warn_once("cache read", "the kernel cache cannot be read (" + read.error + "); compiling instead");
     return std::nullopt;
   }
   detail::DecodedEntry d = detail::decode_entry(*read.bytes, key, /*same_toolchain=*/true);
   if (!d.problem.empty()) {
-    detail::warn_once(detail::CacheProblem::bad_entry,
+    detail::warn_once("cache entry",
                       "the kernel cache entry " + path.string() + " is unusable (" + d.problem + "); recompiling and replacing it");
     return std::nullopt;
   }
@@ -59,9 +99,17 @@ std::optional<CompiledKernel> KernelCache::load(std::string_view key) const {
   return std::move(d.kernel);
 }
 
+std::optional<CompiledKernel> KernelCache::read(std::string_view key) const {
+  detail::ReadResult read = detail::read_whole_file(entries_directory() / detail::entry_file_name(key));
+  if (!read.bytes) return std::nullopt;
+  detail::DecodedEntry d = detail::decode_entry(*read.bytes, key, /*same_toolchain=*/false);
+  if (!d.problem.empty()) return std::nullopt;
+  return std::move(d.kernel);
+}
+
 bool KernelCache::contains(std::string_view key) const {
   std::error_code ec;
-  return enabled_ && std::filesystem::exists(entries_directory() / detail::entry_file_name(key), ec);
+  return enabled_ && std::filesystem::is_regular_file(entries_directory() / detail::entry_file_name(key), ec);
 }
 
 void KernelCache::store(std::string_view key, const CompiledKernel& kernel) const {
@@ -69,17 +117,27 @@ void KernelCache::store(std::string_view key, const CompiledKernel& kernel) cons
   std::string bytes = detail::encode_entry(key, kernel, now_unix());
   std::string error = detail::write_atomically(entries_directory(), detail::entry_file_name(key), bytes);
   if (!error.empty()) {
-    detail::warn_once(detail::CacheProblem::unwritable,
+    detail::warn_once("cache write",
                       "kernels are compiled but not cached: " + error +
                           ". Set CUTEJIT_CACHE_DIR to a writable directory, or CUTEJIT_CACHE=off");
     return;
   }
-  if (size_bytes() > max_bytes_) prune(max_bytes_);
+  // One reading of the directory serves both: abandoned temporaries never linger until a
+  // manual prune, and the size limit holds. A directory this process cannot read is left alone.
+  detail::DirectoryScan scan = detail::scan_directory(entries_directory());
+  uint64_t total = 0;
+  bool debris = false;
+  const int64_t now = now_unix();
+  for (const detail::DirectoryEntry& f : scan.files) {
+    if (is_entry(f)) total += f.bytes;
+    debris |= abandoned(f, now);
+  }
+  if (total > max_bytes_ || debris) prune_files(scan.files, max_bytes_);
 }
 
 std::vector<CacheEntryInfo> KernelCache::list() const {
   std::vector<CacheEntryInfo> out;
-  for (const detail::DirectoryEntry& file : detail::scan_directory(entries_directory())) {
+  for (const detail::DirectoryEntry& file : files_or_throw(entries_directory())) {
     if (!is_entry(file)) continue;
     detail::ReadResult read = detail::read_whole_file(file.path);
     if (!read.bytes) continue;
@@ -95,7 +153,7 @@ std::vector<CacheEntryInfo> KernelCache::list() const {
 CacheEntryInfo KernelCache::show(std::string_view key_prefix) const {
   if (key_prefix.empty()) throw Error("error: give a key (or the first few hex digits of one); `cutejit-cache list` shows them");
   std::vector<detail::DirectoryEntry> matches;
-  for (const detail::DirectoryEntry& file : detail::scan_directory(entries_directory()))
+  for (const detail::DirectoryEntry& file : files_or_throw(entries_directory()))
     if (is_entry(file) && key_of(file.path).starts_with(key_prefix)) matches.push_back(file);
   if (matches.empty()) throw Error("error: no cache entry has a key starting with '" + std::string(key_prefix) + "' in " + entries_directory().string());
   if (matches.size() > 1)
@@ -111,54 +169,64 @@ CacheEntryInfo KernelCache::show(std::string_view key_prefix) const {
 
 CacheVerifyReport KernelCache::verify(bool remove_bad) const {
   CacheVerifyReport report;
-  for (const detail::DirectoryEntry& file : detail::scan_directory(entries_directory())) {
-    if (!is_entry(file)) continue;
+  for (const detail::DirectoryEntry& file : files_or_throw(entries_directory())) {
+    if (!at_entry_name(file)) continue;
     ++report.checked;
-    detail::ReadResult read = detail::read_whole_file(file.path);
-    if (read.missing) continue;  // removed by another process meanwhile
-    std::string problem = read.bytes ? detail::decode_entry(*read.bytes, key_of(file.path), /*same_toolchain=*/false).problem : read.error;
+    std::string problem = "not a regular file (a directory, FIFO, socket, device or dangling link)";
+    if (file.regular) {
+      detail::ReadResult read = detail::read_whole_file(file.path);
+      if (read.missing) continue;  // removed by another process meanwhile
+      problem = read.bytes ? detail::decode_entry(*read.bytes, key_of(file.path), /*same_toolchain=*/false).problem : read.error;
+    }
     if (problem.empty()) continue;
-    report.bad.emplace_back(file.path.filename().string(), problem);
-    if (remove_bad) remove_quietly(file.path);
+    CacheVerifyReport::Bad& bad = report.bad.emplace_back(CacheVerifyReport::Bad{file.path.filename().string(), problem});
+    if (remove_bad) {
+      bad.removal_error = detail::remove_path(file.path);
+      bad.removed = bad.removal_error.empty();
+    }
   }
   return report;
 }
 
-uint64_t KernelCache::prune(uint64_t limit) const {
-  std::vector<detail::DirectoryEntry> files = detail::scan_directory(entries_directory());
-  uint64_t total = 0, removed = 0;
-  int64_t now = now_unix();
-  std::vector<detail::DirectoryEntry> entries;
-  // Only what is really removed counts: an abandoned temporary file as much as an entry.
-  for (const detail::DirectoryEntry& f : files) {
-    if (f.temporary && now - f.modified_ns / 1'000'000'000 > abandoned_after_seconds) removed += remove_quietly(f.path) ? f.bytes : 0;
-    else if (is_entry(f)) entries.push_back(f), total += f.bytes;
-  }
-  // Least recently used first; a hit refreshes an entry's modification time.
-  std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.modified_ns < b.modified_ns; });
-  for (const detail::DirectoryEntry& e : entries) {
-    if (total <= limit) break;
-    if (!remove_quietly(e.path)) continue;
-    total -= e.bytes;
-    removed += e.bytes;
-  }
-  return removed;
-}
+CacheRemoval KernelCache::prune(uint64_t limit) const { return prune_files(files_or_throw(entries_directory()), limit); }
 
-size_t KernelCache::clear() const {
-  size_t removed = 0;
-  for (const detail::DirectoryEntry& f : detail::scan_directory(entries_directory())) {
-    bool gone = remove_quietly(f.path);
-    removed += is_entry(f) && gone;
-  }
-  return removed;
+CacheRemoval KernelCache::clear() const {
+  CacheRemoval r;
+  const int64_t now = now_unix();
+  for (const detail::DirectoryEntry& f : files_or_throw(entries_directory()))
+    if (!f.temporary || abandoned(f, now)) remove_counted(f, r);
+  return r;
 }
 
 uint64_t KernelCache::size_bytes() const {
   uint64_t total = 0;
-  for (const detail::DirectoryEntry& f : detail::scan_directory(entries_directory()))
+  for (const detail::DirectoryEntry& f : files_or_throw(entries_directory()))
     if (is_entry(f)) total += f.bytes;
   return total;
+}
+
+CacheStats KernelCache::stats() const {
+  CacheStats s;
+  std::map<std::string, size_t> per_target;
+  const int64_t now = now_unix();
+  for (const detail::DirectoryEntry& f : files_or_throw(entries_directory())) {
+    if (f.temporary) {
+      ++s.temporary, s.temporary_bytes += f.bytes, s.abandoned += abandoned(f, now);
+      continue;
+    }
+    if (!at_entry_name(f)) continue;
+    detail::ReadResult read = f.regular ? detail::read_whole_file(f.path) : detail::ReadResult{};
+    if (read.missing) continue;  // removed meanwhile
+    detail::DecodedEntry d;
+    if (read.bytes) d = detail::decode_entry(*read.bytes, key_of(f.path), /*same_toolchain=*/false);
+    if (read.bytes && d.problem.empty()) {
+      ++s.entries, s.entry_bytes += f.bytes, ++per_target[d.kernel.target.name()];
+    } else {
+      ++s.unreadable, s.unreadable_bytes += f.bytes;
+    }
+  }
+  s.per_target.assign(per_target.begin(), per_target.end());
+  return s;
 }
 
 }  // namespace cutejit

@@ -6,6 +6,8 @@
 #include <map>
 #include <mutex>
 
+#include "support/warnings.hpp"
+
 namespace cutejit::detail {
 
 namespace {
@@ -22,6 +24,15 @@ int earlier_dumps(const std::string& kernel_and_target) {
 DumpSink::DumpSink(std::string kernel, std::string target) {
   const char* dir = std::getenv("CUTEJIT_DUMP");
   if (!dir || !*dir) return;
+  // A directory that cannot be made is said once, and nothing is dumped: the compile then
+  // uses the disk cache as it would without CUTEJIT_DUMP.
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec || !std::filesystem::is_directory(dir, ec)) {
+    warn_once("CUTEJIT_DUMP", "CUTEJIT_DUMP=" + std::string(dir) + " is not a directory that can be made" + (ec ? " (" + ec.message() + ")" : "") +
+                                  "; nothing is dumped");
+    return;
+  }
   directory_ = dir;
   // The first compile's files have plain names; later ones are numbered.
   std::string name = kernel + "." + target;
@@ -31,11 +42,12 @@ DumpSink::DumpSink(std::string kernel, std::string target) {
 
 void DumpSink::write(std::string_view stage, std::string_view contents) const {
   if (!enabled()) return;
-  // A dump is a debugging aid: failing to write one must not fail the compile.
-  std::error_code ec;
-  std::filesystem::create_directories(directory_, ec);
-  std::ofstream out(std::filesystem::path(directory_) / (prefix_ + std::string(stage)), std::ios::binary);
+  // A dump is a debugging aid: failing to write one must not fail the compile, only say so.
+  std::filesystem::path path = std::filesystem::path(directory_) / (prefix_ + std::string(stage));
+  std::ofstream out(path, std::ios::binary);
   out.write(contents.data(), std::streamsize(contents.size()));
+  out.close();
+  if (!out) warn_once("CUTEJIT_DUMP", "CUTEJIT_DUMP: cannot write " + path.string() + "; dumps may be incomplete");
 }
 
 }  // namespace cutejit::detail

@@ -14,6 +14,7 @@
 #include "cutejit/cache/kernel_cache.hpp"
 #include "core/dump.hpp"
 #include "lower/lower.hpp"
+#include "support/warnings.hpp"
 #include "trace/cuda_programs.hpp"
 #include "trace/trace.hpp"
 #include "verify/verify.hpp"
@@ -78,6 +79,9 @@ CompiledKernel compile_specialization(const std::string& kernel, const Target& t
       hit->times = out.times;
       return std::move(*hit);
     }
+    if (hit)
+      warn_once("cache entry", "the kernel cache entry " + out.cache_key + " holds kernel '" + hit->name + "' for " + hit->target.name() +
+                                   ", not '" + kernel + "' for " + target.name() + "; recompiling and replacing it");
   }
 
   verify_module(*module, target, kernel);

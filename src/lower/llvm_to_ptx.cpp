@@ -74,10 +74,8 @@ std::filesystem::path libdevice_path() {
     auto p = root / "nvvm" / "libdevice" / "libdevice.10.bc";
     if (std::filesystem::exists(p)) return p;
   }
-  throw Error(
-      "this kernel uses accurate math (exp, log, sin, ...), which needs the CUDA toolkit's libdevice.10.bc, and it was not "
-      "found under $CUDA_HOME/nvvm/libdevice or /usr/local/cuda/nvvm/libdevice. Set CUDA_HOME, or use the cutejit::fast:: "
-      "variants, which need no library");
+  throw Error("this kernel uses accurate math (exp, log, sin, ...), which needs the CUDA toolkit's libdevice.10.bc, and it was "
+              "not found: " + searched_for({"nvvm/libdevice"}, false) + ". Or use the cutejit::fast:: variants, which need no library");
 }
 
 void link_libdevice_if_used(llvm::Module& m) {

@@ -13,4 +13,18 @@ std::vector<std::filesystem::path> cuda_roots() {
   return roots;
 }
 
+std::string searched_for(std::initializer_list<const char*> subs, bool also_system_path) {
+  std::string folders;
+  for (const auto& root : cuda_roots()) {
+    std::error_code ec;
+    for (const char* sub : subs) folders += (folders.empty() ? "" : ", ") + (root / sub).string();
+    if (!std::filesystem::exists(root, ec)) folders += " (" + root.string() + " does not exist)";
+  }
+  if (const char* pinned = std::getenv("CUTEJIT_CUDA_HOME"); pinned && *pinned)
+    return "looked only in " + folders + ", because CUTEJIT_CUDA_HOME is set; point it at a CUDA toolkit, or unset it to search " +
+           "$CUDA_HOME, $CUDA_PATH and /usr/local/cuda";
+  return "looked in " + folders + (also_system_path ? " and the system's search path" : "") +
+         "; install the CUDA toolkit there, or set CUDA_HOME (or CUTEJIT_CUDA_HOME) to where it is";
+}
+
 }  // namespace cutejit::detail

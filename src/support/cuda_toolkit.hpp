@@ -4,6 +4,8 @@
 #pragma once
 
 #include <filesystem>
+#include <initializer_list>
+#include <string>
 #include <vector>
 
 namespace cutejit::detail {
@@ -11,5 +13,10 @@ namespace cutejit::detail {
 /// $CUTEJIT_CUDA_HOME alone when set (a pinned toolkit, no fallback); otherwise $CUDA_HOME,
 /// $CUDA_PATH and /usr/local/cuda, in that order.
 std::vector<std::filesystem::path> cuda_roots();
+
+/// Where something was looked for (the toolkit folders `subs`, e.g. "lib64" and "bin"), as a
+/// clause for an error message: exactly the folders searched, and how to point cutejit at a
+/// toolkit.
+std::string searched_for(std::initializer_list<const char*> subs, bool also_system_path);
 
 }  // namespace cutejit::detail

@@ -29,10 +29,37 @@ struct CacheEntryInfo {
   std::string metadata_json;  ///< the entry's metadata, as stored
 };
 
-/// What `verify` found: the number of entries read and, for each bad one, why.
+/// What `verify` found: the number of entries read and, for each bad one, why, and whether it
+/// was removed.
 struct CacheVerifyReport {
+  struct Bad {
+    std::string file;
+    std::string problem;
+    bool removed = false;
+    std::string removal_error;  ///< why it could not be removed, when removal was asked for
+  };
   size_t checked = 0;
-  std::vector<std::pair<std::string, std::string>> bad;  ///< (file name, problem)
+  std::vector<Bad> bad;
+};
+
+/// What `prune` and `clear` removed, and what they could not.
+struct CacheRemoval {
+  size_t entries = 0;        ///< entries removed
+  uint64_t bytes = 0;        ///< bytes removed: entries, abandoned temporary files, other debris
+  size_t failed = 0;         ///< files that should have gone and could not be removed
+  std::string first_error;   ///< why the first of those could not
+};
+
+/// One reading of the directory, for `stats`: what it holds, sorted by what each file is.
+struct CacheStats {
+  size_t entries = 0;        ///< readable entries
+  uint64_t entry_bytes = 0;
+  size_t unreadable = 0;     ///< entry files that fail their checks, or are not regular files
+  uint64_t unreadable_bytes = 0;
+  size_t temporary = 0;      ///< writers' temporary files
+  uint64_t temporary_bytes = 0;
+  size_t abandoned = 0;      ///< of those, older than an hour: left by writers that died
+  std::vector<std::pair<std::string, size_t>> per_target;  ///< readable entries per target
 };
 
 class KernelCache {
@@ -63,25 +90,39 @@ class KernelCache {
   /// checksum or was written by another format or version is a miss: it is reported once per
   /// process on stderr and the caller recompiles and overwrites it. Never throws.
   std::optional<CompiledKernel> load(std::string_view key) const;
-  /// Whether a file is stored under `key` (present; not read or checked: `load` does that).
+  /// The entry stored under `key` as it is, from any cutejit or toolchain version, without
+  /// counting as a use (for inspection: `cutejit-cache show --ptx`); nothing when there is no
+  /// sound entry. Never throws.
+  std::optional<CompiledKernel> read(std::string_view key) const;
+  /// Whether a regular file is stored under `key` (not read or checked: `load` does that).
   bool contains(std::string_view key) const;
-  /// Stores atomically (temp file, then rename), then evicts least-recently-used entries beyond
-  /// the size limit. A directory that cannot be written is reported once; never throws.
+  /// Stores atomically (temp file, then rename; whatever else occupies the entry's name is
+  /// replaced), then removes temporary files abandoned by writers that died and evicts
+  /// least-recently-used entries beyond the size limit. A directory that cannot be written is
+  /// reported once; never throws.
   void store(std::string_view key, const CompiledKernel& kernel) const;
+
+  // The inspection and maintenance calls below throw Error when the entries' directory exists
+  // but cannot be read (not a directory, no permission, a symlink loop); a directory that does
+  // not exist is an empty cache.
 
   /// Every readable entry, most recently used first.
   std::vector<CacheEntryInfo> list() const;
   /// The entry whose key starts with `key_prefix`; throws Error when none or several match.
   CacheEntryInfo show(std::string_view key_prefix) const;
-  /// Re-reads every entry and checks it; with `remove_bad`, deletes the bad ones.
+  /// Re-reads every entry and checks it (an entry's name holding a directory or any other
+  /// non-regular file is bad too); with `remove_bad`, removes the bad ones.
   CacheVerifyReport verify(bool remove_bad) const;
-  /// Removes least-recently-used entries until the cache holds at most `max_bytes`; returns
-  /// the bytes removed.
-  uint64_t prune(uint64_t max_bytes) const;
-  /// Removes every entry and leftover temporary file; returns the number of entries removed.
-  size_t clear() const;
-  /// Total bytes of the entries on disk.
+  /// Removes abandoned temporary files, then least-recently-used entries until the cache holds
+  /// at most `max_bytes`.
+  CacheRemoval prune(uint64_t max_bytes) const;
+  /// Removes every entry, everything else at an entry's name, and temporary files older than
+  /// an hour (younger ones belong to writers still at work).
+  CacheRemoval clear() const;
+  /// Total bytes of the regular entry files on disk.
   uint64_t size_bytes() const;
+  /// What the directory holds, from one reading of it.
+  CacheStats stats() const;
 
   /// "1073741824", "512K", "512KiB", "100M", "1G", "1.5G": bytes. Throws Error on anything else.
   static uint64_t parse_size(std::string_view text);

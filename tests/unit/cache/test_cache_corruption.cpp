@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstring>
 #include <future>
+#include <thread>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -55,6 +56,11 @@ TEST_CASE("truncated, bit-flipped, empty and wrong-version entries are recompile
   wrong_format[format_at] = 2;
   std::string other_cutejit = with_metadata_changed(good, "\"cutejit\": \"", "\"cutejit\": \"9");
   std::string not_json = with_metadata_changed(good, "{", "[");
+  // Sound bytes under a valid checksum whose metadata lies about them.
+  std::string other_kernel = with_metadata_changed(good, "\"kernel\": \"vector_add\"", "\"kernel\": \"saxpy\"");
+  std::string other_target = with_metadata_changed(good, "\"target\": \"sm_90a\"", "\"target\": \"sm_120a\"");
+  std::string other_size = with_metadata_changed(good, "\"ptx_bytes\": ", "\"ptx_bytes\": 1");
+  std::string other_hash = with_metadata_changed(good, "\"cubin_xxh3_128\": \"", "\"cubin_xxh3_128\": \"0");
 
   const std::pair<const char*, std::string> damaged[] = {
       {"truncated to half", good.substr(0, good.size() / 2)},
@@ -66,14 +72,20 @@ TEST_CASE("truncated, bit-flipped, empty and wrong-version entries are recompile
       {"another format version", wrong_format},
       {"written by another cutejit version", other_cutejit},
       {"metadata that is not an object", not_json},
+      {"metadata naming another kernel", other_kernel},
+      {"metadata naming another target", other_target},
+      {"metadata with another PTX size", other_size},
+      {"metadata with another cubin hash", other_hash},
       {"not an entry at all", std::string(good.size(), 'x')},
   };
   for (const auto& [what, bytes] : damaged) {
     SECTION(what) {
       write_bytes(entry, bytes);
       CHECK_FALSE(tmp.cache().load(original.cache_key));
-      // Only the version check can refuse this one: the entry itself is sound.
+      // Only the version check can refuse this one: the entry itself is sound. Every other
+      // damage is found by verify too, which needs no compile to know it.
       if (bytes == other_cutejit) CHECK(tmp.cache().verify(/*remove_bad=*/false).bad.empty());
+      else CHECK(tmp.cache().verify(/*remove_bad=*/false).bad.size() == 1);
       cutejit::CompiledKernel again = compile_vector_add();
       CHECK_FALSE(again.from_cache);
       CHECK(again.cubin == original.cubin);
@@ -95,8 +107,8 @@ TEST_CASE("verify reports bad entries and removes them", "[cache]") {
   cutejit::CacheVerifyReport kept = tmp.cache().verify(/*remove_bad=*/false);
   CHECK(kept.checked == 2);
   REQUIRE(kept.bad.size() == 1);
-  CHECK(kept.bad[0].first == bad_key + ".entry");
-  CHECK_THAT(kept.bad[0].second, Catch::Contains("header says"));
+  CHECK(kept.bad[0].file == bad_key + ".entry");
+  CHECK_THAT(kept.bad[0].problem, Catch::Contains("header says"));
   CHECK(std::filesystem::exists(tmp.entry(bad_key)));
 
   CHECK(tmp.cache().verify(/*remove_bad=*/true).bad.size() == 1);
@@ -114,7 +126,7 @@ TEST_CASE("a huge sparse file at an entry's path is refused by its size, not rea
   CHECK_FALSE(tmp.cache().load(original.cache_key));
   cutejit::CacheVerifyReport report = tmp.cache().verify(/*remove_bad=*/false);
   REQUIRE(report.bad.size() == 1);
-  CHECK_THAT(report.bad[0].second, Catch::Contains("is 107374182400 bytes, more than the 268435456 allowed"));
+  CHECK_THAT(report.bad[0].problem, Catch::Contains("is 107374182400 bytes, more than the 268435456 allowed"));
   CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(5));
   // Compiling replaces it with the real entry.
   CHECK_FALSE(compile_vector_add().from_cache);
@@ -149,7 +161,93 @@ TEST_CASE("prune counts the abandoned temporary files it removes", "[cache]") {
   write_bytes(stale, std::string(5 << 20, 'x'));
   std::filesystem::last_write_time(stale, std::filesystem::file_time_type::clock::now() - std::chrono::hours(2));
   // "removed 0 B" after deleting 5 MB was the old report.
-  CHECK(tmp.cache().prune(uint64_t(1) << 30) == uint64_t(5) << 20);
+  CHECK(tmp.cache().prune(uint64_t(1) << 30).bytes == uint64_t(5) << 20);
   CHECK_FALSE(std::filesystem::exists(stale));
   CHECK(std::filesystem::exists(entry));  // under the limit: kept
+}
+
+TEST_CASE("a directory at an entry's name is replaced by the next store, and verify, stats and clear see it", "[cache]") {
+  TempCache tmp;
+  cutejit::CompiledKernel original = compile_vector_add();
+  std::filesystem::path entry = tmp.entry(original.cache_key);
+  auto plant = [&] {
+    std::filesystem::remove_all(entry);
+    std::filesystem::create_directories(entry / "inside");
+    write_bytes(entry / "inside" / "file", "x");
+  };
+  plant();
+  CHECK_FALSE(tmp.cache().contains(original.cache_key));
+  // The compile replaces the directory: the process after it hits, instead of warning and
+  // recompiling forever.
+  CHECK_FALSE(compile_vector_add().from_cache);
+  CHECK(std::filesystem::is_regular_file(entry));
+  CHECK(compile_vector_add().from_cache);
+
+  plant();
+  cutejit::CacheStats st = tmp.cache().stats();
+  CHECK(st.entries == 0);
+  CHECK(st.unreadable == 1);
+  Run verify = cli(tmp, "verify --keep");
+  CHECK(verify.exit_code == 1);
+  CHECK_THAT(verify.output, Catch::Contains("not a regular file") && Catch::Contains("1 entries checked, 1 bad"));
+  Run removed = cli(tmp, "verify");
+  CHECK_THAT(removed.output, Catch::Contains("(removed)") && Catch::Contains("1 removed"));
+  CHECK_FALSE(std::filesystem::exists(entry));
+
+  plant();
+  Run clear = cli(tmp, "clear");
+  CHECK(clear.exit_code == 0);
+  CHECK_FALSE(std::filesystem::exists(entry));
+}
+
+TEST_CASE("a cache directory that cannot be read is an error in every command, not an empty cache", "[cache]") {
+  TempCache tmp;
+  std::filesystem::create_directories(tmp.path() / "file");
+  write_bytes(tmp.path() / "file" / "v1", "a file where the entries' directory should be");
+  std::filesystem::create_directories(tmp.path() / "loop");
+  std::filesystem::create_directory_symlink(tmp.path() / "loop" / "v1", tmp.path() / "loop" / "v1");
+  for (const char* dir : {"file", "loop"})
+    for (const char* command : {"list", "stats", "verify", "prune --max-size 1G", "clear"}) {
+      INFO(dir << ": " << command);
+      Run run = cli_raw("--dir " + (tmp.path() / dir).string() + " " + command);
+      CHECK(run.exit_code == 1);
+      CHECK_THAT(run.output, Catch::Contains("cannot read " + (tmp.path() / dir / "v1").string()));
+    }
+  // A directory that does not exist yet is an empty cache, as before.
+  Run missing = cli_raw("--dir " + (tmp.path() / "none").string() + " list");
+  CHECK(missing.exit_code == 0);
+  CHECK_THAT(missing.output, Catch::Contains("No entries"));
+}
+
+TEST_CASE("show --ptx prints an entry written by another cutejit without touching it", "[cache]") {
+  TempCache tmp;
+  cutejit::CompiledKernel original = compile_vector_add();
+  std::filesystem::path entry = tmp.entry(original.cache_key);
+  write_bytes(entry, with_metadata_changed(read_text(entry), "\"cutejit\": \"", "\"cutejit\": \"9"));
+  auto before = std::filesystem::last_write_time(entry);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  Run show = cli(tmp, "show " + original.cache_key + " --ptx");
+  CHECK(show.exit_code == 0);
+  CHECK_THAT(show.output, Catch::Contains(".entry vector_add") && !Catch::Contains("recompiling"));
+  CHECK(std::filesystem::last_write_time(entry) == before);  // reading is not a use
+}
+
+TEST_CASE("temporary files: a store removes abandoned ones, clear spares live ones, stats counts both", "[cache]") {
+  TempCache tmp;
+  std::filesystem::path entry = tmp.entry(compile_vector_add("sm_90a").cache_key);
+  std::filesystem::path stale = entry.parent_path() / ".tmp.abandoned.entry.1.0", live = entry.parent_path() / ".tmp.live.entry.2.0";
+  write_bytes(stale, std::string(3 << 20, 'x'));
+  write_bytes(live, "being written");
+  std::filesystem::last_write_time(stale, std::filesystem::file_time_type::clock::now() - std::chrono::hours(3));
+  cutejit::CacheStats st = tmp.cache().stats();
+  CHECK(st.temporary == 2);
+  CHECK(st.abandoned == 1);
+  CHECK(st.unreadable == 0);  // temporaries are not unreadable entries
+  CHECK_THAT(cli(tmp, "stats").output, Catch::Contains("temporary   2") && Catch::Contains("1 abandoned"));
+  // Storing any entry removes the abandoned file, without a prune and under the size limit.
+  compile_vector_add("sm_100a");
+  CHECK_FALSE(std::filesystem::exists(stale));
+  CHECK(std::filesystem::exists(live));
+  CHECK(tmp.cache().clear().entries == 2);
+  CHECK(std::filesystem::exists(live));  // a writer at work keeps its file
 }
