@@ -11,7 +11,10 @@ Arguments::Arguments(const std::vector<std::string>& words, const std::vector<st
   auto known = [](const std::vector<std::string>& list, const std::string& w) { return std::find(list.begin(), list.end(), w) != list.end(); };
   for (size_t i = 0; i < words.size(); ++i) {
     const std::string& w = words[i];
-    if (known(flags, w)) flags_.push_back(w);
+    if (known(flags, w)) {
+      if (flag(w)) throw UsageError{w + " is given twice"};
+      flags_.push_back(w);
+    }
     else if (known(options, w)) {
       if (i + 1 == words.size()) throw UsageError{w + " needs a value"};
       if (words[i + 1].empty()) throw UsageError{w + " needs a value, not an empty string"};

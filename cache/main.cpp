@@ -89,7 +89,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "cutejit-cache %s: %s; see `cutejit-cache %s --help`\n", command->name, e.message.c_str(), command->name);
     return cli::exit_usage;
   } catch (const cutejit::Error& e) {
-    std::fprintf(stderr, "cutejit-cache %s: %s\n", command->name, e.what());
+    std::fprintf(stderr, "cutejit-cache %s: %s\n", command->name, e.what());  // "error: ...", as every cutejit::Error reads
     return cli::exit_problems_found;
   } catch (const std::exception& e) {  // e.g. a file system error the command did not foresee
     std::fprintf(stderr, "cutejit-cache %s: error: %s\n", command->name, e.what());

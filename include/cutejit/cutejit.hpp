@@ -14,6 +14,8 @@
 #include "cutejit/core/error.hpp"
 #include "cutejit/core/target.hpp"
 #include "cutejit/dsl/control.hpp"
+#include "cutejit/dsl/cuda_function.hpp"
+#include "cutejit/dsl/inline_ptx.hpp"
 #include "cutejit/dsl/intrinsics.hpp"
 #include "cutejit/dsl/math.hpp"
 #include "cutejit/dsl/types.hpp"

@@ -58,7 +58,14 @@ CompiledKernel compile_specialization(const std::string& kernel, const Target& t
   mlir::OwningOpRef<mlir::ModuleOp> module;
   {
     Trace trace(thread_mlir_context(), kernel, target, defined_at);
-    trace_body();
+    try {
+      trace_body();
+    } catch (const Error& e) {
+      // A check that knows no user line (the layout algebra's, a tensor's) is put on the
+      // kernel's: every error from a trace names a line of the user's code.
+      if (e.located()) throw;
+      throw Error("in kernel '" + kernel + "' (defined here): " + std::string(e.what()).substr(7), defined_at);
+    }
     module = trace.finish();
   }
   out.times.trace_ms = ms_since(clock);

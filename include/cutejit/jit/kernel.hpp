@@ -12,6 +12,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "cutejit/jit/dynamic_arg.hpp"
 #include "cutejit/jit/kernel_core.hpp"
 #include "cutejit/jit/kernel_param.hpp"
 #include "cutejit/runtime/device.hpp"
@@ -42,6 +43,48 @@ template <class C, class R, class... Ps> struct Signature<R (C::*)(Ps...)> {
 };
 template <class R, class... Ps> struct Signature<R (*)(Ps...)> {
   using params = std::tuple<std::decay_t<Ps>...>;
+};
+
+/// The host argument a DynamicArg becomes for a parameter of type P, checked as a C++
+/// argument of that type would be.
+/// Parameters of other kinds (a TmaDescriptor, a Constexpr of a struct or enum) have no
+/// run-time-typed form: a kernel with one cannot be launched that way.
+template <class P> struct FromDynamic {
+  static constexpr bool supported = false;
+};
+template <Element T> struct FromDynamic<Tensor<T>> {
+  static constexpr bool supported = true;
+  static DeviceTensor<T> convert(const DynamicArg& a, const std::string& kernel, int index) {
+    if (a.kind != DynamicArg::Kind::tensor) argument_error(kernel, index, "is " + a.describe() + ", where the kernel takes a tensor");
+    if (a.dtype != dtype_v<T>)
+      argument_error(kernel, index, "is " + a.describe() + ", where the kernel takes a " + std::string(name(dtype_v<T>)) + " tensor");
+    return DeviceTensor<T>::make(a.ptr, std::span<const int64_t>(a.shape.data(), size_t(a.rank)),
+                                 std::span<const int64_t>(a.stride.data(), size_t(a.rank)));
+  }
+};
+template <class T>
+  requires std::is_arithmetic_v<T>
+T number_from_dynamic(const DynamicArg& a, const std::string& kernel, int index) {
+  if (a.kind == DynamicArg::Kind::tensor) argument_error(kernel, index, "is " + a.describe() + ", where the kernel takes a number");
+  if constexpr (std::is_integral_v<T>) {
+    if (a.kind == DynamicArg::Kind::real) argument_error(kernel, index, "is " + a.describe() + ", where the kernel takes an integer");
+    if (!std::in_range<T>(a.integer)) argument_error(kernel, index, "is " + a.describe() + ", which the parameter's type does not hold");
+    return T(a.integer);
+  } else {
+    return a.kind == DynamicArg::Kind::real ? T(a.real) : T(a.integer);
+  }
+}
+template <Element T>
+  requires std::is_arithmetic_v<T>
+struct FromDynamic<Value<T>> {
+  static constexpr bool supported = true;
+  static T convert(const DynamicArg& a, const std::string& kernel, int index) { return number_from_dynamic<T>(a, kernel, index); }
+};
+template <class T>
+  requires std::is_arithmetic_v<T>
+struct FromDynamic<Constexpr<T>> {
+  static constexpr bool supported = true;
+  static T convert(const DynamicArg& a, const std::string& kernel, int index) { return number_from_dynamic<T>(a, kernel, index); }
 };
 
 }  // namespace detail
@@ -85,6 +128,15 @@ class Kernel {
     detail::ParamBuffer params;
     const detail::LoadedFunction& f = resolve(device, params, args...);
     core_.launch(f, device, cfg, params);
+  }
+
+  /// Launches with arguments typed at run time (a registered kernel called from Python): each
+  /// is converted to its parameter's host type and checked as a C++ argument would be.
+  void launch_dynamic(const Device& device, const Launch& cfg, std::span<const DynamicArg> args) {
+    if (args.size() != arity)
+      throw Error("kernel '" + core_.name() + "' takes " + std::to_string(arity) + " arguments, not " + std::to_string(args.size()),
+                  core_.defined_at());
+    launch_converted(device, cfg, args, std::make_index_sequence<arity>{});
   }
 
   /// Resolves and packs once; the returned object launches with no lookup at all.
@@ -138,6 +190,19 @@ class Kernel {
   }
 
  private:
+  template <size_t... I>
+  void launch_converted(const Device& device, const Launch& cfg, std::span<const DynamicArg> args, std::index_sequence<I...>) {
+    if constexpr ((detail::FromDynamic<std::tuple_element_t<I, Params>>::supported && ...)) {
+      // A braced list converts left to right, so the first bad argument is the one reported.
+      std::tuple converted{detail::FromDynamic<std::tuple_element_t<I, Params>>::convert(args[I], core_.name(), int(I))...};
+      std::apply([&](const auto&... a) { (*this)(device, cfg, a...); }, converted);
+    } else {
+      throw Error("kernel '" + core_.name() +
+                      "' cannot be launched with run-time-typed arguments (from Python): a parameter is not a Tensor, a Value or a "
+                      "Constexpr of a number",
+                  core_.defined_at());
+    }
+  }
   template <size_t... I>
   static bool words_fit(const uint64_t* w, const uint64_t* end, std::index_sequence<I...>) {
     auto one = [&]<class P>(std::type_identity<P>) {

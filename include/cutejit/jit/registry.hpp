@@ -11,10 +11,16 @@
 #include <string>
 #include <vector>
 
+#include <span>
+
 #include "cutejit/core/compiled.hpp"
+#include "cutejit/jit/dynamic_arg.hpp"
 #include "cutejit/jit/specialization.hpp"
+#include "cutejit/runtime/launch.hpp"
 
 namespace cutejit {
+
+class Device;
 
 struct RegisteredKernel {
   std::string name;
@@ -25,6 +31,9 @@ struct RegisteredKernel {
   /// Traces and compiles one specialization (disk cache included). Throws cutejit::Error when
   /// the words are not this kernel's (a manifest recorded from another version of the code).
   std::function<CompiledKernel(const Target&, const Specialization&)> compile;
+  /// Launches with arguments typed at run time (from Python); the first launch of a
+  /// specialization compiles it, as a C++ launch does.
+  std::function<void(const Device&, const Launch&, std::span<const DynamicArg>)> launch;
   const void* identity = nullptr;  ///< the Kernel object: registering one twice is harmless
 };
 
@@ -43,8 +52,14 @@ void register_kernel(const void* kernel, DescribeKernel describe);
 
 template <class K>
 RegisteredKernel describe_kernel(const void* object) {
-  const K& k = *static_cast<const K*>(object);
-  return {k.name(), k.defined_at(), K::constant_types(), [&k](const Target& t, const Specialization& s) { return k.compile(t, s); },
+  // Registered kernels are namespace-scope or static objects; launching changes only their
+  // cache of loaded specializations, which is what a launch through the object itself does.
+  K& k = *const_cast<K*>(static_cast<const K*>(object));
+  return {k.name(),
+          k.defined_at(),
+          K::constant_types(),
+          [&k](const Target& t, const Specialization& s) { return k.compile(t, s); },
+          [&k](const Device& d, const Launch& l, std::span<const DynamicArg> args) { k.launch_dynamic(d, l, args); },
           object};
 }
 template <class K>

@@ -69,6 +69,9 @@ TEST_CASE("warm and export: nothing to do is an error, and a failed write keeps 
   write_bytes(manifest, cutejit::manifest_line(examples::vector_add.specialization(v, v, v)));
   const std::string plugin = " --plugin " + plugin_path().string() + " --manifest " + manifest.string();
 
+  Run twice = cli(tmp, "list --json --json");
+  CHECK(twice.exit_code == 2);
+  CHECK_THAT(twice.output, Catch::Contains("--json is given twice"));
   Run no_names = cli(tmp, "warm" + plugin + " --kernels ,");
   CHECK(no_names.exit_code == 2);
   CHECK_THAT(no_names.output, Catch::Contains("--kernels lists no kernel"));

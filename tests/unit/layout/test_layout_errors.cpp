@@ -11,24 +11,24 @@ Layout L(const char* s) { return parse_layout(s); }
 
 TEST_CASE("errors: malformed layout text points at the column", "[layout][errors]") {
   CHECK_THROWS_WITH(parse_layout("(4,2:(1,4)"),
-                    "parse_layout: expected ',' or ')' at column 5 of \"(4,2:(1,4)\"\n"
+                    "error: parse_layout: expected ',' or ')' at column 5 of \"(4,2:(1,4)\"\n"
                     "  (4,2:(1,4)\n"
                     "      ^");
   CHECK_THROWS_WITH(parse_layout("(4,2)(1,4)"),
-                    "parse_layout: expected ':' between shape and stride at column 6 of \"(4,2)(1,4)\"\n"
+                    "error: parse_layout: expected ':' between shape and stride at column 6 of \"(4,2)(1,4)\"\n"
                     "  (4,2)(1,4)\n"
                     "       ^");
   CHECK_THROWS_WITH(parse_layout("(4,2):(1,(4,8))"),
-                    "parse_layout: expected a stride congruent with the shape (4,2) (got the stride (1,(4,8))) at "
+                    "error: parse_layout: expected a stride congruent with the shape (4,2) (got the stride (1,(4,8))) at "
                     "column 1 of \"(4,2):(1,(4,8))\"\n"
                     "  (4,2):(1,(4,8))\n"
                     "  ^");
   CHECK_THROWS_WITH(parse_layout("8:1 x"),
-                    "parse_layout: expected end of text at column 5 of \"8:1 x\"\n"
+                    "error: parse_layout: expected end of text at column 5 of \"8:1 x\"\n"
                     "  8:1 x\n"
                     "      ^");
   CHECK_THROWS_WITH(parse_int_tuple("(4,,2)"),
-                    "parse_int_tuple: expected an integer or '(' at column 4 of \"(4,,2)\"\n"
+                    "error: parse_int_tuple: expected an integer or '(' at column 4 of \"(4,,2)\"\n"
                     "  (4,,2)\n"
                     "     ^");
   CHECK_THROWS_AS(parse_layout(""), Error);
@@ -54,20 +54,20 @@ TEST_CASE("errors: numbers past 64 bits, swizzle fields past int and deep nestin
 
 TEST_CASE("errors: composition preconditions", "[algebra][errors]") {
   CHECK_THROWS_WITH(composition(L("(4,6):(1,5)"), L("3:6")),
-                    "composition((4,6):(1,5), 3:6): stride divisibility condition failed: the remaining stride 6 of "
+                    "error: composition((4,6):(1,5), 3:6): stride divisibility condition failed: the remaining stride 6 of "
                     "the right layout reaches mode 0 (shape 4) of the coalesced left layout (4,6):(1,5), and is "
                     "neither a multiple of 4 nor less than it (valid: a multiple of 4, or a divisor of it)");
   CHECK_THROWS_WITH(composition(L("(4,6):(1,5)"), L("4:3")),
-                    "composition((4,6):(1,5), 4:3): stride divisibility condition failed: the remaining stride 3 of "
+                    "error: composition((4,6):(1,5), 4:3): stride divisibility condition failed: the remaining stride 3 of "
                     "the right layout does not divide mode 0 (shape 4) of the coalesced left layout (4,6):(1,5), and "
                     "the remaining shape 4 runs past that mode (valid: a stride dividing 4, or at most 2 elements at "
                     "that stride)");
   CHECK_THROWS_WITH(composition(L("(4,6):(1,5)"), L("6:1")),
-                    "composition((4,6):(1,5), 6:1): shape divisibility condition failed: the remaining shape 6 of the "
+                    "error: composition((4,6):(1,5), 6:1): shape divisibility condition failed: the remaining shape 6 of the "
                     "right layout is not a multiple of 4, the extent that mode 0 (shape 4) of the coalesced left "
                     "layout (4,6):(1,5) provides at that stride");
   CHECK_THROWS_WITH(composition(L("(4,6):(1,5)"), make_tile(2, 2, 2)),
-                    "composition((4,6):(1,5), (2,2,2)): the tiler has 3 modes but the layout only 2 (a by-mode tiler "
+                    "error: composition((4,6):(1,5), (2,2,2)): the tiler has 3 modes but the layout only 2 (a by-mode tiler "
                     "needs at most rank(layout) modes)");
   // Admissible neighbours of the failing cases.
   CHECK(to_string(composition(L("(4,6):(1,5)"), L("8:2"))) == "(2,4):(2,5)");
@@ -77,20 +77,20 @@ TEST_CASE("errors: composition preconditions", "[algebra][errors]") {
 
 TEST_CASE("errors: other preconditions", "[algebra][errors]") {
   CHECK_THROWS_WITH(complement(L("(2,2):(1,1)"), 8),
-                    "complement((2,2):(1,1), 8): non-injective layout detected: the filtered layout (2,2):(1,1) has "
+                    "error: complement((2,2):(1,1), 8): non-injective layout detected: the filtered layout (2,2):(1,1) has "
                     "overlapping modes (complement needs an injective layout)");
   CHECK_THROWS_WITH(Layout(IntTuple{4, 2}, 1),
-                    "Layout: the stride 1 is not congruent with the shape (4,2) (they need the same nesting, e.g. "
+                    "error: Layout: the stride 1 is not congruent with the shape (4,2) (they need the same nesting, e.g. "
                     "(4,(2,3)):(1,(4,8)))");
   CHECK_THROWS_WITH(mode(L("(4,2):(1,4)"), 2),
-                    "mode: index 2 is out of range for (4,2):(1,4) (rank 2, valid modes 0..1)");
+                    "error: mode: index 2 is out of range for (4,2):(1,4) (rank 2, valid modes 0..1)");
   CHECK_THROWS_WITH(tile_to_shape(L("(3,2):(1,3)"), IntTuple{8, 4}),
-                    "tile_to_shape((3,2):(1,3), (8,4)): the block shape (3,2) does not divide the target shape (8,4) "
+                    "error: tile_to_shape((3,2):(1,3), (8,4)): the block shape (3,2) does not divide the target shape (8,4) "
                     "mode by mode");
   CHECK_THROWS_WITH(downcast(L("(4,2):(2,8)"), 2),
-                    "downcast<2>((4,2):(2,8)): downcast requires adjacent elements (a mode of stride 1)");
+                    "error: downcast<2>((4,2):(2,8)): downcast requires adjacent elements (a mode of stride 1)");
   CHECK_THROWS_WITH(upcast(L("(4,2):(3,8)"), 2),
-                    "upcast<2>((4,2):(3,8)): divisibility condition failed: the stride 3 and 2 must divide one another");
-  CHECK_THROWS_WITH(Swizzle(3, 4, 2), "Swizzle Sw<3,4,2>: |SShift| must be >= BBits (3)");
+                    "error: upcast<2>((4,2):(3,8)): divisibility condition failed: the stride 3 and 2 must divide one another");
+  CHECK_THROWS_WITH(Swizzle(3, 4, 2), "error: Swizzle Sw<3,4,2>: |SShift| must be >= BBits (3)");
   CHECK_THROWS_AS(logical_divide(L("(4,6):(1,5)"), L("4:3")), Error);
 }

@@ -47,7 +47,7 @@ TEST_CASE("make_fragment_like: mode 0 column-major, the rest in stride order", "
 
 TEST_CASE("complement: negative strides are refused with both layouts", "[layout][errors]") {
   CHECK_THROWS_WITH(complement(L("(4,2):(-1,4)"), 16),
-                    "complement((4,2):(-1,4), 16): the filtered layout (4,2):(-1,4) has the negative stride -1; "
+                    "error: complement((4,2):(-1,4), 16): the filtered layout (4,2):(-1,4) has the negative stride -1; "
                     "complement is defined for non-negative strides only");
   CHECK_THROWS_WITH(logical_divide(L("16:1"), L("4:-2")), Contains("negative stride -2"));
 }

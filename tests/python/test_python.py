@@ -1,0 +1,42 @@
+"""The Python module without a GPU: it loads, finds a plugin's kernels, and reports every
+mistake as a cutejit.Error with cutejit's message. Run by CTest (CUTEJIT_TEST_PLUGIN names the
+test plugin; CUTEJIT_PYTHON_LIBRARY the native half)."""
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+import cutejit  # noqa: E402
+
+failures = []
+
+
+def check(condition, what):
+    if not condition:
+        failures.append(what)
+        print("FAILED:", what)
+
+
+def raises(fn, *needles):
+    try:
+        fn()
+    except cutejit.Error as e:
+        text = str(e)
+        check(all(n in text for n in needles), "message %r lacks %r" % (text, needles))
+        return
+    check(False, "no cutejit.Error from %r" % fn)
+
+
+raises(lambda: cutejit.load("/nonexistent/libk.so"), "cannot load the plugin /nonexistent/libk.so")
+lib = cutejit.load(os.environ["CUTEJIT_TEST_PLUGIN"])
+check({"vector_add", "saxpy"} <= set(cutejit.kernel_names()), "the plugin's kernels are registered: %r" % cutejit.kernel_names())
+raises(lambda: lib.kernel("no_such_kernel"), "no kernel named 'no_such_kernel' is registered", "vector_add")
+add = lib.kernel("vector_add")
+raises(lambda: add(grid=(0,), block=256), "grid is an int or a tuple of 1 to 3 positive ints")
+raises(lambda: add(grid=1, block=(1, 2, 3, 4)), "block is an int")
+raises(lambda: add(grid=1, block=32)(object(), 1, 2), "argument 1 of kernel 'vector_add' is a object")
+# Numbers where the kernel takes tensors: the kernel's own check, before any GPU is needed...
+# or, on a machine with no GPU, the driver's absence: either way an Error, never a crash.
+raises(lambda: add(grid=1, block=32)(1, 2, 3), "error:")
+
+print("python module: %d failure(s)" % len(failures))
+sys.exit(1 if failures else 0)

@@ -1,0 +1,112 @@
+"""The Python module on the GPU with PyTorch tensors: results against torch, errors, the
+framework's current stream, and the hot launch's host time against Triton's in the same
+process (the same method as tests/perf/peers.py)."""
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+import torch  # noqa: E402
+import cutejit  # noqa: E402
+
+failures = []
+
+
+def check(condition, what):
+    print(("ok     " if condition else "FAILED ") + what)
+    if not condition:
+        failures.append(what)
+
+
+lib = cutejit.load(os.environ["CUTEJIT_TEST_PLUGIN"])
+add, saxpy = lib.kernel("vector_add"), lib.kernel("saxpy")
+n = 1 << 20
+a, b = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
+c = torch.full((n,), float("nan"), device="cuda")
+add(grid=n // 1024, block=256)(a, b, c)  # four elements a thread
+torch.cuda.synchronize()
+check(torch.equal(c, a + b), "vector_add on torch tensors equals a + b")
+
+y = b.clone()
+saxpy(grid=n // 256, block=256)(2.5, a, y)
+torch.cuda.synchronize()
+check(torch.allclose(y, 2.5 * a + b, rtol=0, atol=1e-6), "saxpy(2.5, x, y) equals 2.5 * x + y")
+
+# On a side stream: the launch follows PyTorch's current stream, so it is ordered after the
+# fill queued there and before the copy queued after it.
+side = torch.cuda.Stream()
+with torch.cuda.stream(side):
+    a2 = torch.randn(n, device="cuda")
+    c2 = torch.empty(n, device="cuda")
+    add(grid=n // 1024, block=256)(a2, b, c2)
+    out = c2.clone()
+side.synchronize()
+check(torch.equal(out, a2 + b), "a launch inside torch.cuda.stream(s) runs on s, in order")
+
+# A strided view: the tensor's strides reach the kernel (saxpy indexes through its layout).
+base = torch.randn(2 * n, device="cuda")
+view = base[::2]
+y = b.clone()
+saxpy(grid=n // 256, block=256)(2.5, view, y)
+torch.cuda.synchronize()
+check(torch.allclose(y, 2.5 * view + b, rtol=0, atol=1e-6), "a stride-2 view is read through its stride")
+
+
+def error_of(fn):
+    try:
+        fn()
+    except cutejit.Error as e:
+        return str(e)
+    return ""
+
+
+e = error_of(lambda: add(grid=1, block=32)(a.double(), b, c))
+check("takes a f32 tensor" in e, "a float64 tensor is refused with the type it should be: " + e)
+e = error_of(lambda: add(grid=1, block=32)(a.cpu(), b, c))
+check("host memory" in e, "a CPU tensor is refused: " + e)
+e = error_of(lambda: add(grid=1, block=32)(a, b))
+check("takes 3 arguments, not 2" in e, "a missing argument is refused: " + e)
+
+# Host time per launch, launches queued back to back, median of 200 rounds of 100.
+small = 1024
+x, z = torch.empty(small, device="cuda"), torch.empty(small, device="cuda")
+launch = add(grid=1, block=256)
+launch(x, x, z)
+torch.cuda.synchronize()
+per = []
+for _ in range(200):
+    t0 = time.perf_counter()
+    for _ in range(100):
+        launch(x, x, z)
+    per.append((time.perf_counter() - t0) * 1e6 / 100)
+    torch.cuda.synchronize()
+per.sort()
+ours = per[len(per) // 2]
+print(f"cutejit_python_launch_overhead: {ours:.3f} us per launch (3 torch tensors through DLPack)")
+try:
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def add_kernel(p, q, r, m, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        mask = offs < m
+        tl.store(r + offs, tl.load(p + offs, mask=mask) + tl.load(q + offs, mask=mask), mask=mask)
+
+    add_kernel[(4,)](x, x, z, small, BLOCK=256)
+    torch.cuda.synchronize()
+    per = []
+    for _ in range(200):
+        t0 = time.perf_counter()
+        for _ in range(100):
+            add_kernel[(4,)](x, x, z, small, BLOCK=256)
+        per.append((time.perf_counter() - t0) * 1e6 / 100)
+        torch.cuda.synchronize()
+    per.sort()
+    theirs = per[len(per) // 2]
+    print(f"triton_launch_overhead_same_process: {theirs:.3f} us per launch; cutejit/triton = {ours / theirs:.2f}")
+except ImportError:
+    print("triton: not importable here, no peer figure")
+
+print("python module on the GPU: %d failure(s)" % len(failures))
+sys.exit(1 if failures else 0)
