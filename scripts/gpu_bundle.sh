@@ -5,8 +5,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
-rm -rf bundle && mkdir -p bundle/stage/tests/perf bundle/stage/examples bundle/stage/cache
-cp -L build/libcutejit.so.0 bundle/stage/
+rm -rf bundle && mkdir -p bundle/stage/tests/perf bundle/stage/tests/python bundle/stage/examples bundle/stage/cache bundle/stage/python
+cp -L build/libcutejit.so.0 build/python/libcutejit_python.so bundle/stage/
+cp -r python/cutejit bundle/stage/python/
+cp tests/python/*.py bundle/stage/tests/python/
 cp build/tests/cutejit_tests bundle/stage/tests/
 cp build/cache/cutejit-cache bundle/stage/cache/
 # The export consumer: built against a cutejit-cache export, with cuda.h and libcuda only.
@@ -16,7 +18,7 @@ cp build/tests/export_consumer build/tests/libcutejit_test_kernels.so bundle/sta
 cp build/tests/perf/cutejit_bench build/tests/perf/cutejit_bench_* tests/perf/peers*.py tests/perf/gpu_timing.py bundle/stage/tests/perf/
 find build/examples -maxdepth 1 -type f -executable -exec cp {} bundle/stage/examples/ \;
 strip --strip-unneeded bundle/stage/libcutejit.so.0 bundle/stage/tests/cutejit_tests bundle/stage/tests/export_consumer \
-  bundle/stage/tests/libcutejit_test_kernels.so \
+  bundle/stage/tests/libcutejit_test_kernels.so bundle/stage/libcutejit_python.so \
   bundle/stage/tests/perf/cutejit_bench* \
   bundle/stage/cache/cutejit-cache \
   bundle/stage/examples/*

@@ -36,6 +36,11 @@ log="$OUT/gpu.log"
   fi
   echo "== all CPU suites on this machine too"
   timeout 120 ./tests/cutejit_tests "~[gpu]~[.]"
+  echo "== the Python module with PyTorch tensors (and its hot launch against Triton's)"
+  CUTEJIT_PYTHON_LIBRARY=/tmp/cj/libcutejit_python.so CUTEJIT_TEST_PLUGIN=/tmp/cj/tests/libcutejit_test_kernels.so \
+    timeout 120 python3 tests/python/test_python.py
+  CUTEJIT_PYTHON_LIBRARY=/tmp/cj/libcutejit_python.so CUTEJIT_TEST_PLUGIN=/tmp/cj/tests/libcutejit_test_kernels.so \
+    PYTHONUNBUFFERED=1 timeout 180 python3 tests/python/test_python_gpu.py
   echo "== examples"
   for e in examples/*; do timeout 60 "$e" || echo "$e: exit code $?"; done
   echo "== a program built against a cutejit-cache export (cuda.h and libcuda only)"

@@ -57,7 +57,7 @@ struct Nvrtc {
   static Nvrtc load(const std::string& path) {
     Nvrtc n;
     n.path = path;
-    void* so = path.empty() ? nullptr : dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    void* so = path.empty() ? nullptr : dlopen(path.c_str(), RTLD_LAZY | RTLD_LOCAL);
     if (!so) return n;
     auto sym = [&](auto& fn, const char* name) { fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(so, name)); };
     sym(n.create, "nvrtcCreateProgram");

@@ -6,12 +6,18 @@
 #include <unordered_map>
 
 #include "cutejit/runtime/device.hpp"
+#include "assemble/assemble.hpp"
 #include "jit/pipeline.hpp"
 #include "jit/record.hpp"
+#include "runtime/device_hook.hpp"
 
 namespace cutejit::detail {
 
 namespace {
+
+/// A process that makes a Device is about to compile for it: nvJitLink loads meanwhile.
+[[maybe_unused]] const bool warm_up_on_device = (on_device_created([](const Target& t) { warm_up_assembler(t); }), true);
+
 struct DeviceKey {
   Key key;
   int device;

@@ -2,9 +2,18 @@
 
 #include "cutejit/core/error.hpp"
 #include "driver/driver.hpp"
+#include "runtime/device_hook.hpp"
+
+#include <atomic>
 
 namespace cutejit {
 
+namespace detail {
+namespace {
+std::atomic<DeviceCreatedHook> device_created_hook{nullptr};
+}
+void on_device_created(DeviceCreatedHook hook) { device_created_hook = hook; }
+}  // namespace detail
 
 Device::Device(int ordinal) : ordinal_(ordinal) {
   const detail::Driver& d = detail::Driver::get();
@@ -27,6 +36,9 @@ Device::Device(int ordinal) : ordinal_(ordinal) {
   } catch (const Error& e) {
     throw Error(name_ + ": " + e.what());
   }
+  // Before the context, which takes the longest: what the JIT starts now (nvJitLink's loading)
+  // runs while the driver makes it.
+  if (detail::DeviceCreatedHook hook = detail::device_created_hook) hook(target_);
   d.check(d.cuDeviceGetAttribute(&multiprocessors_, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev), "cuDeviceGetAttribute");
   d.check(d.cuDeviceGetAttribute(&max_shared_per_block_, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, dev),
           "cuDeviceGetAttribute");
