@@ -3,6 +3,7 @@
 // build serves every Python version; every call returns 0 or -1 and never throws across the ABI.
 #include <dlfcn.h>
 
+#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -36,13 +37,27 @@ const cutejit::Device& device(int ordinal) {
 
 extern "C" {
 
-/// One argument: a tensor (a DLTensor*, the pointer a DLPack capsule holds), an integer or a float.
-struct cutejit_arg {
-  int kind;  // 0 tensor, 1 integer, 2 float
-  const DLTensor* tensor;
-  int64_t integer;
-  double real;
+/// A launch as the Python module packs it in one buffer: a header, then one record per argument.
+struct cutejit_launch_header {
+  int32_t device;
+  uint32_t shared_bytes;
+  uint64_t stream;
+  uint32_t grid[3];
+  uint32_t block[3];
 };
+/// One argument. kind 0: a DLPack tensor (`value` is the DLTensor* a capsule holds); 1: an
+/// integer (`value`); 2: a float (`real`); 3: a tensor described field by field (the fast path
+/// for PyTorch tensors, which skips making a capsule): `value` its address, `code`/`bits` its
+/// DLPack element type, `rank`, `shape` and `stride` in elements, on GPU `tensor_device`.
+struct cutejit_arg {
+  uint8_t kind, code, bits, rank;
+  int32_t tensor_device;
+  uint64_t value;
+  double real;
+  int64_t shape[4];
+  int64_t stride[4];
+};
+static_assert(sizeof(cutejit_launch_header) == 40 && sizeof(cutejit_arg) == 88, "the layout python/cutejit/__init__.py packs");
 
 __attribute__((visibility("default"))) const char* cutejit_last_error() { return last_error.c_str(); }
 
@@ -72,27 +87,41 @@ __attribute__((visibility("default"))) void* cutejit_find_kernel(const char* nam
 
 __attribute__((visibility("default"))) void cutejit_release_kernel(void* kernel) { delete static_cast<cutejit::RegisteredKernel*>(kernel); }
 
-__attribute__((visibility("default"))) int cutejit_launch(void* kernel, int ordinal, const uint32_t* grid, const uint32_t* block,
-                                                          uint32_t shared_bytes, uint64_t stream, const cutejit_arg* args, int count) {
+__attribute__((visibility("default"))) int cutejit_launch(void* kernel, const void* packed, int count) {
   try {
     const auto& k = *static_cast<const cutejit::RegisteredKernel*>(kernel);
+    cutejit_launch_header h;
+    std::memcpy(&h, packed, sizeof h);
     std::vector<cutejit::DynamicArg> converted;
     converted.reserve(size_t(count));
     for (int i = 0; i < count; ++i) {
-      const cutejit_arg& a = args[i];
-      if (a.kind == 0) {
-        try {
-          converted.push_back(cutejit::dynamic_arg_from_dlpack(*a.tensor, ordinal));
-        } catch (const cutejit::Error& e) {
-          return failed("error: argument " + std::to_string(i + 1) + " of kernel '" + k.name + "': " + std::string(e.what()).substr(7));
-        }
+      cutejit_arg a;
+      std::memcpy(&a, static_cast<const char*>(packed) + sizeof h + size_t(i) * sizeof a, sizeof a);
+      if (a.kind == 1) {
+        converted.push_back(cutejit::DynamicArg::of_integer(int64_t(a.value)));
+      } else if (a.kind == 2) {
+        converted.push_back(cutejit::DynamicArg::of_real(a.real));
       } else {
-        converted.push_back(a.kind == 1 ? cutejit::DynamicArg::of_integer(a.integer) : cutejit::DynamicArg::of_real(a.real));
+        DLTensor described{};
+        if (a.kind == 3) {
+          described.data = reinterpret_cast<void*>(a.value);
+          described.device = {kDLCUDA, a.tensor_device};
+          described.ndim = a.rank;
+          described.dtype = {a.code, a.bits, 1};
+          described.shape = a.shape;
+          described.strides = a.stride;
+        }
+        const DLTensor& t = a.kind == 3 ? described : *reinterpret_cast<const DLTensor*>(a.value);
+        try {
+          converted.push_back(cutejit::dynamic_arg_from_dlpack(t, h.device));
+        } catch (const cutejit::Error& e) {
+          return failed("error: argument " + std::to_string(i) + " of kernel '" + k.name + "': " + std::string(e.what()).substr(7));
+        }
       }
     }
-    cutejit::Launch cfg{.grid = {grid[0], grid[1], grid[2]}, .block = {block[0], block[1], block[2]}, .shared_bytes = shared_bytes};
-    cfg.stream = reinterpret_cast<cutejit::StreamHandle>(stream);
-    k.launch(device(ordinal), cfg, converted);
+    cutejit::Launch cfg{.grid = {h.grid[0], h.grid[1], h.grid[2]}, .block = {h.block[0], h.block[1], h.block[2]}, .shared_bytes = h.shared_bytes};
+    cfg.stream = reinterpret_cast<cutejit::StreamHandle>(h.stream);
+    k.launch(device(h.device), cfg, converted);
     return 0;
   } catch (const std::exception& e) {
     return failed(e.what());

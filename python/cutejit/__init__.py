@@ -5,8 +5,10 @@
     saxpy = lib.kernel("saxpy")
     saxpy(grid=(n // 256,), block=(256,))(2.0, x, y)   # x, y: CUDA tensors of any framework
 
-Tensors go in through DLPack (`__dlpack__`), with no copy; numbers as the kernel's parameter
-types take them. A launch runs on the framework's current stream (PyTorch's or CuPy's) unless
+Tensors go in with no copy, through DLPack (`__dlpack__`); PyTorch's are read field by field
+instead (address, shape, strides, element type: what DLPack would carry), which saves making a
+capsule per tensor. Numbers go in as the kernel's parameter types take them. Arguments are
+numbered from 0, as in cutejit's C++ messages. A launch runs on the framework's current stream (PyTorch's or CuPy's) unless
 `stream=` gives another (an integer CUstream). The first launch of a specialization compiles
 it, as in C++; later ones cost the launch. Errors are `cutejit.Error`, with cutejit's message.
 
@@ -16,6 +18,7 @@ package, in the build tree, or on the library path.
 
 import ctypes
 import os
+import struct
 import sys
 
 __all__ = ["Error", "Library", "Kernel", "load", "kernel_names"]
@@ -25,8 +28,12 @@ class Error(RuntimeError):
     """A cutejit error: what went wrong, where, and what would be valid."""
 
 
-class _Arg(ctypes.Structure):
-    _fields_ = [("kind", ctypes.c_int), ("tensor", ctypes.c_void_p), ("integer", ctypes.c_int64), ("real", ctypes.c_double)]
+# One launch is one buffer (python/cutejit_python.cpp has the C layout): a header (device,
+# shared bytes, stream, grid, block), then a record per argument (kind, DLPack type code and
+# bits, rank, the tensor's GPU, an address or integer, a float, shape[4], stride[4]).
+_HEADER = struct.Struct("<iIQ3I3I")
+_RECORD = struct.Struct("<BBBBiQd4q4q")
+_NO_DIMS = (0, 0, 0, 0)
 
 
 def _find_native():
@@ -48,8 +55,7 @@ _native.cutejit_kernel_names.restype = ctypes.c_char_p
 _native.cutejit_find_kernel.argtypes = [ctypes.c_char_p]
 _native.cutejit_find_kernel.restype = ctypes.c_void_p
 _native.cutejit_release_kernel.argtypes = [ctypes.c_void_p]
-_native.cutejit_launch.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.POINTER(ctypes.c_uint32), ctypes.POINTER(ctypes.c_uint32),
-                                   ctypes.c_uint32, ctypes.c_uint64, ctypes.POINTER(_Arg), ctypes.c_int]
+_native.cutejit_launch.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]
 
 _capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
 _capsule_pointer.restype = ctypes.c_void_p
@@ -72,16 +78,35 @@ def _dim3(v, what):
     v = tuple(v)
     if not 1 <= len(v) <= 3 or not all(isinstance(x, int) and x >= 1 for x in v):
         raise Error("error: %s is an int or a tuple of 1 to 3 positive ints, not %r" % (what, v))
-    return (ctypes.c_uint32 * 3)(*(v + (1,) * (3 - len(v))))
+    return v + (1,) * (3 - len(v))
+
+
+_torch_types = None
+
+
+def _torch_type(dtype):
+    """A torch dtype's DLPack (code, bits), or None for those cutejit takes only through DLPack."""
+    global _torch_types
+    if _torch_types is None:
+        import torch
+        _torch_types = {torch.float32: (2, 32), torch.float16: (2, 16), torch.float64: (2, 64), torch.bfloat16: (4, 16),
+                        torch.int8: (0, 8), torch.int16: (0, 16), torch.int32: (0, 32), torch.int64: (0, 64), torch.uint8: (1, 8)}
+    return _torch_types.get(dtype)
+
+
+def _torch_stream(device_index):
+    import torch
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)  # an int, without making a Stream object
+    return raw(device_index) if raw else torch.cuda.current_stream(device_index).cuda_stream
 
 
 def _current_stream(args):
-    """The stream of the framework whose tensors these are, and the GPU they are on."""
+    """The current stream of the framework whose tensors these are, and the GPU they are on."""
     for a in args:
         module = type(a).__module__
-        if module.startswith("torch"):
-            import torch
-            return torch.cuda.current_stream(a.device).cuda_stream, a.device.index or 0
+        if module.startswith("torch") and getattr(a, "is_cuda", False):
+            index = a.device.index or 0
+            return _torch_stream(index), index
         if module.startswith("cupy"):
             import cupy
             return cupy.cuda.get_current_stream().ptr, a.device.id
@@ -99,24 +124,35 @@ class _Launch:
 
     def __call__(self, *args):
         stream, device = _current_stream(args)
-        if self._stream is not None:
-            stream = int(self._stream)
-        packed = (_Arg * max(1, len(args)))()
+        # On the framework's current stream, the tensors' producers (the framework's own work on
+        # that stream) are already ordered before the kernel: DLPack is asked for no
+        # synchronization (-1). On another stream, each producer makes its tensor ready for it.
+        sync = -1
+        if self._stream is not None and int(self._stream) != stream:
+            stream = sync = int(self._stream)
+            if sync == 0:
+                sync = 1  # DLPack's name for the legacy default stream
+        packed = [_HEADER.pack(device, self._shared, stream, *self._grid, *self._block)]
         capsules = []  # alive until the launch has read them
         for i, a in enumerate(args):
             if isinstance(a, bool) or isinstance(a, int):
-                packed[i].kind, packed[i].integer = 1, int(a)
+                packed.append(_RECORD.pack(1, 0, 0, 0, 0, a & 0xFFFFFFFFFFFFFFFF, 0.0, *_NO_DIMS, *_NO_DIMS))
             elif isinstance(a, float):
-                packed[i].kind, packed[i].real = 2, a
+                packed.append(_RECORD.pack(2, 0, 0, 0, 0, 0, a, *_NO_DIMS, *_NO_DIMS))
+            elif sync == -1 and type(a).__module__.startswith("torch") and getattr(a, "is_cuda", False) and 1 <= a.dim() <= 4 \
+                    and _torch_type(a.dtype):
+                # PyTorch's tensors field by field: what DLPack would say, without making a capsule.
+                code, bits = _torch_type(a.dtype)
+                shape, strides = tuple(a.shape) + _NO_DIMS, a.stride() + _NO_DIMS
+                packed.append(_RECORD.pack(3, code, bits, a.dim(), a.device.index or 0, a.data_ptr(), 0.0, *shape[:4], *strides[:4]))
             elif hasattr(a, "__dlpack__"):
-                # The producer orders its work before `stream`: the tensor is ready when the kernel starts.
-                capsule = a.__dlpack__(stream=stream if stream else None)
+                capsule = a.__dlpack__(stream=sync)
                 capsules.append(capsule)
-                packed[i].kind, packed[i].tensor = 0, _capsule_pointer(capsule, b"dltensor")
+                packed.append(_RECORD.pack(0, 0, 0, 0, 0, _capsule_pointer(capsule, b"dltensor"), 0.0, *_NO_DIMS, *_NO_DIMS))
             else:
                 raise Error("error: argument %d of kernel '%s' is a %s; give a tensor with __dlpack__, an int or a float"
-                            % (i + 1, self._kernel.name, type(a).__name__))
-        if _native.cutejit_launch(self._kernel._handle, device, self._grid, self._block, self._shared, stream, packed, len(args)) != 0:
+                            % (i, self._kernel.name, type(a).__name__))
+        if _native.cutejit_launch(self._kernel._handle, b"".join(packed), len(args)) != 0:
             _raise()
 
 

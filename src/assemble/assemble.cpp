@@ -75,8 +75,9 @@ struct NvJitLink {
 
   /// Loaded once per toolkit location (the location can only change through the environment).
   static const NvJitLink& get() {
-    static std::mutex mutex;
-    static std::map<std::string, NvJitLink> loaded;
+    // Never destroyed: the warm-up thread may still be here while the process exits.
+    static std::mutex& mutex = *new std::mutex;
+    static std::map<std::string, NvJitLink>& loaded = *new std::map<std::string, NvJitLink>;
     std::string key = std::to_string(int(assembler_choice()));
     for (const auto& root : cuda_roots()) key += "|" + root.string();
     std::lock_guard lock(mutex);
@@ -208,8 +209,10 @@ Assembled assemble(const std::string& ptx, const Target& target, const std::stri
               searched_for({"lib64", "bin"}, true));
 }
 
-void warm_up_assembler(const Target& target) {
-  // Joined at exit, so that a process that ends at once does not unload the library under it.
+void warm_up_assembler() {
+  // Only the dlopen and the symbols, no call into nvJitLink: a process may exit while this
+  // runs, and nvJitLink's own state may be torn down by then; the loader serializes a dlopen
+  // with the exit's unloading. The thread is joined at exit all the same.
   static struct Warmer {
     std::thread thread;
     ~Warmer() {
@@ -217,18 +220,7 @@ void warm_up_assembler(const Target& target) {
     }
   } warmer;
   static std::once_flag once;
-  std::call_once(once, [&] {
-    warmer.thread = std::thread([target] {
-      const NvJitLink& nv = NvJitLink::get();
-      if (!nv.loaded) return;
-      try {
-        with_nvjitlink(nv, ".version 7.0\n.target sm_80\n.address_size 64\n.visible .entry cutejit_warm_up() { ret; }\n", target,
-                       "cutejit_warm_up", {});
-      } catch (const Error&) {
-        // Nothing to report: the real compile that follows says what is wrong, if anything is.
-      }
-    });
-  });
+  std::call_once(once, [&] { warmer.thread = std::thread([] { NvJitLink::get(); }); });
 }
 
 std::string assembler_version() {

@@ -27,10 +27,10 @@ struct LinkedPtx {
 /// `linked` needs nvJitLink: ptxas alone does not link.
 Assembled assemble(const std::string& ptx, const Target& target, const std::string& kernel, const std::vector<LinkedPtx>& linked = {});
 
-/// Loads nvJitLink and links a trivial kernel for `target` on a background thread, once per
-/// process: its one-time start-up (tens of milliseconds) then overlaps other work, such as the
-/// driver creating a context, instead of delaying the process's first compile.
-void warm_up_assembler(const Target& target);
+/// Loads nvJitLink on a background thread, once per process: its dlopen (tens of milliseconds)
+/// then overlaps other work, such as the driver creating a context, instead of delaying the
+/// process's first compile.
+void warm_up_assembler();
 
 /// "nvJitLink <path> <size>" or "ptxas ..." — part of the cache key, since it decides the cubin.
 std::string assembler_version();

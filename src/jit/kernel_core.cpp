@@ -16,7 +16,7 @@ namespace cutejit::detail {
 namespace {
 
 /// A process that makes a Device is about to compile for it: nvJitLink loads meanwhile.
-[[maybe_unused]] const bool warm_up_on_device = (on_device_created([](const Target& t) { warm_up_assembler(t); }), true);
+[[maybe_unused]] const bool warm_up_on_device = (on_device_created([](const Target&) { warm_up_assembler(); }), true);
 
 struct DeviceKey {
   Key key;

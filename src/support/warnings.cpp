@@ -9,8 +9,9 @@
 namespace cutejit::detail {
 
 void warn_once(std::string_view topic, const std::string& message) {
-  static std::mutex mutex;
-  static std::set<std::string, std::less<>> printed;
+  // Never destroyed: a warning may come from a thread still at work while the process exits.
+  static std::mutex& mutex = *new std::mutex;
+  static std::set<std::string, std::less<>>& printed = *new std::set<std::string, std::less<>>;
   {
     std::lock_guard lock(mutex);
     if (!printed.emplace(topic).second) return;

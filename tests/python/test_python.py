@@ -33,7 +33,7 @@ raises(lambda: lib.kernel("no_such_kernel"), "no kernel named 'no_such_kernel' i
 add = lib.kernel("vector_add")
 raises(lambda: add(grid=(0,), block=256), "grid is an int or a tuple of 1 to 3 positive ints")
 raises(lambda: add(grid=1, block=(1, 2, 3, 4)), "block is an int")
-raises(lambda: add(grid=1, block=32)(object(), 1, 2), "argument 1 of kernel 'vector_add' is a object")
+raises(lambda: add(grid=1, block=32)(object(), 1, 2), "argument 0 of kernel 'vector_add' is a object")
 # Numbers where the kernel takes tensors: the kernel's own check, before any GPU is needed...
 # or, on a machine with no GPU, the driver's absence: either way an Error, never a crash.
 raises(lambda: add(grid=1, block=32)(1, 2, 3), "error:")

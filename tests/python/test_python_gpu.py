@@ -43,6 +43,43 @@ with torch.cuda.stream(side):
 side.synchronize()
 check(torch.equal(out, a2 + b), "a launch inside torch.cuda.stream(s) runs on s, in order")
 
+# On a stream named explicitly: each tensor's producer (PyTorch, on its current stream) makes the
+# tensor ready for that stream first, through DLPack.
+other = torch.cuda.Stream()
+a3 = torch.randn(n, device="cuda")
+c3 = torch.empty(n, device="cuda")
+add(grid=n // 1024, block=256, stream=other.cuda_stream)(a3, b, c3)
+other.synchronize()
+check(torch.equal(c3, a3 + b), "a launch on stream= runs there, after the tensors' producers")
+
+# Through DLPack proper: PyTorch's tensors take a shortcut, so a producer that offers only the
+# protocol shows that path works, and CuPy's arrays where CuPy is importable.
+class OnlyDlpack:
+    def __init__(self, t):
+        self.t = t
+
+    def __dlpack__(self, stream=None):
+        return self.t.__dlpack__(stream=stream)
+
+    def __dlpack_device__(self):
+        return self.t.__dlpack_device__()
+
+
+c.fill_(float("nan"))
+add(grid=n // 1024, block=256)(OnlyDlpack(a), OnlyDlpack(b), OnlyDlpack(c))
+torch.cuda.synchronize()
+check(torch.equal(c, a + b), "tensors that offer only __dlpack__ are read through DLPack")
+try:
+    import cupy
+
+    ca, cb = cupy.asarray(a.cpu().numpy()), cupy.asarray(b.cpu().numpy())
+    cc = cupy.empty_like(ca)
+    add(grid=n // 1024, block=256)(ca, cb, cc)
+    cupy.cuda.get_current_stream().synchronize()
+    check(bool((cc == ca + cb).all()), "CuPy arrays, on CuPy's current stream")
+except ImportError:
+    print("cupy: not importable here, not checked")
+
 # A strided view: the tensor's strides reach the kernel (saxpy indexes through its layout).
 base = torch.randn(2 * n, device="cuda")
 view = base[::2]
