@@ -7,6 +7,8 @@
 
 #include "support.hpp"
 
+#include <cutejit/tensor/print_tensor.hpp>
+
 using namespace cutejit;
 using test::contains;
 
@@ -243,4 +245,14 @@ TEST_CASE("warp_reduce and block_reduce: butterfly shuffles, one shared array, t
   Kernel width{"bad_warp_reduce", [](Tensor<f32> x) { x(0) = warp_reduce(x(0), Reduce::sum, 12); }};
   CHECK_THROWS_WITH(width.compile(Target::parse("sm_90a"), test::vector_arg<float>()),
                     Catch::Contains("warp_reduce reduces over a power-of-two number of lanes up to 32, not 12"));
+}
+
+TEST_CASE("print_tensor: one printf per line of a static tile, and a clear error for a dynamic shape", "[unit]") {
+  Kernel k{"print_tile", [](Tensor<f32> a) { print_tensor(make_tensor(a.data(), make_layout(IntTuple{2, 3}))); }};
+  std::string ptx = ptx_of(k, test::vector_arg<float>());
+  CHECK(test::count(ptx, "call.uni") + test::count(ptx, "call ") >= 3);  // the header and two lines
+  CHECK(contains(ptx, "vprintf"));
+  Kernel dynamic{"print_whole", [](Tensor<f32> a) { print_tensor(a); }};
+  CHECK_THROWS_WITH(ptx_of(dynamic, test::vector_arg<float>()),
+                    Catch::Contains("print_tensor prints a tensor of static shape") && Catch::Contains("test_dsl_ops.cpp"));
 }
