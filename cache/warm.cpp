@@ -74,7 +74,8 @@ int warm(const Arguments& args, const cutejit::KernelCache& cache) {
   uint64_t missing_bytes = 0;
   std::vector<size_t> gone;
   for (size_t i = 0; i < items.size(); ++i)
-    if (results[i].error.empty() && !stored(results[i])) gone.push_back(i), missing_bytes += results[i].kernel.cubin.size() + results[i].kernel.ptx.size();
+    if (results[i].error.empty() && !stored(results[i]))  // an entry is its PTX and cubin, plus a header and metadata (< 4 KiB)
+      gone.push_back(i), missing_bytes += results[i].kernel.cubin.size() + results[i].kernel.ptx.size() + 4096;
   const bool limit_reached = !gone.empty() && cache.size_bytes() + missing_bytes >= cache.max_bytes();
   for (size_t i : gone) {
     --(results[i].kernel.from_cache ? cached : compiled);

@@ -111,6 +111,9 @@ __attribute__((visibility("default"))) int cutejit_launch(void* kernel, const vo
           described.shape = a.shape;
           described.strides = a.stride;
         }
+        if ((a.kind != 0 && a.kind != 3) || (a.kind == 0 && a.value == 0))
+          return failed("error: argument " + std::to_string(i) + " of kernel '" + k.name + "' is packed wrongly (kind " +
+                        std::to_string(int(a.kind)) + "); python/cutejit/__init__.py and this library do not match");
         const DLTensor& t = a.kind == 3 ? described : *reinterpret_cast<const DLTensor*>(a.value);
         try {
           converted.push_back(cutejit::dynamic_arg_from_dlpack(t, h.device));

@@ -8,9 +8,16 @@
 Tensors go in with no copy, through DLPack (`__dlpack__`); PyTorch's are read field by field
 instead (address, shape, strides, element type: what DLPack would carry), which saves making a
 capsule per tensor. Numbers go in as the kernel's parameter types take them. Arguments are
-numbered from 0, as in cutejit's C++ messages. A launch runs on the framework's current stream (PyTorch's or CuPy's) unless
-`stream=` gives another (an integer CUstream). The first launch of a specialization compiles
-it, as in C++; later ones cost the launch. Errors are `cutejit.Error`, with cutejit's message.
+numbered from 0, as cutejit's launch errors number them.
+
+A launch runs on the current stream of the first array's framework (PyTorch's or CuPy's)
+unless `stream=` gives another (an integer CUstream). An array whose framework's current stream
+is that stream is ready, as for that framework's own kernels; any other is made ready for it by
+its producer, through DLPack's stream protocol. Arrays are not kept alive past the call: on a
+stream other than their framework's, keep them until that stream has run the kernel (PyTorch's
+are recorded on it, so their memory is not reused meanwhile). The first launch of a
+specialization compiles it, as in C++; later ones cost the launch. Errors are `cutejit.Error`,
+with cutejit's message.
 
 The native half is libcutejit_python.so, found through $CUTEJIT_PYTHON_LIBRARY, next to this
 package, in the build tree, or on the library path.
@@ -76,8 +83,8 @@ def _dim3(v, what):
     if isinstance(v, int):
         v = (v,)
     v = tuple(v)
-    if not 1 <= len(v) <= 3 or not all(isinstance(x, int) and x >= 1 for x in v):
-        raise Error("error: %s is an int or a tuple of 1 to 3 positive ints, not %r" % (what, v))
+    if not 1 <= len(v) <= 3 or not all(isinstance(x, int) and 1 <= x <= _UINT32_MAX for x in v):
+        raise Error("error: %s is an int or a tuple of 1 to 3 ints from 1 to 2^32 - 1, not %r" % (what, v))
     return v + (1,) * (3 - len(v))
 
 
@@ -100,53 +107,74 @@ def _torch_stream(device_index):
     return raw(device_index) if raw else torch.cuda.current_stream(device_index).cuda_stream
 
 
-def _current_stream(args):
-    """The current stream of the framework whose tensors these are, and the GPU they are on."""
+def _own_stream(a):
+    """The current stream of the framework an array belongs to, or None when unknown."""
+    module = type(a).__module__
+    if module.startswith("torch") and getattr(a, "is_cuda", False):
+        return _torch_stream(a.device.index or 0)
+    if module.startswith("cupy"):
+        import cupy
+        return cupy.cuda.get_current_stream().ptr
+    return None
+
+
+def _launch_stream(args):
+    """The stream a launch uses by default (that of the first array's framework) and its GPU."""
     for a in args:
-        module = type(a).__module__
-        if module.startswith("torch") and getattr(a, "is_cuda", False):
-            index = a.device.index or 0
-            return _torch_stream(index), index
-        if module.startswith("cupy"):
-            import cupy
-            return cupy.cuda.get_current_stream().ptr, a.device.id
+        own = _own_stream(a)
+        if own is not None:
+            module = type(a).__module__
+            return own, (a.device.index or 0) if module.startswith("torch") else a.device.id
     for a in args:
         if hasattr(a, "__dlpack_device__"):
             return 0, a.__dlpack_device__()[1]
     return 0, 0
 
 
+_INT64 = (-(1 << 63), (1 << 63) - 1)
+_UINT32_MAX = (1 << 32) - 1
+
+
 class _Launch:
     __slots__ = ("_kernel", "_grid", "_block", "_shared", "_stream")
 
     def __init__(self, kernel, grid, block, shared_bytes, stream):
+        if not 0 <= shared_bytes <= _UINT32_MAX:
+            raise Error("error: shared_bytes is 0 to 2^32 - 1, not %d" % shared_bytes)
         self._kernel, self._grid, self._block, self._shared, self._stream = kernel, grid, block, shared_bytes, stream
 
     def __call__(self, *args):
-        stream, device = _current_stream(args)
-        # On the framework's current stream, the tensors' producers (the framework's own work on
-        # that stream) are already ordered before the kernel: DLPack is asked for no
-        # synchronization (-1). On another stream, each producer makes its tensor ready for it.
-        sync = -1
-        if self._stream is not None and int(self._stream) != stream:
-            stream = sync = int(self._stream)
-            if sync == 0:
-                sync = 1  # DLPack's name for the legacy default stream
+        stream, device = _launch_stream(args)
+        if self._stream is not None:
+            stream = int(self._stream)
         packed = [_HEADER.pack(device, self._shared, stream, *self._grid, *self._block)]
         capsules = []  # alive until the launch has read them
         for i, a in enumerate(args):
             if isinstance(a, bool) or isinstance(a, int):
+                if not _INT64[0] <= a <= _INT64[1]:
+                    raise Error("error: argument %d of kernel '%s' is %d, outside the 64-bit signed range a kernel argument "
+                                "takes from Python" % (i, self._kernel.name, a))
                 packed.append(_RECORD.pack(1, 0, 0, 0, 0, a & 0xFFFFFFFFFFFFFFFF, 0.0, *_NO_DIMS, *_NO_DIMS))
-            elif isinstance(a, float):
+                continue
+            if isinstance(a, float):
                 packed.append(_RECORD.pack(2, 0, 0, 0, 0, 0, a, *_NO_DIMS, *_NO_DIMS))
-            elif sync == -1 and type(a).__module__.startswith("torch") and getattr(a, "is_cuda", False) and 1 <= a.dim() <= 4 \
-                    and _torch_type(a.dtype):
+                continue
+            # An array whose framework's current stream is the launch's is ready for the kernel,
+            # as that framework's own kernels would find it; any other is made ready by its
+            # producer through DLPack's stream protocol (1 names the legacy default stream).
+            ordered = _own_stream(a) == stream
+            is_torch = type(a).__module__.startswith("torch") and getattr(a, "is_cuda", False)
+            if is_torch and not ordered:
+                # Its memory must not be reused on its own stream while this one still reads it.
+                import torch
+                a.record_stream(torch.cuda.ExternalStream(stream, device=a.device))
+            if ordered and is_torch and 1 <= a.dim() <= 4 and _torch_type(a.dtype):
                 # PyTorch's tensors field by field: what DLPack would say, without making a capsule.
                 code, bits = _torch_type(a.dtype)
                 shape, strides = tuple(a.shape) + _NO_DIMS, a.stride() + _NO_DIMS
                 packed.append(_RECORD.pack(3, code, bits, a.dim(), a.device.index or 0, a.data_ptr(), 0.0, *shape[:4], *strides[:4]))
             elif hasattr(a, "__dlpack__"):
-                capsule = a.__dlpack__(stream=sync)
+                capsule = a.__dlpack__(stream=-1 if ordered else (stream or 1))
                 capsules.append(capsule)
                 packed.append(_RECORD.pack(0, 0, 0, 0, 0, _capsule_pointer(capsule, b"dltensor"), 0.0, *_NO_DIMS, *_NO_DIMS))
             else:

@@ -13,6 +13,7 @@
 #include <map>
 #include <mutex>
 #include <sstream>
+#include <system_error>
 #include <thread>
 
 #include <nvJitLink.h>
@@ -210,17 +211,20 @@ Assembled assemble(const std::string& ptx, const Target& target, const std::stri
 }
 
 void warm_up_assembler() {
-  // Only the dlopen and the symbols, no call into nvJitLink: a process may exit while this
-  // runs, and nvJitLink's own state may be torn down by then; the loader serializes a dlopen
-  // with the exit's unloading. The thread is joined at exit all the same.
-  static struct Warmer {
-    std::thread thread;
-    ~Warmer() {
-      if (thread.joinable()) thread.join();
-    }
-  } warmer;
+  // Only the dlopen, which maps and relocates the library (most of its start-up), holding none
+  // of cutejit's locks: the compile that follows finds it loaded. No call into nvJitLink, whose
+  // state a process that exits meanwhile may tear down; the loader serializes a dlopen with the
+  // exit's unloading, so the thread is detached. The handle is kept: the library stays loaded.
   static std::once_flag once;
-  std::call_once(once, [&] { warmer.thread = std::thread([] { NvJitLink::get(); }); });
+  std::call_once(once, [] {
+    const std::string path = nvjitlink_path();
+    if (path.empty()) return;
+    try {
+      std::thread([path] { dlopen(path.c_str(), RTLD_LAZY | RTLD_LOCAL); }).detach();
+    } catch (const std::system_error&) {
+      // No thread to spare: the first compile loads the library itself.
+    }
+  });
 }
 
 std::string assembler_version() {

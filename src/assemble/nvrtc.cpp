@@ -28,7 +28,13 @@ std::string nvrtc_path() {
       if (std::error_code ec; std::filesystem::exists(root / "lib64" / name, ec))
         return std::filesystem::canonical(root / "lib64" / name, ec).string();
   if (std::getenv("CUTEJIT_CUDA_HOME")) return "";
-  return names[0];  // the bare soname: dlopen searches the library path
+  // The first soname the library path has, CUDA 13's or 12's; dlopen searches it.
+  for (const char* name : names)
+    if (void* so = dlopen(name, RTLD_LAZY | RTLD_LOCAL)) {
+      dlclose(so);
+      return name;
+    }
+  return names[0];
 }
 
 /// NVRTC's C API, resolved once per toolkit location.
@@ -40,6 +46,7 @@ struct Nvrtc {
   decltype(&nvrtcGetPTXSize) ptx_size = nullptr;
   decltype(&nvrtcGetPTX) ptx = nullptr;
   decltype(&nvrtcDestroyProgram) destroy = nullptr;
+  decltype(&nvrtcGetErrorString) error_string = nullptr;
   std::string path;
   bool loaded = false;
 
@@ -67,6 +74,7 @@ struct Nvrtc {
     sym(n.ptx_size, "nvrtcGetPTXSize");
     sym(n.ptx, "nvrtcGetPTX");
     sym(n.destroy, "nvrtcDestroyProgram");
+    sym(n.error_string, "nvrtcGetErrorString");
     n.loaded = n.create && n.compile && n.log_size && n.log && n.ptx_size && n.ptx && n.destroy;
     return n;
   }
@@ -143,16 +151,17 @@ std::string compile_cuda_program(const CudaProgram& program, const Target& targe
 
   static std::mutex mutex;
   static std::map<std::string, std::string> compiled;
-  std::string memo_key = source;
+  std::string memo_key = nv.path + '\0' + source;
   for (const auto& o : options) memo_key += '\0' + o;
   {
     std::lock_guard lock(mutex);
     if (auto it = compiled.find(memo_key); it != compiled.end()) return it->second;
   }
 
+  auto why = [&](nvrtcResult rc) { return std::string(" (") + (nv.error_string ? nv.error_string(rc) : "NVRTC error") + ")"; };
   nvrtcProgram prog = nullptr;
-  if (nv.create(&prog, source.c_str(), user_file, 0, nullptr, nullptr) != NVRTC_SUCCESS)
-    throw Error(program.declared_at + ": error: NVRTC could not start a program for cuda_function " + names_of(program));
+  if (nvrtcResult rc = nv.create(&prog, source.c_str(), user_file, 0, nullptr, nullptr); rc != NVRTC_SUCCESS)
+    throw Error(program.declared_at + ": error: NVRTC could not start a program for cuda_function " + names_of(program) + why(rc));
   std::vector<const char*> argv;
   for (const auto& o : options) argv.push_back(o.c_str());
   nvrtcResult rc = nv.compile(prog, int(argv.size()), argv.data());
@@ -164,7 +173,7 @@ std::string compile_cuda_program(const CudaProgram& program, const Target& targe
   if (rc != NVRTC_SUCCESS) {
     nv.destroy(&prog);
     throw Error(program.declared_at + ": error: NVRTC could not compile the CUDA source of cuda_function " + names_of(program) +
-                " for " + target.name() + " (kernel '" + kernel + "'):\n" + explain_log(log, program));
+                " for " + target.name() + " (kernel '" + kernel + "')" + why(rc) + ":\n" + explain_log(log, program));
   }
   size_t size = 0;
   nv.ptx_size(prog, &size);

@@ -118,7 +118,14 @@ std::string record(Trace& t, const CudaFunctionSpec& spec, const Where& w) {
     auto dict = mlir::cast<mlir::DictionaryAttr>(programs[k]);
     auto signatures = mlir::cast<mlir::ArrayAttr>(dict.get("signatures"));
     calls += int(signatures.size());
-    if (mlir::cast<mlir::StringAttr>(dict.get("source")).getValue() != spec.source || dict.get("options") != options_attr) continue;
+    if (mlir::cast<mlir::StringAttr>(dict.get("source")).getValue() != spec.source) continue;
+    // One source is one program: compiled twice, with two sets of options, its functions
+    // would be defined twice in the link.
+    if (dict.get("options") != options_attr)
+      trace_error("cuda_function \"" + spec.name + "\" (declared at " + location_text(spec.declared) +
+                      ") has the source of one called earlier in this kernel, with other NVRTC options; a kernel compiles each source "
+                      "once: give its functions the same options",
+                  w);
     for (size_t i = 0; i < signatures.size(); ++i)
       if (signatures[i] == signature) return mlir::cast<mlir::StringAttr>(mlir::cast<mlir::ArrayAttr>(dict.get("symbols"))[i]).str();
     program = int(k);

@@ -31,11 +31,14 @@ lib = cutejit.load(os.environ["CUTEJIT_TEST_PLUGIN"])
 check({"vector_add", "saxpy"} <= set(cutejit.kernel_names()), "the plugin's kernels are registered: %r" % cutejit.kernel_names())
 raises(lambda: lib.kernel("no_such_kernel"), "no kernel named 'no_such_kernel' is registered", "vector_add")
 add = lib.kernel("vector_add")
-raises(lambda: add(grid=(0,), block=256), "grid is an int or a tuple of 1 to 3 positive ints")
+raises(lambda: add(grid=(0,), block=256), "grid is an int or a tuple of 1 to 3 ints from 1 to 2^32 - 1")
+raises(lambda: add(grid=1 << 32, block=256), "not (4294967296,)")
 raises(lambda: add(grid=1, block=(1, 2, 3, 4)), "block is an int")
 raises(lambda: add(grid=1, block=32)(object(), 1, 2), "argument 0 of kernel 'vector_add' is a object")
-# Numbers where the kernel takes tensors: the kernel's own check, before any GPU is needed...
-# or, on a machine with no GPU, the driver's absence: either way an Error, never a crash.
+raises(lambda: add(grid=1, block=32)(1 << 64, 2, 3), "argument 0 of kernel 'vector_add' is 18446744073709551616, outside")
+raises(lambda: add(grid=1, block=32, shared_bytes=-1), "shared_bytes is 0 to 2^32 - 1")
+# A launch needs the GPU before the kernel checks its arguments: on a machine with none this is
+# the driver's absence, on one with a GPU the kernel's check. Either way an Error, never a crash.
 raises(lambda: add(grid=1, block=32)(1, 2, 3), "error:")
 
 print("python module: %d failure(s)" % len(failures))

@@ -69,6 +69,21 @@ c.fill_(float("nan"))
 add(grid=n // 1024, block=256)(OnlyDlpack(a), OnlyDlpack(b), OnlyDlpack(c))
 torch.cuda.synchronize()
 check(torch.equal(c, a + b), "tensors that offer only __dlpack__ are read through DLPack")
+
+# A producer still at work on its own stream: PyTorch writes the tensor on `producer`, its
+# current stream, behind a long sleep; the launch goes to the legacy default stream (the
+# wrapper hides the framework), so it must be made to wait through DLPack's stream protocol,
+# or it reads the zeros.
+producer = torch.cuda.Stream()
+late = torch.zeros(n, device="cuda")
+c.fill_(float("nan"))
+torch.cuda.synchronize()
+with torch.cuda.stream(producer):
+    torch.cuda._sleep(200_000_000)  # ~0.1 s of GPU cycles
+    late.copy_(a)
+    add(grid=n // 1024, block=256)(OnlyDlpack(late), OnlyDlpack(b), OnlyDlpack(c))
+torch.cuda.synchronize()
+check(torch.equal(c, a + b), "a tensor still being written on its producer's stream is waited for")
 try:
     import cupy
 
@@ -87,6 +102,16 @@ y = b.clone()
 saxpy(grid=n // 256, block=256)(2.5, view, y)
 torch.cuda.synchronize()
 check(torch.allclose(y, 2.5 * view + b, rtol=0, atol=1e-6), "a stride-2 view is read through its stride")
+
+
+# A Constexpr<bool> and a Value<f16> from Python numbers.
+scale = lib.kernel("scale_or_negate")
+s1 = a.clone()
+scale(grid=n // 256, block=256)(s1, True, 0.5)
+s2 = a.clone()
+scale(grid=n // 256, block=256)(s2, 0, 2)
+torch.cuda.synchronize()
+check(torch.equal(s1, -0.5 * a) and torch.equal(s2, 2 * a), "bool and f16 parameters take Python numbers")
 
 
 def error_of(fn):

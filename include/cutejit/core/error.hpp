@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <algorithm>
 
 namespace cutejit {
 
@@ -28,16 +29,17 @@ class Error : public std::runtime_error {
   bool located() const { return location_length(what()) > 0; }
 
  private:
-  /// The length of a leading "file:line: ", or 0.
+  /// The length of a leading "file:line: " (a file name, which may hold blanks but no ": ",
+  /// then ":<digits>: "), or 0.
   static size_t location_length(std::string_view m) {
-    size_t colon = m.find(": ");
-    if (colon == std::string_view::npos || colon == 0) return 0;
-    size_t digits = colon;
-    while (digits > 0 && m[digits - 1] >= '0' && m[digits - 1] <= '9') --digits;
-    if (digits == colon || digits < 2 || m[digits - 1] != ':') return 0;
-    for (size_t i = 0; i < digits - 1; ++i)
-      if (m[i] == ' ' || m[i] == '\n') return 0;
-    return colon + 2;
+    const size_t line_end = std::min(m.find('\n'), m.size());
+    for (size_t colon = m.find(':'); colon != std::string_view::npos && colon < line_end; colon = m.find(':', colon + 1)) {
+      size_t digits = colon + 1;
+      while (digits < line_end && m[digits] >= '0' && m[digits] <= '9') ++digits;
+      if (m.substr(0, colon).find(": ") != std::string_view::npos) return 0;
+      if (digits > colon + 1 && colon > 0 && m.substr(digits, 2) == ": ") return digits + 2;
+    }
+    return 0;
   }
   static std::string format(std::string_view m) {
     const size_t at = location_length(m);

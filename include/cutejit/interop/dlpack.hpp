@@ -75,7 +75,9 @@ inline DynamicArg dlpack_view(const DLTensor& t, int device) {
   if (!dtype)
     fail("its element type " + dlpack_dtype_name(t.dtype) + " is none cutejit takes (int, uint 8-64, float 16-64, bfloat16; one lane)");
   if (t.ndim < 1 || t.ndim > 4) fail("it has rank " + std::to_string(t.ndim) + "; a cutejit tensor has rank 1 to 4");
-  if (!t.data && t.byte_offset == 0) fail("its data pointer is null");
+  bool empty = false;
+  for (int i = 0; i < t.ndim; ++i) empty |= t.shape[i] == 0;
+  if (!t.data && t.byte_offset == 0 && !empty) fail("its data pointer is null");  // an empty tensor may have none
   DynamicArg a;
   a.kind = DynamicArg::Kind::tensor;
   a.ptr = reinterpret_cast<uint64_t>(t.data) + t.byte_offset;
@@ -105,13 +107,14 @@ struct DlpackHolder {
   Owned owned;
 
   static DLManagedTensor* make(Owned owned, uint64_t ptr, DType dtype, int rank, const int64_t* shape, const int64_t* stride, int device) {
+    const DLDataType type = dlpack_dtype(dtype);  // may throw: before anything is allocated or moved
     auto* h = new DlpackHolder{{}, {}, {}, std::move(owned)};
     for (int i = 0; i < rank; ++i) h->shape[size_t(i)] = shape[i], h->stride[size_t(i)] = stride[i];
     DLTensor& t = h->managed.dl_tensor;
     t.data = reinterpret_cast<void*>(ptr);
     t.device = DLDevice{kDLCUDA, device};
     t.ndim = rank;
-    t.dtype = dlpack_dtype(dtype);
+    t.dtype = type;
     t.shape = h->shape.data();
     t.strides = h->stride.data();
     t.byte_offset = 0;
@@ -139,10 +142,12 @@ DeviceTensor<T> from_dlpack(const DLTensor& tensor, int device = -1) {
 /// A framework tensor as a run-time-typed argument of a registered kernel (the Python path).
 inline DynamicArg dynamic_arg_from_dlpack(const DLTensor& tensor, int device = -1) { return detail::dlpack_view(tensor, device); }
 
-/// Hands `buffer` to a framework (torch.from_dlpack, cupy.from_dlpack) as a row-major tensor
-/// of `shape`, on GPU `device`; the memory is freed when the framework calls the deleter.
+/// Hands `buffer` to a framework as a row-major tensor of `shape`, on GPU `device`; the memory
+/// is freed when the framework calls the deleter. (A Python framework takes it wrapped in a
+/// "dltensor" capsule, which the code that passes it to Python makes.)
 template <Element T>
 DLManagedTensor* to_dlpack(Buffer<T>&& buffer, std::initializer_list<int64_t> shape, int device) {
+  (void)detail::dlpack_dtype(dtype_v<T>);  // an element type DLPack cannot name: refused before the buffer is taken
   std::span<const int64_t> s(shape.begin(), shape.size());
   std::vector<int64_t> stride = detail::row_major_strides(s);
   DeviceTensor<T> view = DeviceTensor<T>::make(buffer.data(), s, stride);  // checks the rank

@@ -62,26 +62,35 @@ template <Element T> struct FromDynamic<Tensor<T>> {
                                  std::span<const int64_t>(a.stride.data(), size_t(a.rank)));
   }
 };
+/// A number for a parameter of type T: integers must fit (bool takes 0 and 1), floats take
+/// integers and floats.
 template <class T>
-  requires std::is_arithmetic_v<T>
 T number_from_dynamic(const DynamicArg& a, const std::string& kernel, int index) {
   if (a.kind == DynamicArg::Kind::tensor) argument_error(kernel, index, "is " + a.describe() + ", where the kernel takes a number");
-  if constexpr (std::is_integral_v<T>) {
+  if constexpr (std::is_same_v<T, bool>) {
+    if (a.kind != DynamicArg::Kind::integer || (a.integer != 0 && a.integer != 1))
+      argument_error(kernel, index, "is " + a.describe() + ", where the kernel takes a bool (0 or 1)");
+    return a.integer == 1;
+  } else if constexpr (std::is_integral_v<T>) {
     if (a.kind == DynamicArg::Kind::real) argument_error(kernel, index, "is " + a.describe() + ", where the kernel takes an integer");
     if (!std::in_range<T>(a.integer)) argument_error(kernel, index, "is " + a.describe() + ", which the parameter's type does not hold");
     return T(a.integer);
-  } else {
+  } else if constexpr (std::is_arithmetic_v<T>) {
     return a.kind == DynamicArg::Kind::real ? T(a.real) : T(a.integer);
+  } else {  // f16, bf16: rounded from the float
+    return T(float(a.kind == DynamicArg::Kind::real ? a.real : double(a.integer)));
   }
 }
+template <class T>
+inline constexpr bool dynamic_number = std::is_arithmetic_v<T> || std::is_same_v<T, f16> || std::is_same_v<T, bf16>;
 template <Element T>
-  requires std::is_arithmetic_v<T>
+  requires dynamic_number<T>
 struct FromDynamic<Value<T>> {
   static constexpr bool supported = true;
   static T convert(const DynamicArg& a, const std::string& kernel, int index) { return number_from_dynamic<T>(a, kernel, index); }
 };
 template <class T>
-  requires std::is_arithmetic_v<T>
+  requires dynamic_number<T>
 struct FromDynamic<Constexpr<T>> {
   static constexpr bool supported = true;
   static T convert(const DynamicArg& a, const std::string& kernel, int index) { return number_from_dynamic<T>(a, kernel, index); }
@@ -197,9 +206,10 @@ class Kernel {
       std::tuple converted{detail::FromDynamic<std::tuple_element_t<I, Params>>::convert(args[I], core_.name(), int(I))...};
       std::apply([&](const auto&... a) { (*this)(device, cfg, a...); }, converted);
     } else {
-      throw Error("kernel '" + core_.name() +
-                      "' cannot be launched with run-time-typed arguments (from Python): a parameter is not a Tensor, a Value or a "
-                      "Constexpr of a number",
+      int first = -1;
+      ((first < 0 && !detail::FromDynamic<std::tuple_element_t<I, Params>>::supported ? first = int(I) : 0), ...);
+      throw Error("kernel '" + core_.name() + "' cannot be launched with run-time-typed arguments (from Python): its parameter " +
+                      std::to_string(first) + " has no run-time form (only Tensor<T>, Value<T> and Constexpr<T> of a number do)",
                   core_.defined_at());
     }
   }

@@ -98,6 +98,13 @@ TEST_CASE("cuda_function: NVRTC's errors are shown on the user's line, at the de
   CHECK_THROWS_WITH(n.compile(hopper, test::vector_arg<float>()), Contains("is not a C++ name") && Contains("test_cuda_function.cpp"));
 }
 
+TEST_CASE("cuda_function: one source with two sets of options in one kernel is refused", "[unit][error]") {
+  const std::string source = "__device__ float f(float x) { return x * 3.f; }";
+  const auto plain = cuda_function<float(float)>("f", source), fast = cuda_function<float(float)>("f", source, {"-use_fast_math"});
+  Kernel k{"calls_both", [&](Tensor<f32> y) { y(0) = plain(y(0)) + fast(y(1)); }};
+  CHECK_THROWS_WITH(k.compile(hopper, test::vector_arg<float>()), Contains("with other NVRTC options") && Contains("test_cuda_function.cpp"));
+}
+
 TEST_CASE("cuda_function: the source and the options are part of the cache key", "[unit]") {
   cache_test::TempCache cache;
   const auto v1 = cuda_function<float(float)>("f", "__device__ float f(float x) { return x + 1.f; }");

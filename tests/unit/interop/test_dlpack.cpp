@@ -97,7 +97,9 @@ TEST_CASE("every error reads \"file:line: error: ...\" or \"error: ...\", never 
   CHECK(std::string(Error("a.cpp:12: x").what()) == "a.cpp:12: error: x");
   CHECK_THAT(Error("x", std::source_location::current()).what(), Catch::Matches(".*test_dlpack\\.cpp:[0-9]+: error: x"));
   CHECK(Error("x", std::source_location::current()).located());
-  CHECK_FALSE(Error("x: 12: y").located());
+  CHECK_FALSE(Error("x 12: y").located());
+  CHECK(std::string(Error("/home/a b/k.cpp:7: error: error: z").what()) == "/home/a b/k.cpp:7: error: z");  // a blank in the path
+  CHECK(std::string(Error("error: /data/m.jsonl:3: not a manifest line").what()) == "error: /data/m.jsonl:3: not a manifest line");
   // A layout error inside a kernel, which knows no line of its own, is put on the kernel's.
   Kernel k{"bad_layout", [](Tensor<f32> a) { a(0) = cast<float>(Int(size(make_layout(IntTuple(4), IntTuple{1, 2})))); }};
   const int defined = __LINE__ - 1;
