@@ -174,7 +174,9 @@ class _Launch:
                 shape, strides = tuple(a.shape) + _NO_DIMS, a.stride() + _NO_DIMS
                 packed.append(_RECORD.pack(3, code, bits, a.dim(), a.device.index or 0, a.data_ptr(), 0.0, *shape[:4], *strides[:4]))
             elif hasattr(a, "__dlpack__"):
-                capsule = a.__dlpack__(stream=-1 if ordered else (stream or 1))
+                # Host memory has no stream to order (PyTorch refuses one); cutejit then refuses the array.
+                on_gpu = not hasattr(a, "__dlpack_device__") or a.__dlpack_device__()[0] in (2, 13)  # kDLCUDA, kDLCUDAManaged
+                capsule = a.__dlpack__(stream=(-1 if ordered else (stream or 1)) if on_gpu else None)
                 capsules.append(capsule)
                 packed.append(_RECORD.pack(0, 0, 0, 0, 0, _capsule_pointer(capsule, b"dltensor"), 0.0, *_NO_DIMS, *_NO_DIMS))
             else:
