@@ -167,7 +167,8 @@ class _Launch:
             if is_torch and not ordered:
                 # Its memory must not be reused on its own stream while this one still reads it.
                 import torch
-                a.record_stream(torch.cuda.ExternalStream(stream, device=a.device))
+                on = torch.cuda.default_stream(a.device) if stream == 0 else torch.cuda.ExternalStream(stream, device=a.device)
+                a.record_stream(on)
             if ordered and is_torch and 1 <= a.dim() <= 4 and _torch_type(a.dtype):
                 # PyTorch's tensors field by field: what DLPack would say, without making a capsule.
                 code, bits = _torch_type(a.dtype)
