@@ -47,18 +47,7 @@ Choice assembler_choice() {
 /// pays for the dlopen.
 std::string nvjitlink_path() {
   if (assembler_choice() == Choice::ptxas) return "";
-  static constexpr const char* names[] = {"libnvJitLink.so.13", "libnvJitLink.so.12", "libnvJitLink.so"};
-  for (const auto& root : cuda_roots())
-    for (const char* name : names)
-      if (std::error_code ec; std::filesystem::exists(root / "lib64" / name, ec))
-        return std::filesystem::canonical(root / "lib64" / name, ec).string();
-  if (std::getenv("CUTEJIT_CUDA_HOME")) return "";
-  for (const char* name : names)
-    if (void* so = dlopen(name, RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD)) {
-      dlclose(so);
-      return name;
-    }
-  return names[0];  // the bare soname: dlopen searches the library path
+  return toolkit_library({"libnvJitLink.so.13", "libnvJitLink.so.12", "libnvJitLink.so"}, /*probe_by_loading=*/false);
 }
 
 /// nvJitLink's C API, resolved once with dlopen.

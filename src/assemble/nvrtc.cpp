@@ -21,21 +21,9 @@ namespace {
 constexpr const char* user_file = "cuda_function";
 constexpr const char* wrapper_file = "cutejit_call";
 
-std::string nvrtc_path() {
-  static constexpr const char* names[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"};
-  for (const auto& root : cuda_roots())
-    for (const char* name : names)
-      if (std::error_code ec; std::filesystem::exists(root / "lib64" / name, ec))
-        return std::filesystem::canonical(root / "lib64" / name, ec).string();
-  if (std::getenv("CUTEJIT_CUDA_HOME")) return "";
-  // The first soname the library path has, CUDA 13's or 12's; dlopen searches it.
-  for (const char* name : names)
-    if (void* so = dlopen(name, RTLD_LAZY | RTLD_LOCAL)) {
-      dlclose(so);
-      return name;
-    }
-  return names[0];
-}
+/// NVRTC is looked for on the library path by loading it: it is loaded only when a kernel
+/// calls CUDA code anyway, and so CUDA 12's soname is found as well as 13's.
+std::string nvrtc_path() { return toolkit_library({"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"}, /*probe_by_loading=*/true); }
 
 /// NVRTC's C API, resolved once per toolkit location.
 struct Nvrtc {

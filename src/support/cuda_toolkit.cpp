@@ -1,5 +1,7 @@
 #include "support/cuda_toolkit.hpp"
 
+#include <dlfcn.h>
+
 #include <cstdlib>
 
 namespace cutejit::detail {
@@ -11,6 +13,20 @@ std::vector<std::filesystem::path> cuda_roots() {
     if (const char* v = std::getenv(var); v && *v) roots.emplace_back(v);
   roots.emplace_back("/usr/local/cuda");
   return roots;
+}
+
+std::string toolkit_library(std::initializer_list<const char*> sonames, bool probe_by_loading) {
+  for (const auto& root : cuda_roots())
+    for (const char* name : sonames)
+      if (std::error_code ec; std::filesystem::exists(root / "lib64" / name, ec))
+        return std::filesystem::canonical(root / "lib64" / name, ec).string();
+  if (std::getenv("CUTEJIT_CUDA_HOME")) return "";
+  for (const char* name : sonames)
+    if (void* so = dlopen(name, RTLD_LAZY | RTLD_LOCAL | (probe_by_loading ? 0 : RTLD_NOLOAD))) {
+      dlclose(so);
+      return name;
+    }
+  return *sonames.begin();
 }
 
 std::string searched_for(std::initializer_list<const char*> subs, bool also_system_path) {

@@ -14,6 +14,12 @@ namespace cutejit::detail {
 /// $CUDA_PATH and /usr/local/cuda, in that order.
 std::vector<std::filesystem::path> cuda_roots();
 
+/// The toolkit library with one of these sonames (newest first) that cutejit would load: the
+/// resolved file in a toolkit's lib64; else, unless CUTEJIT_CUDA_HOME pins the toolkit (then
+/// ""), a soname the process has loaded already, or (with `probe_by_loading`) the first one
+/// dlopen finds on the library path; else the first soname, for dlopen to search.
+std::string toolkit_library(std::initializer_list<const char*> sonames, bool probe_by_loading);
+
 /// Where something was looked for (the toolkit folders `subs`, e.g. "lib64" and "bin"), as a
 /// clause for an error message: exactly the folders searched, and how to point cutejit at a
 /// toolkit.
