@@ -50,6 +50,7 @@ extern const Command list_command, stats_command, show_command;     // inspect.c
 extern const Command verify_command, prune_command, clear_command;  // maintain.cpp
 extern const Command warm_command;                                  // warm.cpp
 extern const Command export_command;                                // export.cpp
+extern const Command tune_command;                                  // tune.cpp
 
 /// "1.5 MiB"
 std::string human_size(uint64_t bytes);

@@ -13,12 +13,13 @@ namespace {
 
 const std::vector<const cli::Command*> all_commands = {&cli::list_command,  &cli::stats_command, &cli::show_command,
                                                        &cli::verify_command, &cli::prune_command, &cli::clear_command,
-                                                       &cli::warm_command,   &cli::export_command};
+                                                       &cli::warm_command,   &cli::export_command, &cli::tune_command};
 
 void print_help() {
   std::printf(
       "usage: cutejit-cache [--dir DIR] COMMAND [ARGS]\n\n"
-      "Fills, inspects and maintains cutejit's on-disk kernel cache; exports kernels ahead of time.\n\n"
+      "Fills, inspects and maintains cutejit's on-disk kernel cache; exports kernels ahead of time;\n"
+      "answers tuning questions ahead of deployment.\n\n"
       "commands:\n");
   for (const cli::Command* c : all_commands) std::printf("  %-8s %s\n", c->name, c->summary);
   std::printf(

@@ -9,10 +9,10 @@
 #include <thread>
 
 #include <cutejit/core/error.hpp>
+#include <cutejit/jit/autotune.hpp>
 
 namespace cli {
 
-namespace {
 std::vector<std::string> split_commas(const std::string& text) {
   std::vector<std::string> out;
   size_t start = 0;
@@ -24,17 +24,18 @@ std::vector<std::string> split_commas(const std::string& text) {
   }
   return out;
 }
-}  // namespace
 
 void load_plugin(const std::string& path) {
-  size_t before = cutejit::registered_kernels().size();
+  auto registered = [] { return cutejit::registered_kernels().size() + cutejit::registered_tunings().size(); };
+  size_t before = registered();
   // A path without a slash would be searched for in the library path; the user means the file.
   std::string file = path.find('/') == std::string::npos ? "./" + path : path;
   if (!dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL))
     throw cutejit::Error("error: cannot load the plugin " + path + ": " + dlerror());
-  if (cutejit::registered_kernels().size() == before)
+  if (registered() == before)
     throw cutejit::Error("error: the plugin " + path +
-                         " registers no kernels; put CUTEJIT_REGISTER(kernel) next to each kernel it defines, and link it "
+                         " registers no kernels; put CUTEJIT_REGISTER(kernel) next to each kernel it defines (and "
+                         "CUTEJIT_REGISTER_TUNING for tuning questions), and link it "
                          "against the same libcutejit as this tool");
 }
 

@@ -39,6 +39,9 @@ std::vector<WorkItem> work_list(const Arguments& args);
 std::vector<WorkResult> compile_all(const std::vector<WorkItem>& items, int jobs,
                                     const std::function<void(size_t done, const WorkItem&, WorkResult&)>& progress);
 
+/// "a,b,,c" -> {"a", "b", "c"}
+std::vector<std::string> split_commas(const std::string& text);
+
 /// -j N (default: the machine's cores).
 int jobs_option(const Arguments& args);
 

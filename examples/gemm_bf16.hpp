@@ -9,6 +9,8 @@
 // 64-wide tiles (gemm::choose_tile_n).
 #pragma once
 
+#include <cutejit/jit/autotune.hpp>
+
 #include "gemm_sm90.hpp"
 
 namespace examples {
@@ -24,17 +26,36 @@ inline auto& gemm_bf16 = gemm_bf16_tile<256>;
 
 /// The launch of C = A * B^T on device buffers (A: m x k, B: n x k, C: m x n, all row-major),
 /// its shape checked: one CTA per multiprocessor, or one per tile when there are fewer tiles,
-/// with the tile width gemm::choose_tile_n picks for the shape.
-inline PreparedLaunch gemm_bf16_prepare(const Device& gpu, const Buffer<bf16>& a, const Buffer<bf16>& b, const Buffer<bf16>& c,
-                                        int64_t m, int64_t n, int64_t k) {
+/// with tiles `tile_n` columns wide (256, 128 or 64).
+inline PreparedLaunch gemm_bf16_prepare_tile(const Device& gpu, int tile_n, const Buffer<bf16>& a, const Buffer<bf16>& b,
+                                             const Buffer<bf16>& c, int64_t m, int64_t n, int64_t k) {
   using namespace gemm;
   check_shape<bf16>("gemm_bf16", m, n, k);
-  return with_tile_n(gpu, m, n, [&](auto width) {
+  return with_tile_n(tile_n, [&](auto width) {
     constexpr Config config{.tile_n = decltype(width)::value};
     auto [ta, tb] = tensor_maps<bf16, config>(a, b, m, n, k);
     return gemm_bf16_tile<config.tile_n>.prepare(gpu, launch_config(gpu, m, n, config), ta, tb, output_map(c, m, n), int32_t(m),
                                                  int32_t(n), int32_t(k));
   });
+}
+
+/// The same launch with the tile width gemm::choose_tile_n picks for the shape.
+inline PreparedLaunch gemm_bf16_prepare(const Device& gpu, const Buffer<bf16>& a, const Buffer<bf16>& b, const Buffer<bf16>& c,
+                                        int64_t m, int64_t n, int64_t k) {
+  return gemm_bf16_prepare_tile(gpu, gemm::choose_tile_n(gpu.multiprocessors(), m, n), a, b, c, m, n, k);
+}
+
+/// The same launch with the tile width measured instead of chosen by rule: autotune times the
+/// three widths on these buffers the first time a shape is seen on a GPU, driver and cutejit,
+/// and remembers the fastest in the cache directory (jit/autotune.hpp).
+inline Tuned<int> gemm_bf16_tune(const Device& gpu, const Buffer<bf16>& a, const Buffer<bf16>& b, const Buffer<bf16>& c, int64_t m,
+                                 int64_t n, int64_t k, const TuneOptions& options = {}) {
+  return autotune(gpu, {"gemm_bf16", {m, n, k}}, std::span<const int>(gemm::tile_widths),
+                  [&](int tile_n) { return gemm_bf16_prepare_tile(gpu, tile_n, a, b, c, m, n, k); }, options);
+}
+inline PreparedLaunch gemm_bf16_tuned_prepare(const Device& gpu, const Buffer<bf16>& a, const Buffer<bf16>& b, const Buffer<bf16>& c,
+                                              int64_t m, int64_t n, int64_t k) {
+  return gemm_bf16_prepare_tile(gpu, gemm_bf16_tune(gpu, a, b, c, m, n, k).config, a, b, c, m, n, k);
 }
 
 inline void gemm_bf16_run(const Device& gpu, const Buffer<bf16>& a, const Buffer<bf16>& b, const Buffer<bf16>& c, int64_t m,

@@ -446,15 +446,24 @@ TensorMap<Out> output_map_for_compile() {
   return TensorMap<Out>::for_compile(2, {uint32_t(chunk_rows), uint32_t(chunk_cols)}, chunk_swizzle<Out>);
 }
 
-/// Calls `f(std::integral_constant<int, W>{})` with the tile width W that choose_tile_n picks for
-/// this shape on `gpu`, so that `f` can name the kernel of that width.
+/// The tile widths a kernel may have, widest first.
+inline constexpr int tile_widths[] = {256, 128, 64};
+
+/// Calls `f(std::integral_constant<int, W>{})` with the tile width W = `tile_n` (256, 128 or 64),
+/// so that `f` can name the kernel of that width.
 template <class F>
-auto with_tile_n(const Device& gpu, int64_t m, int64_t n, F&& f) {
-  switch (choose_tile_n(gpu.multiprocessors(), m, n)) {
+auto with_tile_n(int tile_n, F&& f) {
+  switch (tile_n) {
     case 64: return f(std::integral_constant<int, 64>{});
     case 128: return f(std::integral_constant<int, 128>{});
-    default: return f(std::integral_constant<int, 256>{});
+    case 256: return f(std::integral_constant<int, 256>{});
   }
+  throw Error("error: the Hopper GEMM's tiles are 256, 128 or 64 columns wide, not " + std::to_string(tile_n));
+}
+/// The same with the width choose_tile_n picks for this shape on `gpu`.
+template <class F>
+auto with_tile_n(const Device& gpu, int64_t m, int64_t n, F&& f) {
+  return with_tile_n(choose_tile_n(gpu.multiprocessors(), m, n), std::forward<F>(f));
 }
 
 /// A kernel's name with its tile width: `base` for 256 columns, `base_n128`, `base_n64`.

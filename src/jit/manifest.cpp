@@ -12,7 +12,10 @@
 #include <nlohmann/json.hpp>
 
 #include "cutejit/core/error.hpp"
+#include "cutejit/jit/autotune.hpp"
 #include "cutejit/jit/specialization.hpp"
+#include "jit/tuning_manifest.hpp"
+#include "support/warnings.hpp"
 
 namespace cutejit {
 
@@ -56,6 +59,7 @@ std::vector<Specialization> read_manifest(const std::filesystem::path& file) {
     if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
     try {
       nlohmann::json j = nlohmann::json::parse(text);
+      if (j.is_object() && j.contains("tune")) continue;  // a tuning question (read_tuning_questions)
       if (!j.is_object() || !j.contains("kernel") || !j.contains("words") || !j["words"].is_array())
         throw std::invalid_argument("expected an object with \"kernel\" and \"words\"");
       Specialization s;
@@ -72,8 +76,8 @@ std::vector<Specialization> read_manifest(const std::filesystem::path& file) {
   return out;
 }
 
-std::string append_to_manifest(const std::filesystem::path& file, const Specialization& s) {
-  std::string line = manifest_line(s);
+namespace {
+std::string append_line(const std::filesystem::path& file, const std::string& line) {
   int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) return "cannot open " + file.string() + ": " + std::strerror(errno);
   // One write keeps the line whole among other processes' appends; the loop only finishes a
@@ -92,5 +96,49 @@ std::string append_to_manifest(const std::filesystem::path& file, const Speciali
   ::close(fd);
   return "";
 }
+}  // namespace
+
+std::string append_to_manifest(const std::filesystem::path& file, const Specialization& s) { return append_line(file, manifest_line(s)); }
+
+std::string tuning_question_line(const TuneKey& key) { return nlohmann::json{{"tune", key.name}, {"values", key.values}}.dump() + "\n"; }
+
+std::vector<TuneKey> read_tuning_questions(const std::filesystem::path& file) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(file, ec))
+    throw Error("error: the manifest " + file.string() + (std::filesystem::exists(file, ec) ? " is not a file" : " does not exist"));
+  std::ifstream in(file);
+  if (!in) throw Error("error: cannot read the manifest " + file.string() + ": " + std::strerror(errno));
+  std::vector<TuneKey> out;
+  std::set<std::string> seen;
+  std::string text;
+  for (int line = 1; std::getline(in, text); ++line) {
+    if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::exception& e) {
+      throw Error("error: " + file.string() + ":" + std::to_string(line) + ": not a manifest line (" + e.what() + ")");
+    }
+    if (!j.is_object() || !j.contains("tune")) continue;  // a specialization (read_manifest)
+    try {
+      TuneKey key{j.at("tune").get<std::string>(), j.at("values").get<std::vector<int64_t>>()};
+      if (seen.insert(tuning_question_line(key)).second) out.push_back(std::move(key));
+    } catch (const nlohmann::json::exception& e) {
+      throw Error("error: " + file.string() + ":" + std::to_string(line) + ": not a tuning question (" + e.what() +
+                  "); each is {\"tune\": NAME, \"values\": [integers]}");
+    }
+  }
+  if (in.bad()) throw Error("error: reading the manifest " + file.string() + " failed: " + std::strerror(errno));
+  return out;
+}
+
+namespace detail {
+void record_tuning_question(const TuneKey& key) {
+  std::string file = setting("CUTEJIT_RECORD");
+  if (file.empty()) return;
+  std::string error = append_line(file, tuning_question_line(key));
+  if (!error.empty()) warn_once("CUTEJIT_RECORD", "CUTEJIT_RECORD: " + error + "; tuning questions are not recorded");
+}
+}  // namespace detail
 
 }  // namespace cutejit

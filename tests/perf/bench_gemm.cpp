@@ -102,6 +102,18 @@ int main() {
       return examples::gemm_bf16_prepare(gpu, a, b, c, s.m, s.n, s.k);
     }, shapes, true);
   }
+  {  // the same kernel with the tile width autotune measured (on the first input set) instead of the rule's
+    std::vector<bf16> host = examples::random_bf16(pool, 1);
+    bench_shapes("gemm_bf16_tuned", gpu, host, [&](const Buffer<bf16>& a, const Buffer<bf16>& b, const Buffer<bf16>& c, const GemmShape& s) {
+      Tuned<int> t = examples::gemm_bf16_tune(gpu, a, b, c, s.m, s.n, s.k);
+      if (!t.from_record) {
+        std::printf("  (autotune: tiles 128 x %s;", t.name.c_str());
+        for (const TuneTiming& timing : t.timings) std::printf(" %s: %.3f ms", timing.name.c_str(), timing.median_ms);
+        std::printf("; the rule picks %d)\n", examples::gemm::choose_tile_n(gpu.multiprocessors(), s.m, s.n));
+      }
+      return examples::gemm_bf16_prepare_tile(gpu, t.config, a, b, c, s.m, s.n, s.k);
+    });
+  }
   {
     std::vector<f8e4m3> host = examples::random_e4m3(pool, 2);
     bench_shapes("gemm_fp8", gpu, host, [&](const Buffer<f8e4m3>& a, const Buffer<f8e4m3>& b, const Buffer<bf16>& c, const GemmShape& s) {

@@ -27,3 +27,12 @@ cutejit::Kernel scale_or_negate{"scale_or_negate", [](cutejit::Tensor<cutejit::f
   });
 }};
 CUTEJIT_REGISTER(scale_or_negate);
+
+// The Hopper GEMM's tile width for the question {m, n, k}, timed on random inputs of that
+// shape: what `cutejit-cache tune` answers from a manifest.
+CUTEJIT_REGISTER_TUNING("gemm_bf16", [](const cutejit::Device& gpu, std::span<const int64_t> v, const cutejit::TuneOptions& options) {
+  if (v.size() != 3) throw cutejit::Error("error: gemm_bf16's tuning question is its shape {m, n, k}, not " + std::to_string(v.size()) + " values");
+  auto a = gpu.upload(examples::random_bf16(size_t(v[0] * v[2]), 1)), b = gpu.upload(examples::random_bf16(size_t(v[1] * v[2]), 2));
+  auto c = gpu.alloc<cutejit::bf16>(size_t(v[0] * v[1]));
+  return cutejit::TuneOutcome(examples::gemm_bf16_tune(gpu, a, b, c, v[0], v[1], v[2], options));
+});

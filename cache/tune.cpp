@@ -1,0 +1,96 @@
+// cutejit-cache tune: answer a manifest's tuning questions on this machine's GPU, ahead of
+// deployment, so that no process of the deployment times candidates (jit/autotune.hpp).
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+
+#include <nlohmann/json.hpp>
+
+#include <cutejit/core/error.hpp>
+#include <cutejit/jit/autotune.hpp>
+
+#include "work_list.hpp"
+
+namespace cli {
+
+namespace {
+
+std::string values_text(const std::vector<int64_t>& values) {
+  std::string s = "[";
+  for (size_t i = 0; i < values.size(); ++i) s += (i ? ", " : "") + std::to_string(values[i]);
+  return s + "]";
+}
+
+int tune(const Arguments& args, const cutejit::KernelCache& cache) {
+  std::optional<std::string> plugin = args.option("--plugin"), manifest = args.option("--manifest");
+  if (!plugin) throw UsageError{"--plugin LIB is required: the shared library that registers the tuning questions"};
+  if (!manifest) throw UsageError{"--manifest FILE is required (write one with CUTEJIT_RECORD=FILE)"};
+  // autotune keeps its records in the cache directory the environment names: the one chosen here.
+  setenv("CUTEJIT_CACHE_DIR", cache.directory().c_str(), 1);
+  if (!cutejit::KernelCache::from_environment().enabled())
+    throw cutejit::Error("error: the disk cache is off (CUTEJIT_CACHE=" + std::string(std::getenv("CUTEJIT_CACHE") ? std::getenv("CUTEJIT_CACHE") : "") +
+                         "); tune keeps its decisions there, so unset CUTEJIT_CACHE");
+  load_plugin(*plugin);
+  std::vector<cutejit::TuneKey> questions = cutejit::read_tuning_questions(*manifest);
+  if (std::optional<std::string> only = args.option("--tunings")) {
+    std::vector<std::string> wanted = split_commas(*only);
+    if (wanted.empty()) throw UsageError{"--tunings lists no tuning; give e.g. --tunings gemm_bf16"};
+    for (const std::string& t : wanted) cutejit::find_registered_tuning(t);  // a typo is an error
+    std::erase_if(questions, [&](const cutejit::TuneKey& q) { return std::find(wanted.begin(), wanted.end(), q.name) == wanted.end(); });
+  }
+  if (questions.empty())
+    throw cutejit::Error("error: nothing to tune: the manifest " + *manifest +
+                         " holds no tuning question of those chosen (a program calling autotune with CUTEJIT_RECORD=FILE writes them)");
+
+  cutejit::Device gpu;  // throws, saying why, where there is no GPU
+  cutejit::TuneOptions options;
+  options.retune = args.flag("--retune");
+  nlohmann::json report = nlohmann::json::array();
+  int failures = 0;
+  for (const cutejit::TuneKey& q : questions) {
+    nlohmann::json line = {{"tune", q.name}, {"values", q.values}};
+    try {
+      cutejit::TuneOutcome o = cutejit::find_registered_tuning(q.name).run(gpu, q.values, options);
+      line["winner"] = o.name;
+      line["from_record"] = o.from_record;
+      nlohmann::json times = nlohmann::json::object();
+      for (const cutejit::TuneTiming& t : o.timings) times[t.name] = t.error.empty() ? nlohmann::json(t.median_ms) : nlohmann::json(t.error);
+      line["median_ms"] = times;
+      if (!args.flag("--json")) {
+        std::printf("%s %s: %s (%s)\n", q.name.c_str(), values_text(q.values).c_str(), o.name.c_str(),
+                    o.from_record ? "already recorded" : "timed");
+        for (const cutejit::TuneTiming& t : o.timings)
+          if (t.error.empty()) std::printf("  %-12s %.4f ms\n", t.name.c_str(), t.median_ms);
+          else std::printf("  %-12s failed: %s\n", t.name.c_str(), t.error.c_str());
+      }
+    } catch (const cutejit::Error& e) {
+      ++failures;
+      line["error"] = e.what();
+      std::fprintf(stderr, "failed: %s %s: %s\n", q.name.c_str(), values_text(q.values).c_str(), e.what());
+    }
+    report.push_back(line);
+  }
+  if (args.flag("--json")) std::printf("%s\n", report.dump(1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+  else std::printf("%zu questions on %s: %zu answered, %d failed\n", questions.size(), gpu.name().c_str(), questions.size() - size_t(failures), failures);
+  return failures == 0 ? exit_ok : exit_problems_found;
+}
+
+}  // namespace
+
+const Command tune_command{
+    "tune", "answer a manifest's tuning questions on this GPU into the cache",
+    "usage: cutejit-cache tune --plugin LIB --manifest FILE [--tunings a,b] [--retune] [--json]\n\n"
+    "Loads LIB (a shared library whose tuning questions are registered with\n"
+    "CUTEJIT_REGISTER_TUNING), reads the questions in FILE (the {\"tune\": ...} lines a program\n"
+    "run with CUTEJIT_RECORD=FILE writes for each autotune call), and answers each on this\n"
+    "machine's GPU: the candidates are timed and the fastest is recorded in the cache directory,\n"
+    "where later processes on the same GPU, driver and cutejit find it. Needs a GPU.\n\n"
+    "  --tunings T,...  only these questions of the manifest\n"
+    "  --retune         time again where a record already answers\n"
+    "  --json           the decisions as JSON on stdout\n\n"
+    "Exit code: 0 when every question is answered, 1 when any failed, 2 for a usage mistake.\n",
+    {"--json", "--retune"},
+    {"--plugin", "--manifest", "--tunings"},
+    tune};
+
+}  // namespace cli
