@@ -89,12 +89,21 @@ Memory& memory() {
 }
 
 /// Runs `prepare(i)` for every candidate on up to `jobs` threads; a throw becomes its error.
-std::vector<TuneLaunch> prepare_all(size_t count, int jobs, const std::function<TuneLaunch(size_t)>& prepare,
+std::vector<TuneLaunch> prepare_all(size_t count, int jobs, void* cuda_context, const std::function<TuneLaunch(size_t)>& prepare,
                                     std::vector<TuneTiming>& timings) {
   std::vector<TuneLaunch> launches(count);
   std::atomic<size_t> next = 0;
-  auto worker = [&] {
+  // The calling thread keeps whatever context it has (the runtime remembers each thread's);
+  // a new thread has none until it is given the GPU's.
+  auto worker = [&](bool new_thread) {
+    std::string no_context;
+    if (cuda_context && new_thread) {
+      const Driver& d = Driver::get();
+      CUresult rc = d.cuCtxSetCurrent(static_cast<CUcontext>(cuda_context));
+      if (rc != CUDA_SUCCESS) no_context = "error: autotune could not make the GPU's context current on a worker thread (CUresult " + std::to_string(int(rc)) + ")";
+    }
     for (size_t i; (i = next++) < count;) try {
+        if (!no_context.empty()) throw Error(no_context);
         launches[i] = prepare(i);
       } catch (const std::exception& e) {
         timings[i].error = e.what();
@@ -104,15 +113,15 @@ std::vector<TuneLaunch> prepare_all(size_t count, int jobs, const std::function<
   threads = int(std::min<size_t>(size_t(threads), count));
   {
     std::vector<std::jthread> pool;
-    for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
-    worker();
+    for (int t = 1; t < threads; ++t) pool.emplace_back(worker, true);
+    worker(false);
   }  // joined here
   return launches;
 }
 
 }  // namespace
 
-size_t autotune_choice(const TuneContext& context, const TuneKey& key, const std::vector<std::string>& names,
+size_t autotune_choice(const TuneContext& context, void* cuda_context, const TuneKey& key, const std::vector<std::string>& names,
                        const std::function<TuneLaunch(size_t)>& prepare, const TuneTimer& time, const TuneOptions& options,
                        bool& from_record, std::vector<TuneTiming>& timings) {
   if (key.name.empty()) throw Error("error: autotune needs a key with a name: what is being tuned (e.g. \"gemm_bf16\")");
@@ -146,7 +155,7 @@ size_t autotune_choice(const TuneContext& context, const TuneKey& key, const std
   from_record = false;
   timings.assign(names.size(), TuneTiming{});
   for (size_t i = 0; i < names.size(); ++i) timings[i].name = names[i];
-  std::vector<TuneLaunch> launches = prepare_all(names.size(), options.jobs, prepare, timings);
+  std::vector<TuneLaunch> launches = prepare_all(names.size(), options.jobs, cuda_context, prepare, timings);
   // Timed one at a time on this thread: candidates running together would slow each other.
   size_t best = names.size();
   for (size_t i = 0; i < names.size(); ++i) {

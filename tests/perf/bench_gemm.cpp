@@ -102,17 +102,26 @@ int main() {
       return examples::gemm_bf16_prepare(gpu, a, b, c, s.m, s.n, s.k);
     }, shapes, true);
   }
-  {  // the same kernel with the tile width autotune measured (on the first input set) instead of the rule's
+  {  // the same kernel with the tile width autotune measured (on the first input set) instead of the rule's,
+     // on the shapes above and on ones where the rule's threshold is near (few tiles per multiprocessor)
     std::vector<bf16> host = examples::random_bf16(pool, 1);
+    const GemmShape near_threshold[] = {{256, 8192, 8192}, {512, 8192, 8192}, {1024, 4096, 8192}, {2048, 2048, 8192}};
+    bench_shapes("gemm_bf16", gpu, host, [&](const Buffer<bf16>& a, const Buffer<bf16>& b, const Buffer<bf16>& c, const GemmShape& s) {
+      return examples::gemm_bf16_prepare(gpu, a, b, c, s.m, s.n, s.k);
+    }, near_threshold, true);
+    std::vector<GemmShape> tuned(std::begin(shapes), std::end(shapes));
+    tuned.insert(tuned.end(), std::begin(near_threshold), std::end(near_threshold));
     bench_shapes("gemm_bf16_tuned", gpu, host, [&](const Buffer<bf16>& a, const Buffer<bf16>& b, const Buffer<bf16>& c, const GemmShape& s) {
       Tuned<int> t = examples::gemm_bf16_tune(gpu, a, b, c, s.m, s.n, s.k);
       if (!t.from_record) {
         std::printf("  (autotune: tiles 128 x %s;", t.name.c_str());
-        for (const TuneTiming& timing : t.timings) std::printf(" %s: %.3f ms", timing.name.c_str(), timing.median_ms);
+        for (const TuneTiming& timing : t.timings)
+          if (timing.error.empty()) std::printf(" %s: %.3f ms", timing.name.c_str(), timing.median_ms);
+          else std::printf(" %s: failed (%s)", timing.name.c_str(), timing.error.c_str());
         std::printf("; the rule picks %d)\n", examples::gemm::choose_tile_n(gpu.multiprocessors(), s.m, s.n));
       }
       return examples::gemm_bf16_prepare_tile(gpu, t.config, a, b, c, s.m, s.n, s.k);
-    });
+    }, tuned);
   }
   {
     std::vector<f8e4m3> host = examples::random_e4m3(pool, 2);

@@ -47,7 +47,7 @@ struct Model {
       launch(0);
       return ms[size_t(ran)];
     };
-    return detail::autotune_choice(context, key, names, prepare, time, options, from_record, timings);
+    return detail::autotune_choice(context, nullptr, key, names, prepare, time, options, from_record, timings);
   }
   size_t choose(const TuneKey& key) {
     bool from_record = false;

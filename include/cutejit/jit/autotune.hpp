@@ -96,9 +96,11 @@ TuneContext tune_context(const Device& gpu);
 
 /// The non-template body of `autotune`: the winner's index among `names`. Looks for a record
 /// (in this process, then on disk) unless told to retune; else prepares every candidate on
-/// `options.jobs` threads, times those that prepared with `time` on this thread, one at a
-/// time, and records the fastest. Throws Error when no candidate runs, listing why each failed.
-size_t autotune_choice(const TuneContext& context, const TuneKey& key, const std::vector<std::string>& names,
+/// `options.jobs` threads (each with `cuda_context` current, when one is given: preparing
+/// encodes tensor maps and loads modules), times those that prepared with `time` on this
+/// thread, one at a time, and records the fastest. Throws Error when no candidate runs,
+/// listing why each failed.
+size_t autotune_choice(const TuneContext& context, void* cuda_context, const TuneKey& key, const std::vector<std::string>& names,
                        const std::function<TuneLaunch(size_t)>& prepare, const TuneTimer& time, const TuneOptions& options,
                        bool& from_record, std::vector<TuneTiming>& timings);
 
@@ -125,7 +127,7 @@ Tuned<Config> autotune(const Device& gpu, const TuneKey& key, std::span<const Co
   auto prepare_one = [&](size_t i) { return detail::as_tune_launch(prepare(configs[i])); };
   auto time = [&](const detail::TuneLaunch& launch) { return bench(gpu, launch, options.bench).median_ms; };
   Tuned<Config> t{};
-  size_t winner = detail::autotune_choice(detail::tune_context(gpu), key, names, prepare_one, time, options, t.from_record, t.timings);
+  size_t winner = detail::autotune_choice(detail::tune_context(gpu), gpu.context(), key, names, prepare_one, time, options, t.from_record, t.timings);
   t.config = configs[winner];
   t.name = names[winner];
   return t;
