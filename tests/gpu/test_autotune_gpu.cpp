@@ -13,10 +13,15 @@ using namespace cutejit;
 using Catch::Contains;
 
 namespace {
-// Every thread adds 1 to its element `rounds` times through memory: the cost grows with rounds.
-Kernel tune_spin{"tune_spin", [](Tensor<i32> x, Int rounds) {
+// Every thread runs a chain of `rounds` dependent sines: the cost grows with rounds, and no
+// closed form lets the compiler shorten it (as it would a loop of increments).
+Kernel tune_spin{"tune_spin", [](Tensor<f32> x, Int rounds) {
   Int i = block_idx().x * block_dim().x + thread_idx().x;
-  if_(i < size(x), [&] { for_(0, rounds, [&](Int) { x(i) = Int(x(i)) + 1; }); });
+  if_(i < size(x), [&] {
+    Var<float> v = F32(x(i));
+    for_(0, rounds, [&](Int) { v = sin(F32(v)) * 0.999f + 0.25f; });
+    x(i) = F32(v);
+  });
 }};
 }  // namespace
 
@@ -25,7 +30,8 @@ TEST_CASE("autotune tells candidates apart by their GPU time and leaves out one 
   detail::forget_tune_decisions();
   Device gpu;
   const int n = 1 << 16;
-  Buffer<int32_t> x = gpu.alloc<int32_t>(n);
+  Buffer<float> x = gpu.alloc<float>(n);
+  x.zero();
   // rounds: 4000 and 250 run; 0 stands for a launch of 2048 threads per block, which fails.
   auto prepare = [&](int rounds) {
     uint32_t block = rounds == 0 ? 2048 : 256;
