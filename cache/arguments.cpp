@@ -2,6 +2,9 @@
 #include <cstdio>
 #include <ctime>
 
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+
 #include "cli.hpp"
 
 namespace cli {
@@ -38,18 +41,11 @@ std::string human_size(uint64_t bytes) {
   double v = double(bytes);
   int u = 0;
   while (v >= 1024 && u < 4) v /= 1024, ++u;
-  char text[32];
-  std::snprintf(text, sizeof text, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
-  return text;
+  return u == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.1f} {}", v, units[u]);
 }
 
 std::string human_time(int64_t unix_seconds) {
-  std::time_t t = std::time_t(unix_seconds);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S UTC", &tm);
-  return text;
+  return fmt::format("{:%Y-%m-%d %H:%M:%S} UTC", fmt::gmtime(std::time_t(unix_seconds)));
 }
 
 }  // namespace cli

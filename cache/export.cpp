@@ -11,6 +11,8 @@
 #include <fstream>
 #include <set>
 
+#include <fmt/format.h>
+
 #include <cutejit/core/error.hpp>
 
 #include "export_header.hpp"
@@ -94,7 +96,7 @@ int export_kernels(const Arguments& args, const cutejit::KernelCache& cache) {
 
   std::vector<WorkResult> results = compile_all(items, jobs, [](size_t, const WorkItem& item, WorkResult& r) {
     if (!r.error.empty())
-      std::fprintf(stderr, "failed: %s for %s: %s\n", item.specialization.kernel.c_str(), item.target.name().c_str(), r.error.c_str());
+      fmt::print(stderr, "failed: {} for {}: {}\n", item.specialization.kernel, item.target.name(), r.error);
   });
   std::vector<ExportedKernel> kernels;
   for (size_t i = 0; i < items.size(); ++i) {
@@ -114,7 +116,7 @@ int export_kernels(const Arguments& args, const cutejit::KernelCache& cache) {
                std::string_view(k.kernel.cubin.data(), k.kernel.cubin.size()));
   }
   write_file(dir / (ns + ".hpp"), header);
-  std::printf("exported %zu cubin(s) to %s; include %s\n", kernels.size(), (dir / "cubins").c_str(), (dir / (ns + ".hpp")).c_str());
+  fmt::print("exported {} cubin(s) to {}; include {}\n", kernels.size(), (dir / "cubins").string(), (dir / (ns + ".hpp")).string());
   return exit_ok;
 }
 

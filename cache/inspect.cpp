@@ -1,8 +1,10 @@
 // The read-only subcommands: list, stats, show.
 #include <cstdio>
+#include <string_view>
 #include <iostream>
 #include <map>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <cutejit/core/error.hpp>
@@ -27,13 +29,12 @@ int list(const Arguments& args, const cutejit::KernelCache& cache) {
     return exit_ok;
   }
   if (entries.empty()) {
-    std::printf("No entries in %s\n", cache.entries_directory().c_str());
+    fmt::print("No entries in {}\n", cache.entries_directory().string());
     return exit_ok;
   }
-  std::printf("%-32s  %-24s  %-8s  %10s  %s\n", "KEY", "KERNEL", "TARGET", "SIZE", "LAST USED");
-  for (const auto& e : entries)
-    std::printf("%-32s  %-24s  %-8s  %10s  %s\n", e.key.c_str(), e.kernel.c_str(), e.target.c_str(), human_size(e.file_bytes).c_str(),
-                human_time(e.last_used).c_str());
+  constexpr std::string_view row = "{:<32}  {:<24}  {:<8}  {:>10}  {}\n";
+  fmt::print(row, "KEY", "KERNEL", "TARGET", "SIZE", "LAST USED");
+  for (const auto& e : entries) fmt::print(row, e.key, e.kernel, e.target, human_size(e.file_bytes), human_time(e.last_used));
   return exit_ok;
 }
 
@@ -50,15 +51,13 @@ int stats(const Arguments& args, const cutejit::KernelCache& cache) {
     std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";  // paths need not be UTF-8
     return exit_ok;
   }
-  std::printf("directory   %s\n", cache.directory().c_str());
-  std::printf("entries     %zu readable, %s on disk (limit %s)\n", st.entries, human_size(st.entry_bytes).c_str(),
-              human_size(cache.max_bytes()).c_str());
-  for (const auto& [target, n] : st.per_target) std::printf("  %-9s %zu\n", target.c_str(), n);
-  if (st.unreadable)
-    std::printf("unreadable  %zu, %s (`cutejit-cache verify` removes them)\n", st.unreadable, human_size(st.unreadable_bytes).c_str());
+  fmt::print("directory   {}\n", cache.directory().string());
+  fmt::print("entries     {} readable, {} on disk (limit {})\n", st.entries, human_size(st.entry_bytes), human_size(cache.max_bytes()));
+  for (const auto& [target, n] : st.per_target) fmt::print("  {:<9} {}\n", target, n);
+  if (st.unreadable) fmt::print("unreadable  {}, {} (`cutejit-cache verify` removes them)\n", st.unreadable, human_size(st.unreadable_bytes));
   if (st.temporary)
-    std::printf("temporary   %zu, %s, %zu abandoned (older than an hour; the next store or `prune` removes those)\n", st.temporary,
-                human_size(st.temporary_bytes).c_str(), st.abandoned);
+    fmt::print("temporary   {}, {}, {} abandoned (older than an hour; the next store or `prune` removes those)\n", st.temporary,
+               human_size(st.temporary_bytes), st.abandoned);
   return exit_ok;
 }
 

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include <cutejit/core/error.hpp>
 
 #include "cli.hpp"
@@ -16,13 +18,13 @@ const std::vector<const cli::Command*> all_commands = {&cli::list_command,  &cli
                                                        &cli::warm_command,   &cli::export_command, &cli::tune_command};
 
 void print_help() {
-  std::printf(
+  fmt::print(
       "usage: cutejit-cache [--dir DIR] COMMAND [ARGS]\n\n"
       "Fills, inspects and maintains cutejit's on-disk kernel cache; exports kernels ahead of time;\n"
       "answers tuning questions ahead of deployment.\n\n"
       "commands:\n");
-  for (const cli::Command* c : all_commands) std::printf("  %-8s %s\n", c->name, c->summary);
-  std::printf(
+  for (const cli::Command* c : all_commands) fmt::print("  {:<8} {}\n", c->name, c->summary);
+  fmt::print(
       "\n"
       "  --dir DIR   the cache directory; default: $CUTEJIT_CACHE_DIR, else $XDG_CACHE_HOME/cutejit,\n"
       "              else ~/.cache/cutejit\n"
@@ -42,7 +44,7 @@ int main(int argc, char** argv) {
                             : directory_given      ? "--dir is given twice"
                                                    : nullptr;
       if (problem) {
-        std::fprintf(stderr, "cutejit-cache: %s\n", problem);
+        fmt::print(stderr, "cutejit-cache: {}\n", problem);
         return cli::exit_usage;
       }
       directory = words[i + 1];
@@ -60,13 +62,13 @@ int main(int argc, char** argv) {
   for (const cli::Command* c : all_commands)
     if (words[0] == c->name) command = c;
   if (!command) {
-    std::fprintf(stderr, "cutejit-cache: unknown command '%s'; `cutejit-cache --help` lists them\n", words[0].c_str());
+    fmt::print(stderr, "cutejit-cache: unknown command '{}'; `cutejit-cache --help` lists them\n", words[0]);
     return cli::exit_usage;
   }
   std::vector<std::string> rest(words.begin() + 1, words.end());
   for (const std::string& w : rest)
     if (w == "--help" || w == "-h") {
-      std::printf("%s", command->help);
+      fmt::print("{}", command->help);
       return cli::exit_ok;
     }
 
@@ -82,18 +84,18 @@ int main(int argc, char** argv) {
     if (const char* size = std::getenv("CUTEJIT_CACHE_MAX_SIZE"); size && *size) try {
         max_bytes = cutejit::KernelCache::parse_size(size);
       } catch (const cutejit::Error& e) {
-        std::fprintf(stderr, "cutejit-cache: warning: CUTEJIT_CACHE_MAX_SIZE ignored, using 1G: %s\n", e.what());
+        fmt::print(stderr, "cutejit-cache: warning: CUTEJIT_CACHE_MAX_SIZE ignored, using 1G: {}\n", e.what());
       }
     cutejit::KernelCache cache(directory, max_bytes);
     return command->run(args, cache);
   } catch (const cli::UsageError& e) {
-    std::fprintf(stderr, "cutejit-cache %s: %s; see `cutejit-cache %s --help`\n", command->name, e.message.c_str(), command->name);
+    fmt::print(stderr, "cutejit-cache {0}: {1}; see `cutejit-cache {0} --help`\n", command->name, e.message);
     return cli::exit_usage;
   } catch (const cutejit::Error& e) {
-    std::fprintf(stderr, "cutejit-cache %s: %s\n", command->name, e.what());  // "error: ...", as every cutejit::Error reads
+    fmt::print(stderr, "cutejit-cache {}: {}\n", command->name, e.what());  // "error: ...", as every cutejit::Error reads
     return cli::exit_problems_found;
   } catch (const std::exception& e) {  // e.g. a file system error the command did not foresee
-    std::fprintf(stderr, "cutejit-cache %s: error: %s\n", command->name, e.what());
+    fmt::print(stderr, "cutejit-cache {}: error: {}\n", command->name, e.what());
     return cli::exit_problems_found;
   }
 }

@@ -3,6 +3,8 @@
 #include <string>
 #include <string_view>
 
+#include <fmt/format.h>
+
 #include <cutejit/core/error.hpp>
 
 #include "cli.hpp"
@@ -13,7 +15,7 @@ namespace {
 
 /// Says what could not be removed; whether anything was.
 bool report_failures(const cutejit::CacheRemoval& r) {
-  if (r.failed) std::fprintf(stderr, "error: %zu file(s) could not be removed; the first: %s\n", r.failed, r.first_error.c_str());
+  if (r.failed) fmt::print(stderr, "error: {} file(s) could not be removed; the first: {}\n", r.failed, r.first_error);
   return r.failed > 0;
 }
 
@@ -24,10 +26,10 @@ int verify(const Arguments& args, const cutejit::KernelCache& cache) {
   for (const auto& bad : report.bad) {
     removed += bad.removed;
     std::string fate = keep ? "" : bad.removed ? " (removed)" : " (not removed: " + bad.removal_error + ")";
-    std::printf("bad  %s: %s%s\n", bad.file.c_str(), bad.problem.c_str(), fate.c_str());
+    fmt::print("bad  {}: {}{}\n", bad.file, bad.problem, fate);
   }
-  std::string summary = report.bad.empty() || keep ? "" : ", " + std::to_string(removed) + " removed";
-  std::printf("%zu entries checked, %zu bad%s\n", report.checked, report.bad.size(), summary.c_str());
+  std::string summary = report.bad.empty() || keep ? "" : fmt::format(", {} removed", removed);
+  fmt::print("{} entries checked, {} bad{}\n", report.checked, report.bad.size(), summary);
   return report.bad.empty() ? exit_ok : exit_problems_found;
 }
 
@@ -42,13 +44,13 @@ int prune(const Arguments& args, const cutejit::KernelCache& cache) {
   }
   cutejit::CacheRemoval removed = cache.prune(limit);
   const uint64_t left = cache.size_bytes();
-  std::printf("removed %s; %s left (limit %s)\n", human_size(removed.bytes).c_str(), human_size(left).c_str(), human_size(limit).c_str());
+  fmt::print("removed {}; {} left (limit {})\n", human_size(removed.bytes), human_size(left), human_size(limit));
   return report_failures(removed) || left > limit ? exit_problems_found : exit_ok;
 }
 
 int clear(const Arguments&, const cutejit::KernelCache& cache) {
   cutejit::CacheRemoval removed = cache.clear();
-  std::printf("removed %zu entries from %s\n", removed.entries, cache.entries_directory().c_str());
+  fmt::print("removed {} entries from {}\n", removed.entries, cache.entries_directory().string());
   return report_failures(removed) ? exit_problems_found : exit_ok;
 }
 

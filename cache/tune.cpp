@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include <cutejit/core/error.hpp>
@@ -14,12 +16,6 @@
 namespace cli {
 
 namespace {
-
-std::string values_text(const std::vector<int64_t>& values) {
-  std::string s = "[";
-  for (size_t i = 0; i < values.size(); ++i) s += (i ? ", " : "") + std::to_string(values[i]);
-  return s + "]";
-}
 
 int tune(const Arguments& args, const cutejit::KernelCache& cache) {
   std::optional<std::string> plugin = args.option("--plugin"), manifest = args.option("--manifest");
@@ -57,21 +53,20 @@ int tune(const Arguments& args, const cutejit::KernelCache& cache) {
       for (const cutejit::TuneTiming& t : o.timings) times[t.name] = t.error.empty() ? nlohmann::json(t.median_ms) : nlohmann::json(t.error);
       line["median_ms"] = times;
       if (!args.flag("--json")) {
-        std::printf("%s %s: %s (%s)\n", q.name.c_str(), values_text(q.values).c_str(), o.name.c_str(),
-                    o.from_record ? "already recorded" : "timed");
+        fmt::print("{} [{}]: {} ({})\n", q.name, fmt::join(q.values, ", "), o.name, o.from_record ? "already recorded" : "timed");
         for (const cutejit::TuneTiming& t : o.timings)
-          if (t.error.empty()) std::printf("  %-12s %.4f ms\n", t.name.c_str(), t.median_ms);
-          else std::printf("  %-12s failed: %s\n", t.name.c_str(), t.error.c_str());
+          if (t.error.empty()) fmt::print("  {:<12} {:.4f} ms\n", t.name, t.median_ms);
+          else fmt::print("  {:<12} failed: {}\n", t.name, t.error);
       }
     } catch (const cutejit::Error& e) {
       ++failures;
       line["error"] = e.what();
-      std::fprintf(stderr, "failed: %s %s: %s\n", q.name.c_str(), values_text(q.values).c_str(), e.what());
+      fmt::print(stderr, "failed: {} [{}]: {}\n", q.name, fmt::join(q.values, ", "), e.what());
     }
     report.push_back(line);
   }
-  if (args.flag("--json")) std::printf("%s\n", report.dump(1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
-  else std::printf("%zu questions on %s: %zu answered, %d failed\n", questions.size(), gpu.name().c_str(), questions.size() - size_t(failures), failures);
+  if (args.flag("--json")) fmt::print("{}\n", report.dump(1, ' ', false, nlohmann::json::error_handler_t::replace));
+  else fmt::print("{} questions on {}: {} answered, {} failed\n", questions.size(), gpu.name(), questions.size() - size_t(failures), failures);
   return failures == 0 ? exit_ok : exit_problems_found;
 }
 

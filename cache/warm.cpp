@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include <nlohmann/json.hpp>
+#include <fmt/format.h>
 
 #include <cutejit/core/error.hpp>
 
@@ -57,7 +58,7 @@ int warm(const Arguments& args, const cutejit::KernelCache& cache) {
   nlohmann::json failures = nlohmann::json::array();
   auto fail = [&](const WorkItem& item, const std::string& error) {
     bar.finish();
-    std::fprintf(stderr, "failed: %s for %s: %s\n", item.specialization.kernel.c_str(), item.target.name().c_str(), error.c_str());
+    fmt::print(stderr, "failed: {} for {}: {}\n", item.specialization.kernel, item.target.name(), error);
     failures.push_back({{"kernel", item.specialization.kernel}, {"target", item.target.name()}, {"error", error}});
   };
   auto stored = [&](const WorkResult& r) { return cache.contains(r.kernel.cache_key); };
@@ -91,10 +92,10 @@ int warm(const Arguments& args, const cutejit::KernelCache& cache) {
     nlohmann::json out = {{"kernels", items.size()}, {"compiled", compiled}, {"already_cached", cached},
                           {"failed", failures},      {"seconds", seconds},   {"jobs", jobs},
                           {"directory", cache.directory().string()}};
-    std::printf("%s\n", out.dump(1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    fmt::print("{}\n", out.dump(1, ' ', false, nlohmann::json::error_handler_t::replace));
   } else {
-    std::printf("%zu kernels in %.2f s (%d jobs, %.1f kernels/s): %zu compiled, %zu already cached, %zu failed\n", items.size(),
-                seconds, jobs, seconds > 0 ? double(compiled + cached) / seconds : 0.0, compiled, cached, failures.size());
+    fmt::print("{} kernels in {:.2f} s ({} jobs, {:.1f} kernels/s): {} compiled, {} already cached, {} failed\n", items.size(), seconds,
+               jobs, seconds > 0 ? double(compiled + cached) / seconds : 0.0, compiled, cached, failures.size());
   }
   return failures.empty() ? exit_ok : exit_problems_found;
 }

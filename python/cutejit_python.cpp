@@ -57,6 +57,7 @@ struct cutejit_arg {
   int64_t shape[4];
   int64_t stride[4];
 };
+static_assert(cutejit::max_tensor_rank == 4, "a record holds four modes: python/cutejit/__init__.py packs shape[4], stride[4]");
 static_assert(sizeof(cutejit_launch_header) == 40 && sizeof(cutejit_arg) == 88, "the layout python/cutejit/__init__.py packs");
 
 __attribute__((visibility("default"))) const char* cutejit_last_error() { return last_error.c_str(); }

@@ -119,6 +119,14 @@ std::vector<TuneLaunch> prepare_all(size_t count, int jobs, void* cuda_context, 
   return launches;
 }
 
+/// CUTEJIT_RETUNE: "1" times again; "0" or unset lets records answer; anything else is said once.
+bool retune_setting() {
+  std::string v = setting("CUTEJIT_RETUNE");
+  if (v == "1") return true;
+  if (!v.empty() && v != "0") warn_once("CUTEJIT_RETUNE", "CUTEJIT_RETUNE='" + v + "' ignored: it takes 1 (time again) or 0");
+  return false;
+}
+
 }  // namespace
 
 size_t autotune_choice(const TuneContext& context, void* cuda_context, const TuneKey& key, const std::vector<std::string>& names,
@@ -136,7 +144,7 @@ size_t autotune_choice(const TuneContext& context, void* cuda_context, const Tun
   std::string text = record.dump();
   std::string file_name = xxh3_128_hex(text) + ".json";
   KernelCache cache = KernelCache::from_environment();
-  bool retune = options.retune || setting("CUTEJIT_RETUNE") == "1";
+  bool retune = options.retune || retune_setting();
   auto index_of = [&](const std::string& name) { return size_t(std::find(names.begin(), names.end(), name) - names.begin()); };
   if (!retune) {
     std::unique_lock lock(memory().mutex);

@@ -1,5 +1,7 @@
 #include "cutejit/runtime/module.hpp"
 
+#include <fmt/format.h>
+
 #include "cutejit/runtime/device.hpp"
 #include "driver/driver.hpp"
 
@@ -14,9 +16,7 @@ void make_current(const Device& device) {
   }
 }
 
-std::string dims(const Dim3& d) {
-  return "(" + std::to_string(d.x) + ", " + std::to_string(d.y) + ", " + std::to_string(d.z) + ")";
-}
+std::string dims(const Dim3& d) { return fmt::format("({}, {}, {})", d.x, d.y, d.z); }
 }  // namespace
 
 LoadedFunction load_function(const CompiledKernel& compiled, const Device& device) {
@@ -38,15 +38,13 @@ void launch_function(const std::string& kernel, const LoadedFunction& f, const D
                      const ParamBuffer& params) {
   const Driver& d = Driver::get();
   auto fail = [&](const std::string& what) { throw Error("error: cannot launch kernel '" + kernel + "': " + what); };
-  if (cfg.grid.count() == 0 || cfg.block.count() == 0) fail("grid " + dims(cfg.grid) + " and block " + dims(cfg.block) + " must not be empty");
+  if (cfg.grid.count() == 0 || cfg.block.count() == 0) fail(fmt::format("grid {} and block {} must not be empty", dims(cfg.grid), dims(cfg.block)));
   if (cfg.block.count() > uint64_t(f.max_threads_per_block))
-    fail("a block of " + std::to_string(cfg.block.count()) + " threads is more than this kernel allows (" +
-         std::to_string(f.max_threads_per_block) + ")");
+    fail(fmt::format("a block of {} threads is more than this kernel allows ({})", cfg.block.count(), f.max_threads_per_block));
   uint64_t shared = uint64_t(f.static_shared_bytes) + cfg.shared_bytes;
   if (shared > uint64_t(device.max_shared_per_block()))
-    fail("it needs " + std::to_string(shared) + " bytes of shared memory per block (" + std::to_string(f.static_shared_bytes) +
-         " static + " + std::to_string(cfg.shared_bytes) + " dynamic) but " + device.name() + " allows at most " +
-         std::to_string(device.max_shared_per_block()));
+    fail(fmt::format("it needs {} bytes of shared memory per block ({} static + {} dynamic) but {} allows at most {}", shared,
+                     f.static_shared_bytes, cfg.shared_bytes, device.name(), device.max_shared_per_block()));
   make_current(device);
   if (int(cfg.shared_bytes) > f.dynamic_shared_limit_set && cfg.shared_bytes > 48 * 1024) {
     d.check(d.cuFuncSetAttribute(static_cast<CUfunction>(f.function), CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
@@ -63,17 +61,17 @@ void launch_function(const std::string& kernel, const LoadedFunction& f, const D
   CUlaunchAttribute attributes[2]{};
   config.attrs = attributes;
   if (cfg.cluster.count() > 1) {
-    if (device.target().sm < 90) fail("thread-block clusters need sm_90 or newer; " + device.name() + " is " + device.target().name());
-    if (cfg.cluster.count() > 8) fail("a cluster of " + std::to_string(cfg.cluster.count()) + " blocks is over the portable limit of 8");
+    if (device.target().sm < 90) fail(fmt::format("thread-block clusters need sm_90 or newer; {} is {}", device.name(), device.target().name()));
+    if (cfg.cluster.count() > 8) fail(fmt::format("a cluster of {} blocks is over the portable limit of 8", cfg.cluster.count()));
     if (cfg.grid.x % cfg.cluster.x || cfg.grid.y % cfg.cluster.y || cfg.grid.z % cfg.cluster.z)
-      fail("the grid " + dims(cfg.grid) + " is not a multiple of the cluster shape " + dims(cfg.cluster));
+      fail(fmt::format("the grid {} is not a multiple of the cluster shape {}", dims(cfg.grid), dims(cfg.cluster)));
     CUlaunchAttribute& cluster = attributes[config.numAttrs++];
     cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
     cluster.value.clusterDim.x = cfg.cluster.x, cluster.value.clusterDim.y = cfg.cluster.y, cluster.value.clusterDim.z = cfg.cluster.z;
   }
   if (cfg.programmatic_dependent_launch) {
     if (device.target().sm < 90)
-      fail("programmatic dependent launch needs sm_90 or newer; " + device.name() + " is " + device.target().name());
+      fail(fmt::format("programmatic dependent launch needs sm_90 or newer; {} is {}", device.name(), device.target().name()));
     CUlaunchAttribute& pdl = attributes[config.numAttrs++];
     pdl.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
     pdl.value.programmaticStreamSerializationAllowed = 1;

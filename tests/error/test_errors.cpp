@@ -73,6 +73,54 @@ TEST_CASE("an unprovable vector access names the alignment it could prove", "[er
   CHECK(test::contains(fixed.compile(sm90a, test::vector_arg<float>(), 0).ptx, "st.global.v4"));
 }
 
+TEST_CASE("a Var promised divisible keeps its divisibility through a loop, and a broken promise names the assignment", "[error]") {
+  // k steps by 4 floats (16 bytes) from a multiple of 4: every read of k is provably aligned.
+  Kernel stepped{"var_divisible", [](Tensor<f32> a, Int start, Int count) {
+    Var<int32_t> k(start * 4, divisible_by(4));
+    for_(0, count, [&](Int) {
+      a.pointer_at({Int(k)}).store_vector<4>({F32(1.0f), F32(2.0f), F32(3.0f), F32(4.0f)});
+      k += 4;
+    });
+  }};
+  CHECK(test::contains(stepped.compile(sm90a, test::vector_arg<float>(), 0, 1).ptx, "st.global.v4"));
+  // Without the promise the same loop cannot be proven aligned.
+  Kernel forgetful{"var_forgets", [](Tensor<f32> a, Int start, Int count) {
+    Var<int32_t> k(start * 4);
+    for_(0, count, [&](Int) {
+      a.pointer_at({Int(k)}).store_vector<4>({F32(1.0f), F32(2.0f), F32(3.0f), F32(4.0f)});
+      k += 4;
+    });
+  }};
+  CHECK_THROWS_WITH(forgetful.compile(sm90a, test::vector_arg<float>(), 0, 1), Contains("cannot prove that this 16-byte vector access is aligned"));
+  Kernel broken{"var_broken_promise", [](Tensor<f32> a, Int start) {
+    Var<int32_t> k(start * 4, divisible_by(4));
+    k += 2;
+    a(Int(k)) = 1.0f;
+  }};
+  CHECK_THROWS_WITH(broken.compile(sm90a, test::vector_arg<float>(), 0),
+                    Contains("test_errors.cpp:" + std::to_string(__LINE__ - 4) + ": error: in kernel 'var_broken_promise' (sm_90a): this value is not "
+                             "known to be a multiple of 4 (the tracer proves 2), which the Var declared at ") &&
+                        Contains("declared at " + std::string(__FILE__) + ":" + std::to_string(__LINE__ - 7)) && Contains("assume_divisible(value, 4)"));
+  Kernel bad_divisor{"var_bad_divisor", [](Tensor<f32> a) { Var<int32_t> k(0, divisible_by(12)); }};
+  CHECK_THROWS_WITH(bad_divisor.compile(sm90a, test::vector_arg<float>()), Contains("divisible_by needs a power of two between 1 and 2^30, not 12"));
+}
+
+TEST_CASE("a tensor argument of rank 5 is refused at the caller's line, by the one rank rule", "[error]") {
+  std::array<int64_t, 5> shape{2, 2, 2, 2, 2}, stride{16, 8, 4, 2, 1};
+  const int line = __LINE__ + 1;
+  CHECK_THROWS_WITH(DeviceTensor<float>::make(0, shape, stride),
+                    Contains("test_errors.cpp:" + std::to_string(line) + ": error: a kernel's tensor argument has 1 to 4 modes, not 5") &&
+                        Contains("inside a kernel, tensors of any rank"));
+  CHECK(max_tensor_rank == 4);
+  CHECK(detail::TensorFacts::max_rank == max_tensor_rank);
+  // Inside a kernel a rank-5 tensor is an ordinary layout.
+  Kernel inner{"rank5_inside", [](Tensor<f32> a) {
+    Tensor<f32> t = make_tensor(a.data(), make_layout({2, 2, 2, 2, 2}));
+    t(IntTuple{1, 1, 1, 1, 1}) = 1.0f;
+  }};
+  CHECK_NOTHROW(inner.compile(sm90a, test::vector_arg<float>()));
+}
+
 TEST_CASE("register array index out of range", "[error]") {
   Kernel k{"out_of_range", [](Tensor<f32> a) {
     RegisterArray<f32, 4> r(0.0f);

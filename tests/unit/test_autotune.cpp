@@ -127,6 +127,11 @@ TEST_CASE("a decision is reused from memory and from disk without preparing or t
     CHECK(again.choose({"reuse", {1}}) == 0);
     CHECK(again.timed == 2);
   }
+  SECTION("CUTEJIT_RETUNE=0, or a value it does not take (said once), leaves the record to answer") {
+    ScopedEnv retune("CUTEJIT_RETUNE", GENERATE("0", "yes"));
+    CHECK(again.choose({"reuse", {1}}) == 1);
+    CHECK(again.timed == 0);
+  }
 }
 
 TEST_CASE("another shape, candidate list, GPU or driver is another question", "[autotune]") {

@@ -15,6 +15,15 @@
 #include "cutejit/core/error.hpp"
 #include "cutejit/dsl/types.hpp"
 
+namespace cutejit {
+
+/// The most modes a kernel's tensor argument has: the specialization word of a tensor
+/// parameter holds four modes' facts. One rule for DeviceTensor, DLPack and Python; inside a
+/// kernel, layouts and the tensors made of them (local_tile, partitions) have any rank.
+inline constexpr int max_tensor_rank = 4;
+
+}  // namespace cutejit
+
 namespace cutejit::detail {
 
 /// The specialization of one launch: a few words per parameter (element type, rank,

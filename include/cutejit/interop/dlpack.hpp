@@ -74,7 +74,9 @@ inline DynamicArg dlpack_view(const DLTensor& t, int device) {
   std::optional<DType> dtype = dtype_from_dlpack(t.dtype);
   if (!dtype)
     fail("its element type " + dlpack_dtype_name(t.dtype) + " is none cutejit takes (int, uint 8-64, float 16-64, bfloat16; one lane)");
-  if (t.ndim < 1 || t.ndim > 4) fail("it has rank " + std::to_string(t.ndim) + "; a cutejit tensor has rank 1 to 4");
+  if (t.ndim < 1 || t.ndim > max_tensor_rank)
+    fail("it has rank " + std::to_string(t.ndim) + "; a kernel's tensor argument has rank 1 to " + std::to_string(max_tensor_rank) +
+         " (max_tensor_rank); view it with fewer modes");
   bool empty = false;
   for (int i = 0; i < t.ndim; ++i) empty |= t.shape[i] == 0;
   if (!t.data && t.byte_offset == 0 && !empty) fail("its data pointer is null");  // an empty tensor may have none
@@ -103,7 +105,7 @@ inline DynamicArg dlpack_view(const DLTensor& t, int device) {
 template <class Owned>
 struct DlpackHolder {
   DLManagedTensor managed{};
-  std::array<int64_t, 4> shape{}, stride{};
+  std::array<int64_t, max_tensor_rank> shape{}, stride{};
   Owned owned;
 
   static DLManagedTensor* make(Owned owned, uint64_t ptr, DType dtype, int rank, const int64_t* shape, const int64_t* stride, int device) {
@@ -131,12 +133,18 @@ struct NothingOwned {};
 /// the GPU ordinal it must be on (-1: any). Throws cutejit::Error saying what is wrong and
 /// what would do instead.
 template <Element T>
-DeviceTensor<T> from_dlpack(const DLTensor& tensor, int device = -1) {
-  DynamicArg a = detail::dlpack_view(tensor, device);
+DeviceTensor<T> from_dlpack(const DLTensor& tensor, int device = -1, std::source_location where = std::source_location::current()) {
+  DynamicArg a;
+  try {
+    a = detail::dlpack_view(tensor, device);
+  } catch (const Error& e) {
+    throw Error(e.what(), where);
+  }
   if (a.dtype != dtype_v<T>)
-    throw Error("cannot take this DLPack tensor: its elements are " + std::string(name(a.dtype)) + ", not " + std::string(name(dtype_v<T>)));
+    throw Error("cannot take this DLPack tensor: its elements are " + std::string(name(a.dtype)) + ", not " + std::string(name(dtype_v<T>)),
+                where);
   return DeviceTensor<T>::make(a.ptr, std::span<const int64_t>(a.shape.data(), size_t(a.rank)),
-                               std::span<const int64_t>(a.stride.data(), size_t(a.rank)));
+                               std::span<const int64_t>(a.stride.data(), size_t(a.rank)), where);
 }
 
 /// A framework tensor as a run-time-typed argument of a registered kernel (the Python path).
@@ -146,15 +154,16 @@ inline DynamicArg dynamic_arg_from_dlpack(const DLTensor& tensor, int device = -
 /// is freed when the framework calls the deleter. (A Python framework takes it wrapped in a
 /// "dltensor" capsule, which the code that passes it to Python makes.)
 template <Element T>
-DLManagedTensor* to_dlpack(Buffer<T>&& buffer, std::initializer_list<int64_t> shape, int device) {
+DLManagedTensor* to_dlpack(Buffer<T>&& buffer, std::initializer_list<int64_t> shape, int device,
+                           std::source_location where = std::source_location::current()) {
   (void)detail::dlpack_dtype(dtype_v<T>);  // an element type DLPack cannot name: refused before the buffer is taken
   std::span<const int64_t> s(shape.begin(), shape.size());
   std::vector<int64_t> stride = detail::row_major_strides(s);
-  DeviceTensor<T> view = DeviceTensor<T>::make(buffer.data(), s, stride);  // checks the rank
+  DeviceTensor<T> view = DeviceTensor<T>::make(buffer.data(), s, stride, where);  // checks the rank
   int64_t elements = 1;
   for (int64_t e : shape) elements *= e;
   if (uint64_t(elements) != buffer.size())
-    throw Error("to_dlpack: the shape has " + std::to_string(elements) + " elements and the buffer " + std::to_string(buffer.size()));
+    throw Error("to_dlpack: the shape has " + std::to_string(elements) + " elements and the buffer " + std::to_string(buffer.size()), where);
   return detail::DlpackHolder<Buffer<T>>::make(std::move(buffer), view.ptr, dtype_v<T>, view.rank, view.shape.data(), view.stride.data(),
                                                device);
 }

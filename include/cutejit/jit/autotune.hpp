@@ -110,9 +110,10 @@ size_t autotune_choice(const TuneContext& context, void* cuda_context, const Tun
 void forget_tune_decisions();
 
 template <class L>
-TuneLaunch as_tune_launch(L launch) {
-  if constexpr (std::is_invocable_v<L&, int>) return [l = std::move(launch)](int set) mutable { l(set); };
-  else return [l = std::move(launch)](int) mutable { l(); };
+TuneLaunch as_tune_launch(L&& launch) {
+  using D = std::decay_t<L>;
+  if constexpr (std::is_invocable_v<D&, int>) return [l = D(std::forward<L>(launch))](int set) mutable { l(set); };
+  else return [l = D(std::forward<L>(launch))](int) mutable { l(); };
 }
 }  // namespace detail
 

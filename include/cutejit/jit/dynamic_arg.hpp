@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 
+#include "cutejit/core/kernel_abi.hpp"
 #include "cutejit/dsl/types.hpp"
 
 namespace cutejit {
@@ -20,8 +21,8 @@ struct DynamicArg {
   uint64_t ptr = 0;
   DType dtype = DType::f32;
   int rank = 0;
-  std::array<int64_t, 4> shape{};
-  std::array<int64_t, 4> stride{};
+  std::array<int64_t, max_tensor_rank> shape{};
+  std::array<int64_t, max_tensor_rank> stride{};
   // Kind::integer and Kind::real.
   int64_t integer = 0;
   double real = 0;

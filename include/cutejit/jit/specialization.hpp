@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "cutejit/core/kernel_abi.hpp"
 #include "cutejit/dsl/types.hpp"
 
 namespace cutejit {
@@ -52,7 +53,7 @@ constexpr int param_words(ParamKind k) { return k == ParamKind::constant || k ==
 /// argument is known to be a multiple of (log2, at most 4: 16), so tiles of it can be proven
 /// aligned for vector accesses, as Triton's divisibility specialization does.
 struct TensorFacts {
-  static constexpr int max_rank = 4;  ///< as DeviceTensor; the word has room for no more
+  static constexpr int max_rank = max_tensor_rank;  ///< the word has room for no more
   int rank = 0;
   int alignment_log2 = 0;               ///< of the data pointer, in bytes
   int shape_log2[max_rank] = {};        ///< divisibility of each extent

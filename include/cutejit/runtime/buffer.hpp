@@ -11,12 +11,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <source_location>
 #include <span>
 #include <vector>
 
 #include <bit>
 #include <string>
 
+#include "cutejit/core/kernel_abi.hpp"
 #include "cutejit/dsl/types.hpp"
 #include "cutejit/runtime/stream.hpp"
 
@@ -27,7 +29,10 @@ void free_device_memory(uint64_t ptr, void* context) noexcept;
 void copy_to_device(uint64_t dst, const void* src, size_t bytes, void* context);
 void copy_to_host(void* dst, uint64_t src, size_t bytes, void* context);
 void check_device_pointer(uint64_t ptr);
-void check_view(int rank, size_t elements_in_allocation, std::span<const int64_t> shape, std::span<const int64_t> stride);
+/// Throws, located at `where`, unless the view has 1 to max_tensor_rank modes, as many strides
+/// as extents, no negative ones, stays in 32-bit indexing and inside the allocation.
+void check_view(int rank, size_t elements_in_allocation, std::span<const int64_t> shape, std::span<const int64_t> stride,
+                std::source_location where);
 /// The strides of a row-major (last mode contiguous) tensor of this shape.
 inline std::vector<int64_t> row_major_strides(std::span<const int64_t> shape) {
   std::vector<int64_t> stride(shape.size());
@@ -46,35 +51,40 @@ void check_transfer(const char* what, size_t given, size_t count);
 
 template <class T>
 struct DeviceTensor {
+  using Where = std::source_location;
   uint64_t ptr = 0;
   int rank = 1;
-  std::array<int64_t, 4> shape{};
-  std::array<int64_t, 4> stride{};
+  std::array<int64_t, max_tensor_rank> shape{};
+  std::array<int64_t, max_tensor_rank> stride{};
 
   /// A view of memory the caller owns. Throws unless `ptr` is device memory.
-  static DeviceTensor from_pointer(uint64_t ptr, std::initializer_list<int64_t> shape, std::initializer_list<int64_t> stride) {
+  static DeviceTensor from_pointer(uint64_t ptr, std::initializer_list<int64_t> shape, std::initializer_list<int64_t> stride,
+                                   Where where = Where::current()) {
     detail::check_device_pointer(ptr);
-    return make(ptr, shape, stride);
+    return make(ptr, shape, stride, where);
   }
   /// A description without memory, to cross-compile with no GPU: the specialization (element
   /// type, rank, the static facts of shape and strides) is what a kernel is compiled for, so a
   /// kernel compiled with it is the one a launch with a real tensor of that shape finds. The
   /// shape and strides are checked as a view's are; the pointer is null, so it cannot be
   /// launched with.
-  static DeviceTensor for_compile(std::initializer_list<int64_t> shape, std::initializer_list<int64_t> stride) {
-    return make(0, {shape.begin(), shape.size()}, {stride.begin(), stride.size()});
+  static DeviceTensor for_compile(std::initializer_list<int64_t> shape, std::initializer_list<int64_t> stride,
+                                  Where where = Where::current()) {
+    return make(0, {shape.begin(), shape.size()}, {stride.begin(), stride.size()}, where);
   }
   /// The same, row-major.
-  static DeviceTensor for_compile(std::initializer_list<int64_t> shape) {
+  static DeviceTensor for_compile(std::initializer_list<int64_t> shape, Where where = Where::current()) {
     std::span<const int64_t> s(shape.begin(), shape.size());
-    return make(0, s, detail::row_major_strides(s));
+    return make(0, s, detail::row_major_strides(s), where);
   }
-  static DeviceTensor make(uint64_t ptr, std::span<const int64_t> shape, std::span<const int64_t> stride) {
+  /// Errors are located at `where`: the caller's line.
+  static DeviceTensor make(uint64_t ptr, std::span<const int64_t> shape, std::span<const int64_t> stride,
+                           Where where = Where::current()) {
     DeviceTensor t;
     t.ptr = ptr;
     t.rank = int(shape.size());
-    detail::check_view(t.rank, size_t(-1), shape, stride);
-    for (int i = 0; i < t.rank; ++i) t.shape[i] = shape[i], t.stride[i] = stride[i];
+    detail::check_view(t.rank, size_t(-1), shape, stride, where);
+    for (int i = 0; i < t.rank && i < max_tensor_rank; ++i) t.shape[i] = shape[i], t.stride[i] = stride[i];
     return t;
   }
 };
@@ -149,16 +159,17 @@ class Buffer {
     return DeviceTensor<T>::make(ptr_, shape, stride);
   }
   /// A view with the given shape and strides (in elements), checked to stay inside the buffer.
-  DeviceTensor<T> view(std::initializer_list<int64_t> shape, std::initializer_list<int64_t> stride) const {
-    detail::check_view(int(shape.size()), count_, {shape.begin(), shape.size()}, {stride.begin(), stride.size()});
-    return DeviceTensor<T>::make(ptr_, {shape.begin(), shape.size()}, {stride.begin(), stride.size()});
+  DeviceTensor<T> view(std::initializer_list<int64_t> shape, std::initializer_list<int64_t> stride,
+                       std::source_location where = std::source_location::current()) const {
+    detail::check_view(int(shape.size()), count_, {shape.begin(), shape.size()}, {stride.begin(), stride.size()}, where);
+    return DeviceTensor<T>::make(ptr_, {shape.begin(), shape.size()}, {stride.begin(), stride.size()}, where);
   }
   /// A row-major view.
-  DeviceTensor<T> view(std::initializer_list<int64_t> shape) const {
+  DeviceTensor<T> view(std::initializer_list<int64_t> shape, std::source_location where = std::source_location::current()) const {
     std::span<const int64_t> s(shape.begin(), shape.size());
     std::vector<int64_t> st = detail::row_major_strides(s);
-    detail::check_view(int(s.size()), count_, s, st);
-    return DeviceTensor<T>::make(ptr_, s, st);
+    detail::check_view(int(s.size()), count_, s, st, where);
+    return DeviceTensor<T>::make(ptr_, s, st, where);
   }
 
  private:

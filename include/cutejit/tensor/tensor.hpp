@@ -26,8 +26,6 @@
 
 namespace cutejit {
 
-inline constexpr int max_tensor_rank = 4;
-
 namespace detail {
 /// `p + offset` in elements, emitting nothing for a static 0.
 template <Element T>

@@ -113,9 +113,10 @@ struct Run {
   std::string output;  ///< stdout and stderr
 };
 
-/// Runs cutejit-cache with `args` (shell words, the cache directory among them if any).
-inline Run cli_raw(const std::string& args) {
-  std::string command = cli_path().string() + " " + args + " 2>&1";
+/// Runs cutejit-cache with `args` (shell words, the cache directory among them if any), after
+/// `prefix` (e.g. a command that changes the user it runs as).
+inline Run cli_raw_prefixed(const std::string& prefix, const std::string& args) {
+  std::string command = prefix + cli_path().string() + " " + args + " 2>&1";
   FILE* pipe = popen(command.c_str(), "r");
   if (!pipe) return {-1, "popen failed"};
   std::string output;
@@ -124,6 +125,8 @@ inline Run cli_raw(const std::string& args) {
   int status = pclose(pipe);
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
 }
+/// Runs cutejit-cache with `args` (shell words, the cache directory among them if any).
+inline Run cli_raw(const std::string& args) { return cli_raw_prefixed("", args); }
 
 /// Runs cutejit-cache on the test's cache directory with `args` (shell words).
 inline Run cli(const TempCache& tmp, const std::string& args) { return cli_raw("--dir " + tmp.path().string() + " " + args); }

@@ -121,3 +121,37 @@ TEST_CASE("cutejit-cache stats --json and list --json take a cache directory who
     CHECK(r.output.find("type_error") == std::string::npos);
   }
 }
+
+TEST_CASE("on a read-only cache, clear, prune and verify say what they could not remove, and exit 1", "[cache]") {
+  TempCache tmp;
+  std::string a = compile_vector_add("sm_90a").cache_key;
+  std::string b = compile_vector_add("sm_120a").cache_key;
+  write_bytes(tmp.entry(b), read_text(tmp.entry(b)).substr(0, 100));  // a bad entry for verify to remove
+  // Permissions stop root from nothing: as root, the CLI runs as nobody, which owns the cache
+  // but may not change the entries' directory.
+  std::string as_user;
+  if (geteuid() == 0) {
+    if (!std::filesystem::exists("/usr/bin/setpriv")) {
+      WARN("running as root without setpriv: the read-only cases were not run");
+      return;
+    }
+    for (const std::filesystem::path& p : {tmp.path(), tmp.path() / "v1", tmp.entry(a), tmp.entry(b)})
+      REQUIRE(::chown(p.c_str(), 65534, 65534) == 0);
+    as_user = "/usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups ";
+  }
+  std::filesystem::permissions(tmp.path() / "v1", std::filesystem::perms::owner_read | std::filesystem::perms::owner_exec);
+  auto run = [&](const std::string& args) { return cli_raw_prefixed(as_user, "--dir " + tmp.path().string() + " " + args); };
+
+  Run clear = run("clear");
+  CHECK(clear.exit_code == 1);
+  CHECK_THAT(clear.output, Catch::Contains("removed 0 entries") && Catch::Contains("2 file(s) could not be removed") &&
+                               Catch::Contains("Permission denied"));
+  Run prune = run("prune --max-size 0");
+  CHECK(prune.exit_code == 1);
+  CHECK_THAT(prune.output, Catch::Contains("removed 0 B") && Catch::Contains("could not be removed"));
+  Run verify = run("verify");
+  CHECK(verify.exit_code == 1);
+  CHECK_THAT(verify.output, Catch::Contains(b + ".entry") && Catch::Contains("(not removed: ") && Catch::Contains("2 entries checked, 1 bad, 0 removed"));
+  CHECK(std::filesystem::exists(tmp.entry(a)));
+  CHECK(std::filesystem::exists(tmp.entry(b)));
+}
