@@ -1,4 +1,4 @@
-// Manifests: JSON Lines of specializations (specialization.hpp).
+// Manifests: JSON Lines of specializations (specialization.hpp) and tuning questions (jit/tuning_manifest.hpp).
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -46,20 +47,29 @@ std::string manifest_line(const Specialization& s) {
   return line.dump() + "\n";
 }
 
-std::vector<Specialization> read_manifest(const std::filesystem::path& file) {
+namespace {
+/// Calls `each(line_number, text)` for every line of the manifest that is not blank. Throws
+/// Error when the file does not exist, is not a file, or cannot be read.
+void for_each_manifest_line(const std::filesystem::path& file, const std::function<void(int, const std::string&)>& each) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(file, ec))
     throw Error("error: the manifest " + file.string() + (std::filesystem::exists(file, ec) ? " is not a file" : " does not exist"));
   std::ifstream in(file);
   if (!in) throw Error("error: cannot read the manifest " + file.string() + ": " + std::strerror(errno));
+  std::string text;
+  for (int line = 1; std::getline(in, text); ++line)
+    if (text.find_first_not_of(" \t\r") != std::string::npos) each(line, text);
+  if (in.bad()) throw Error("error: reading the manifest " + file.string() + " failed: " + std::strerror(errno));
+}
+}  // namespace
+
+std::vector<Specialization> read_manifest(const std::filesystem::path& file) {
   std::vector<Specialization> out;
   std::set<std::string> seen;
-  std::string text;
-  for (int line = 1; std::getline(in, text); ++line) {
-    if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
+  for_each_manifest_line(file, [&](int line, const std::string& text) {
     try {
       nlohmann::json j = nlohmann::json::parse(text);
-      if (j.is_object() && j.contains("tune")) continue;  // a tuning question (read_tuning_questions)
+      if (j.is_object() && j.contains("tune")) return;  // a tuning question (read_tuning_questions)
       if (!j.is_object() || !j.contains("kernel") || !j.contains("words") || !j["words"].is_array())
         throw std::invalid_argument("expected an object with \"kernel\" and \"words\"");
       Specialization s;
@@ -71,8 +81,7 @@ std::vector<Specialization> read_manifest(const std::filesystem::path& file) {
       throw Error("error: " + file.string() + ":" + std::to_string(line) + ": not a manifest line (" + e.what() +
                   "); each line is {\"kernel\": NAME, \"target\": TARGET, \"words\": [\"0x...\", ...]}");
     }
-  }
-  if (in.bad()) throw Error("error: reading the manifest " + file.string() + " failed: " + std::strerror(errno));
+  });
   return out;
 }
 
@@ -103,23 +112,16 @@ std::string append_to_manifest(const std::filesystem::path& file, const Speciali
 std::string tuning_question_line(const TuneKey& key) { return nlohmann::json{{"tune", key.name}, {"values", key.values}}.dump() + "\n"; }
 
 std::vector<TuneKey> read_tuning_questions(const std::filesystem::path& file) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(file, ec))
-    throw Error("error: the manifest " + file.string() + (std::filesystem::exists(file, ec) ? " is not a file" : " does not exist"));
-  std::ifstream in(file);
-  if (!in) throw Error("error: cannot read the manifest " + file.string() + ": " + std::strerror(errno));
   std::vector<TuneKey> out;
   std::set<std::string> seen;
-  std::string text;
-  for (int line = 1; std::getline(in, text); ++line) {
-    if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
+  for_each_manifest_line(file, [&](int line, const std::string& text) {
     nlohmann::json j;
     try {
       j = nlohmann::json::parse(text);
     } catch (const nlohmann::json::exception& e) {
       throw Error("error: " + file.string() + ":" + std::to_string(line) + ": not a manifest line (" + e.what() + ")");
     }
-    if (!j.is_object() || !j.contains("tune")) continue;  // a specialization (read_manifest)
+    if (!j.is_object() || !j.contains("tune")) return;  // a specialization (read_manifest)
     try {
       TuneKey key{j.at("tune").get<std::string>(), j.at("values").get<std::vector<int64_t>>()};
       if (seen.insert(tuning_question_line(key)).second) out.push_back(std::move(key));
@@ -127,8 +129,7 @@ std::vector<TuneKey> read_tuning_questions(const std::filesystem::path& file) {
       throw Error("error: " + file.string() + ":" + std::to_string(line) + ": not a tuning question (" + e.what() +
                   "); each is {\"tune\": NAME, \"values\": [integers]}");
     }
-  }
-  if (in.bad()) throw Error("error: reading the manifest " + file.string() + " failed: " + std::strerror(errno));
+  });
   return out;
 }
 
