@@ -92,7 +92,7 @@ int export_kernels(const Arguments& args, const cutejit::KernelCache& cache) {
     if (std::string why = name_problem(item.specialization.kernel); !why.empty())
       throw cutejit::Error("error: kernel '" + item.specialization.kernel + "' cannot be exported under its name: the name " + why +
                            "; rename the kernel");
-  setenv("CUTEJIT_CACHE_DIR", cache.directory().c_str(), 1);  // reuse what warm compiled
+  use_cache_directory(cache);  // reuse what warm compiled
 
   std::vector<WorkResult> results = compile_all(items, jobs, [](size_t, const WorkItem& item, WorkResult& r) {
     if (!r.error.empty())

@@ -21,19 +21,11 @@ int tune(const Arguments& args, const cutejit::KernelCache& cache) {
   std::optional<std::string> plugin = args.option("--plugin"), manifest = args.option("--manifest");
   if (!plugin) throw UsageError{"--plugin LIB is required: the shared library that registers the tuning questions"};
   if (!manifest) throw UsageError{"--manifest FILE is required (write one with CUTEJIT_RECORD=FILE)"};
-  // autotune keeps its records in the cache directory the environment names: the one chosen here.
-  setenv("CUTEJIT_CACHE_DIR", cache.directory().c_str(), 1);
-  if (!cutejit::KernelCache::from_environment().enabled())
-    throw cutejit::Error("error: the disk cache is off (CUTEJIT_CACHE=" + std::string(std::getenv("CUTEJIT_CACHE") ? std::getenv("CUTEJIT_CACHE") : "") +
-                         "); tune keeps its decisions there, so unset CUTEJIT_CACHE");
+  use_cache_directory(cache, "tune keeps its decisions there");
   load_plugin(*plugin);
   std::vector<cutejit::TuneKey> questions = cutejit::read_tuning_questions(*manifest);
-  if (std::optional<std::string> only = args.option("--tunings")) {
-    std::vector<std::string> wanted = split_commas(*only);
-    if (wanted.empty()) throw UsageError{"--tunings lists no tuning; give e.g. --tunings gemm_bf16"};
-    for (const std::string& t : wanted) cutejit::find_registered_tuning(t);  // a typo is an error
-    std::erase_if(questions, [&](const cutejit::TuneKey& q) { return std::find(wanted.begin(), wanted.end(), q.name) == wanted.end(); });
-  }
+  if (auto wanted = chosen_names(args, "--tunings", "tuning", "gemm_bf16", [](const std::string& t) { cutejit::find_registered_tuning(t); }))
+    std::erase_if(questions, [&](const cutejit::TuneKey& q) { return std::find(wanted->begin(), wanted->end(), q.name) == wanted->end(); });
   if (questions.empty())
     throw cutejit::Error("error: nothing to tune: the manifest " + *manifest +
                          " holds no tuning question of those chosen (a program calling autotune with CUTEJIT_RECORD=FILE writes them)");

@@ -42,11 +42,7 @@ int warm(const Arguments& args, const cutejit::KernelCache& cache) {
   std::optional<std::string> plugin = args.option("--plugin");
   if (!plugin) throw UsageError{"--plugin LIB is required: the shared library that registers the kernels"};
   int jobs = jobs_option(args);
-  // The JIT reads its cache directory from the environment: point it at the one chosen here.
-  setenv("CUTEJIT_CACHE_DIR", cache.directory().c_str(), 1);
-  if (!cutejit::KernelCache::from_environment().enabled())
-    throw cutejit::Error("error: the disk cache is off (CUTEJIT_CACHE=" + std::string(std::getenv("CUTEJIT_CACHE") ? std::getenv("CUTEJIT_CACHE") : "") +
-                         "); warm fills it, so unset CUTEJIT_CACHE");
+  use_cache_directory(cache, "warm fills it");
   load_plugin(*plugin);
   std::vector<WorkItem> items = work_list(args);
   if (items.empty())

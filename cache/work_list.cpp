@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -25,6 +26,23 @@ std::vector<std::string> split_commas(const std::string& text) {
   return out;
 }
 
+std::optional<std::vector<std::string>> chosen_names(const Arguments& args, const std::string& option, const std::string& noun,
+                                                     const std::string& example, const std::function<void(const std::string&)>& check) {
+  std::optional<std::string> text = args.option(option);
+  if (!text) return std::nullopt;
+  std::vector<std::string> names = split_commas(*text);
+  if (names.empty()) throw UsageError{option + " lists no " + noun + "; give e.g. " + option + " " + example};
+  for (const std::string& name : names) check(name);
+  return names;
+}
+
+void use_cache_directory(const cutejit::KernelCache& cache, const char* needs_it) {
+  setenv("CUTEJIT_CACHE_DIR", cache.directory().c_str(), 1);
+  if (needs_it && !cutejit::KernelCache::from_environment().enabled())
+    throw cutejit::Error("error: the disk cache is off (CUTEJIT_CACHE=" + std::string(std::getenv("CUTEJIT_CACHE") ? std::getenv("CUTEJIT_CACHE") : "") +
+                         "); " + needs_it + ", so unset CUTEJIT_CACHE");
+}
+
 void load_plugin(const std::string& path) {
   auto registered = [] { return cutejit::registered_kernels().size() + cutejit::registered_tunings().size(); };
   size_t before = registered();
@@ -44,15 +62,8 @@ std::vector<WorkItem> work_list(const Arguments& args) {
   if (!manifest) throw UsageError{"--manifest FILE is required (write one with CUTEJIT_RECORD=FILE)"};
   std::vector<cutejit::Specialization> specs = cutejit::read_manifest(*manifest);
 
-  std::optional<std::string> kernels = args.option("--kernels");
-  if (kernels) {
-    std::vector<std::string> wanted = split_commas(*kernels);
-    if (wanted.empty()) throw UsageError{"--kernels lists no kernel; give e.g. --kernels gemm,vector_add"};
-    for (const std::string& k : wanted) cutejit::find_registered_kernel(k);  // a typo is an error, not an empty export
-    std::erase_if(specs, [&](const cutejit::Specialization& s) {
-      return std::find(wanted.begin(), wanted.end(), s.kernel) == wanted.end();
-    });
-  }
+  if (auto wanted = chosen_names(args, "--kernels", "kernel", "gemm,vector_add", [](const std::string& k) { cutejit::find_registered_kernel(k); }))
+    std::erase_if(specs, [&](const cutejit::Specialization& s) { return std::find(wanted->begin(), wanted->end(), s.kernel) == wanted->end(); });
 
   std::vector<cutejit::Target> targets;
   if (std::optional<std::string> t = args.option("--targets")) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,17 @@ std::vector<WorkResult> compile_all(const std::vector<WorkItem>& items, int jobs
 
 /// "a,b,,c" -> {"a", "b", "c"}
 std::vector<std::string> split_commas(const std::string& text);
+
+/// The names `option` lists (--kernels a,b), each passed to `check`, which throws for one that
+/// is not registered (a typo is an error, not an empty result); nothing when the option is not
+/// given. A list of no names is a usage mistake: "--kernels lists no kernel; give e.g.
+/// --kernels <example>".
+std::optional<std::vector<std::string>> chosen_names(const Arguments& args, const std::string& option, const std::string& noun,
+                                                     const std::string& example, const std::function<void(const std::string&)>& check);
+
+/// Points the library at the command's cache directory (the JIT and autotune read it from the
+/// environment). With `needs_it` ("warm fills it"), throws Error unless the disk cache is on.
+void use_cache_directory(const cutejit::KernelCache& cache, const char* needs_it = nullptr);
 
 /// -j N (default: the machine's cores).
 int jobs_option(const Arguments& args);
