@@ -85,15 +85,14 @@ struct NvJitLink {
     // not all at the dlopen (measured: 8-10 ms instead of 23-50 ms for libnvJitLink.so.13).
     void* so = dlopen(path.c_str(), RTLD_LAZY | RTLD_LOCAL);
     if (!so) return l;
-    auto sym = [&](auto& fn, const char* name) { fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(so, name)); };
-    sym(l.create, "nvJitLinkCreate");
-    sym(l.destroy, "nvJitLinkDestroy");
-    sym(l.add_data, "nvJitLinkAddData");
-    sym(l.complete, "nvJitLinkComplete");
-    sym(l.cubin_size, "nvJitLinkGetLinkedCubinSize");
-    sym(l.cubin, "nvJitLinkGetLinkedCubin");
-    sym(l.error_log_size, "nvJitLinkGetErrorLogSize");
-    sym(l.error_log, "nvJitLinkGetErrorLog");
+    load_symbol(so, l.create, "nvJitLinkCreate");
+    load_symbol(so, l.destroy, "nvJitLinkDestroy");
+    load_symbol(so, l.add_data, "nvJitLinkAddData");
+    load_symbol(so, l.complete, "nvJitLinkComplete");
+    load_symbol(so, l.cubin_size, "nvJitLinkGetLinkedCubinSize");
+    load_symbol(so, l.cubin, "nvJitLinkGetLinkedCubin");
+    load_symbol(so, l.error_log_size, "nvJitLinkGetErrorLogSize");
+    load_symbol(so, l.error_log, "nvJitLinkGetErrorLog");
     l.loaded = l.create && l.destroy && l.add_data && l.complete && l.cubin_size && l.cubin && l.error_log_size && l.error_log;
     return l;
   }

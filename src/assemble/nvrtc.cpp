@@ -54,15 +54,14 @@ struct Nvrtc {
     n.path = path;
     void* so = path.empty() ? nullptr : dlopen(path.c_str(), RTLD_LAZY | RTLD_LOCAL);
     if (!so) return n;
-    auto sym = [&](auto& fn, const char* name) { fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(so, name)); };
-    sym(n.create, "nvrtcCreateProgram");
-    sym(n.compile, "nvrtcCompileProgram");
-    sym(n.log_size, "nvrtcGetProgramLogSize");
-    sym(n.log, "nvrtcGetProgramLog");
-    sym(n.ptx_size, "nvrtcGetPTXSize");
-    sym(n.ptx, "nvrtcGetPTX");
-    sym(n.destroy, "nvrtcDestroyProgram");
-    sym(n.error_string, "nvrtcGetErrorString");
+    load_symbol(so, n.create, "nvrtcCreateProgram");
+    load_symbol(so, n.compile, "nvrtcCompileProgram");
+    load_symbol(so, n.log_size, "nvrtcGetProgramLogSize");
+    load_symbol(so, n.log, "nvrtcGetProgramLog");
+    load_symbol(so, n.ptx_size, "nvrtcGetPTXSize");
+    load_symbol(so, n.ptx, "nvrtcGetPTX");
+    load_symbol(so, n.destroy, "nvrtcDestroyProgram");
+    load_symbol(so, n.error_string, "nvrtcGetErrorString");
     n.loaded = n.create && n.compile && n.log_size && n.log && n.ptx_size && n.ptx && n.destroy;
     return n;
   }
