@@ -35,7 +35,7 @@ namespace {
 nlohmann::json record_key(const TuneContext& context, const TuneKey& key, const std::vector<std::string>& names) {
   return {{"name", key.name},       {"values", key.values},        {"candidates", names},
           {"device", context.device}, {"target", context.target}, {"driver", context.driver},
-          {"cutejit", toolchain_versions().cutejit}};
+          {"cutejit", CUTEJIT_VERSION}};  // a constant: toolchain_versions() would look nvJitLink up on disk
 }
 
 constexpr std::string_view record_format = "cutejit-tune 1";
@@ -86,6 +86,10 @@ struct Memory {
 Memory& memory() {
   static Memory& m = *new Memory;  // never destroyed: autotune may run from other static destructors
   return m;
+}
+void remember(const std::string& question, const std::string& winner) {
+  std::lock_guard lock(memory().mutex);
+  memory().winners[question] = winner;
 }
 
 /// Runs `prepare(i)` for every candidate on up to `jobs` threads; a throw becomes its error.
@@ -142,23 +146,24 @@ size_t autotune_choice(const TuneContext& context, void* cuda_context, const Tun
 
   nlohmann::json record = record_key(context, key, names);
   std::string text = record.dump();
-  std::string file_name = xxh3_128_hex(text) + ".json";
-  KernelCache cache = KernelCache::from_environment();
   bool retune = options.retune || retune_setting();
-  auto index_of = [&](const std::string& name) { return size_t(std::find(names.begin(), names.end(), name) - names.begin()); };
+  auto answered = [&](const std::string& winner) {
+    from_record = true;
+    timings.clear();
+    return size_t(std::find(names.begin(), names.end(), winner) - names.begin());
+  };
   if (!retune) {
-    std::unique_lock lock(memory().mutex);
-    auto it = memory().winners.find(text);
-    std::optional<std::string> winner;
-    if (it != memory().winners.end()) winner = it->second;
-    else if (cache.enabled()) winner = read_record(records_directory(cache) / file_name, record);
-    if (winner) {
-      memory().winners[text] = *winner;
-      from_record = true;
-      timings.clear();
-      return index_of(*winner);
-    }
+    std::lock_guard lock(memory().mutex);
+    if (auto it = memory().winners.find(text); it != memory().winners.end()) return answered(it->second);
   }
+  // Not decided in this process: the disk, only now (a decision in memory needs neither).
+  KernelCache cache = KernelCache::from_environment();
+  std::string file_name = xxh3_128_hex(text) + ".json";
+  if (!retune && cache.enabled())
+    if (std::optional<std::string> winner = read_record(records_directory(cache) / file_name, record)) {
+      remember(text, *winner);
+      return answered(*winner);
+    }
 
   from_record = false;
   timings.assign(names.size(), TuneTiming{});
@@ -181,10 +186,7 @@ size_t autotune_choice(const TuneContext& context, void* cuda_context, const Tun
     for (const TuneTiming& t : timings) why += "\n  " + t.name + ": " + t.error;
     throw Error("error: autotune of '" + key.name + "': no candidate ran" + why);
   }
-  {
-    std::lock_guard lock(memory().mutex);
-    memory().winners[text] = names[best];
-  }
+  remember(text, names[best]);
   if (cache.enabled()) write_record(cache, file_name, record, names[best], timings);
   return best;
 }
