@@ -1,4 +1,7 @@
-"""What the Python peers share: the median GPU time of a workload, with CUDA events."""
+"""What the Python peers share: the median GPU time of a workload, with CUDA events, and the
+host time of a launch."""
+import time
+
 import torch
 
 
@@ -33,3 +36,17 @@ def median_ms_rotated(fn, sets, reps=30):
         state["r"] += 1
 
     return median_ms(step, reps)
+
+
+def launch_overhead_us(launch, rounds=200, per_round=100):
+    """Host microseconds per `launch()`, queued `per_round` times back to back: the median of
+    `rounds` rounds, the GPU drained between them (the method of cutejit_bench)."""
+    per = []
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        for _ in range(per_round):
+            launch()
+        per.append((time.perf_counter() - t0) * 1e6 / per_round)
+        torch.cuda.synchronize()
+    per.sort()
+    return per[len(per) // 2]

@@ -9,7 +9,7 @@ os.environ.setdefault("TRITON_CACHE_DIR", tempfile.mkdtemp(prefix="triton-cold-"
 import torch  # noqa: E402
 import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
-from gpu_timing import median_ms  # noqa: E402
+from gpu_timing import launch_overhead_us, median_ms  # noqa: E402
 
 
 @triton.jit
@@ -42,15 +42,8 @@ def main():
     torch.cuda.synchronize()
     print(f"triton_first_call: {(time.perf_counter() - t0) * 1e3:.1f} ms (cold cache, in a warm process)")
 
-    per = []
-    for _ in range(200):
-        t0 = time.perf_counter()
-        for _ in range(100):
-            add_kernel[(4,)](x, y, z, small, BLOCK=256)
-        per.append((time.perf_counter() - t0) * 1e6 / 100)
-        torch.cuda.synchronize()
-    per.sort()
-    print(f"triton_launch_overhead: {per[len(per) // 2]:.3f} us per launch (host time, same method as cutejit_bench)")
+    t = launch_overhead_us(lambda: add_kernel[(4,)](x, y, z, small, BLOCK=256))
+    print(f"triton_launch_overhead: {t:.3f} us per launch (host time, same method as cutejit_bench)")
 
 
 if __name__ == "__main__":

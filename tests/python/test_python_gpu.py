@@ -1,13 +1,15 @@
 """The Python module on the GPU with PyTorch tensors: results against torch, errors, the
 framework's current stream, and the hot launch's host time against Triton's in the same
-process (the same method as tests/perf/peers.py)."""
+process (gpu_timing.launch_overhead_us, as tests/perf/peers.py measures Triton)."""
 import os
 import sys
-import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(here, "..", "..", "python"))
+sys.path.insert(0, os.path.join(here, "..", "perf"))
 import torch  # noqa: E402
 import cutejit  # noqa: E402
+from gpu_timing import launch_overhead_us  # noqa: E402
 
 failures = []
 
@@ -135,15 +137,7 @@ x, z = torch.empty(small, device="cuda"), torch.empty(small, device="cuda")
 launch = add(grid=1, block=256)
 launch(x, x, z)
 torch.cuda.synchronize()
-per = []
-for _ in range(200):
-    t0 = time.perf_counter()
-    for _ in range(100):
-        launch(x, x, z)
-    per.append((time.perf_counter() - t0) * 1e6 / 100)
-    torch.cuda.synchronize()
-per.sort()
-ours = per[len(per) // 2]
+ours = launch_overhead_us(lambda: launch(x, x, z))
 print(f"cutejit_python_launch_overhead: {ours:.3f} us per launch (3 PyTorch tensors, read field by field)")
 try:
     import triton
@@ -157,15 +151,7 @@ try:
 
     add_kernel[(4,)](x, x, z, small, BLOCK=256)
     torch.cuda.synchronize()
-    per = []
-    for _ in range(200):
-        t0 = time.perf_counter()
-        for _ in range(100):
-            add_kernel[(4,)](x, x, z, small, BLOCK=256)
-        per.append((time.perf_counter() - t0) * 1e6 / 100)
-        torch.cuda.synchronize()
-    per.sort()
-    theirs = per[len(per) // 2]
+    theirs = launch_overhead_us(lambda: add_kernel[(4,)](x, x, z, small, BLOCK=256))
     print(f"triton_launch_overhead_same_process: {theirs:.3f} us per launch; cutejit/triton = {ours / theirs:.2f}")
 except ImportError:
     print("triton: not importable here, no peer figure")
