@@ -275,6 +275,15 @@ inline void check(const FmhaProblem& p, detail::Where w = detail::Where::current
     bad("token counts must be from 0 to " + std::to_string(limit - 1) + " (32-bit offsets) and max_seqlen_q at most total_q, not " +
         std::to_string(p.total_q) + " and " + std::to_string(p.total_k) + " tokens, max_seqlen_q " + std::to_string(p.max_seqlen_q));
 }
+/// Throws a cutejit::Error at the caller's line unless every buffer holds the problem's tensor.
+template <Element T>
+void check_buffers(const FmhaProblem& p, const Buffer<T>& q, const Buffer<T>& k, const Buffer<T>& v, const Buffer<T>& o,
+                   const Buffer<f32>& lse, const Buffer<int32_t>& cu_q, const Buffer<int32_t>& cu_k, detail::Where w) {
+  auto sizes_fit = q.size() >= size_t(p.total_q * p.heads * p.head_dim) && o.size() >= size_t(p.total_q * p.heads * p.head_dim) &&
+                   k.size() >= size_t(p.total_k * p.kv_heads * p.head_dim) && v.size() >= size_t(p.total_k * p.kv_heads * p.head_dim) &&
+                   lse.size() >= size_t(p.heads * p.total_q) && cu_q.size() >= size_t(p.batch + 1) && cu_k.size() >= size_t(p.batch + 1);
+  if (!sizes_fit) detail::fail("fmha_forward: a buffer is smaller than the problem's tensors", w);
+}
 template <Element T, Config C>
 PreparedLaunch prepare(const Device& gpu, const FmhaProblem& p, const Buffer<T>& q, const Buffer<T>& k, const Buffer<T>& v,
                        const Buffer<T>& o, const Buffer<f32>& lse, const Buffer<int32_t>& cu_q, const Buffer<int32_t>& cu_k) {
@@ -298,11 +307,7 @@ PreparedLaunch fmha_forward_prepare(const Device& gpu, const FmhaProblem& p, con
                                     const Buffer<T>& o, const Buffer<f32>& lse, const Buffer<int32_t>& cu_seqlens_q,
                                     const Buffer<int32_t>& cu_seqlens_k, detail::Where w = detail::Where::current()) {
   fmha80::check(p, w);
-  auto sizes_fit = q.size() >= size_t(p.total_q * p.heads * p.head_dim) && o.size() >= size_t(p.total_q * p.heads * p.head_dim) &&
-                   k.size() >= size_t(p.total_k * p.kv_heads * p.head_dim) && v.size() >= size_t(p.total_k * p.kv_heads * p.head_dim) &&
-                   lse.size() >= size_t(p.heads * p.total_q) && cu_seqlens_q.size() >= size_t(p.batch + 1) &&
-                   cu_seqlens_k.size() >= size_t(p.batch + 1);
-  if (!sizes_fit) detail::fail("fmha_forward: a buffer is smaller than the problem's tensors", w);
+  fmha80::check_buffers(p, q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k, w);
   // hd 64: 128 queries x 64 keys per step; hd 128: 64 x 64, which keeps O, S and P in the
   // registers (128 x 64 spills at hd 128).
   using fmha80::Config;
@@ -402,21 +407,28 @@ inline double fmha_error(const std::vector<float>& o, const std::vector<double>&
   return worst;
 }
 
-/// Runs the forward on `in` with poisoned outputs; the error against the float64 reference.
-template <Element T>
-double fmha_check(const Device& gpu, const FmhaInputs<T>& in) {
+/// Runs a forward on `in` with poisoned outputs; the error against the float64 reference.
+/// `prepare(q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k)` makes the launch on the buffers.
+template <Element T, class Prepare>
+double fmha_check_with(const Device& gpu, const FmhaInputs<T>& in, Prepare&& prepare) {
   const FmhaProblem& p = in.problem;
   auto q = gpu.upload(in.q), k = gpu.upload(in.k), v = gpu.upload(in.v);
   auto cu_q = gpu.upload(in.cu_seqlens_q), cu_k = gpu.upload(in.cu_seqlens_k);
   auto o = gpu.upload(std::vector<T>(size_t(p.total_q * p.heads * p.head_dim), T(NAN)));
   auto lse = gpu.upload(std::vector<float>(size_t(p.heads * p.total_q), NAN));
-  fmha_forward_prepare(gpu, p, q, k, v, o, lse, cu_q, cu_k)();
+  prepare(q, k, v, o, lse, cu_q, cu_k)();
   gpu.synchronize();
   std::vector<double> o_ref, lse_ref;
   fmha_reference(in, o_ref, lse_ref);
   std::vector<float> out;
   for (T x : o.to_host()) out.push_back(float(x));
   return fmha_error(out, o_ref, lse.to_host(), lse_ref);
+}
+
+/// The same for the FA2 forward (fmha_forward_prepare).
+template <Element T>
+double fmha_check(const Device& gpu, const FmhaInputs<T>& in) {
+  return fmha_check_with(gpu, in, [&](auto&&... buffers) { return fmha_forward_prepare(gpu, in.problem, buffers...); });
 }
 
 /// Cross-compiles the forward of `C` for target `t` (tensor descriptions, no memory).

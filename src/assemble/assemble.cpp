@@ -180,12 +180,26 @@ std::vector<char> with_ptxas(const std::filesystem::path& ptxas, const std::stri
   return cubin;
 }
 
+/// Whether the kernel needs a whole-program compile. nvJitLink assembles each input as a separate
+/// compilation unit, and ptxas then ignores setmaxnreg "to maintain compatibility across
+/// compilation units" (C7504): a warp-specialised kernel keeps the entry's register cap in its
+/// consumers, and one that needs more spills (measured with CUDA 13.0: the attention forward's
+/// consumers, 168 registers and 184 bytes of stack through nvJitLink, none through ptxas).
+bool needs_whole_program(const std::string& ptx) { return ptx.find("setmaxnreg") != std::string::npos; }
+
 }  // namespace
 
 Assembled assemble(const std::string& ptx, const Target& target, const std::string& kernel, const std::vector<LinkedPtx>& linked) {
+  const Choice choice = assembler_choice();
+  if (choice == Choice::automatic && linked.empty() && needs_whole_program(ptx)) {
+    std::filesystem::path ptxas = find_ptxas();
+    if (!ptxas.empty()) return {with_ptxas(ptxas, ptx, target, kernel), "ptxas"};
+    warn_once("setmaxnreg without ptxas", "kernel '" + kernel +
+                                              "' rebalances registers (setmaxnreg), which nvJitLink ignores; without the toolkit's "
+                                              "ptxas (not found: " + searched_for({"bin"}, true) + ") it may spill");
+  }
   const NvJitLink& nv = NvJitLink::get();
   if (nv.loaded) return {with_nvjitlink(nv, ptx, target, kernel, linked), "nvJitLink"};
-  const Choice choice = assembler_choice();
   if (choice == Choice::nvjitlink)
     throw Error("CUTEJIT_ASSEMBLER=nvjitlink, but libnvJitLink.so (CUDA 12 or 13) could not be loaded: " + searched_for({"lib64"}, true));
   if (!linked.empty())
@@ -218,15 +232,22 @@ void warm_up_assembler() {
 std::string assembler_version() {
   // The resolved file name (libnvJitLink.so.13, or libnvJitLink.so.13.0.88 where the toolkit
   // ships it so) and its size tell two toolkits apart.
+  // In auto mode both can be in use (ptxas for the kernels that need a whole-program compile),
+  // so both are named.
   std::error_code ec;
+  std::string ptxas_version;
+  if (assembler_choice() != Choice::nvjitlink) {
+    if (std::filesystem::path ptxas = find_ptxas(); !ptxas.empty()) {
+      auto size = std::filesystem::file_size(ptxas, ec);
+      ptxas_version = "ptxas " + std::filesystem::canonical(ptxas, ec).string() + " " + std::to_string(ec ? 0 : size);
+    }
+  }
   if (std::string path = nvjitlink_path(); !path.empty()) {
     auto size = std::filesystem::file_size(path, ec);
-    return "nvJitLink " + path + (ec ? "" : " " + std::to_string(size));
+    std::string version = "nvJitLink " + path + (ec ? "" : " " + std::to_string(size));
+    return ptxas_version.empty() ? version : version + ", " + ptxas_version;
   }
-  std::filesystem::path ptxas = find_ptxas();
-  if (ptxas.empty()) return "none";
-  auto size = std::filesystem::file_size(ptxas, ec);
-  return "ptxas " + std::filesystem::canonical(ptxas, ec).string() + " " + std::to_string(ec ? 0 : size);
+  return ptxas_version.empty() ? "none" : ptxas_version;
 }
 
 }  // namespace cutejit::detail

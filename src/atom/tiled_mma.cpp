@@ -272,28 +272,37 @@ int accumulator_row_lanes(const TiledMmaShape& s, Where w) {
   return int(lanes);
 }
 
-std::vector<std::pair<int, int>> accumulator_to_a(const TiledMmaShape& prev, const TiledMmaShape& next, Where w) {
+std::vector<std::pair<int, int>> accumulator_to_a(const TiledMmaShape& prev, const TiledMmaShape& next, int64_t k_blocks, Where w) {
   const std::string what = "the C fragment of " + prev.atom_name + " as the A fragment of " + next.atom_name;
   if (prev.atom_threads != next.atom_threads || prev.atom_m != next.atom_m || atoms(prev, 0) != atoms(next, 0) || atoms(prev, 1) != 1 ||
-      atoms(next, 2) != 1 || prev.permutation || next.permutation || next.atom_k % prev.atom_n != 0)
-    fail(what + " needs the same atoms along M, one along the first's N and the second's K, no permutations, and the second's K (" +
-             std::to_string(next.atom_k) + ") a multiple of the first's N (" + std::to_string(prev.atom_n) + ")",
+      atoms(next, 2) != 1 || prev.permutation || next.permutation)
+    fail(what + " needs the same atoms along M, one along the first's N and the second's K, and no permutations", w);
+  // next's K runs along prev's N: K block kk covers columns kk K ... of the accumulator, which
+  // may span several of prev's N atoms (mma.sync: k16 over n8) or lie inside one (wgmma: k16
+  // inside n128); either way a K block may not straddle two atoms unevenly.
+  if (next.atom_k % prev.atom_n != 0 && prev.atom_n % next.atom_k != 0)
+    fail(what + " needs the second's K (" + std::to_string(next.atom_k) + ") to be a multiple or a divisor of the first's N (" +
+             std::to_string(prev.atom_n) + ")",
          w);
   const int64_t values_a = size(mode(next.layout_a, 1)).value(), values_c = size(mode(prev.layout_c, 1)).value();
-  std::vector<std::pair<int, int>> map(size_t(values_a), {-1, -1});
-  for (int lane = 0; lane < next.atom_threads; ++lane)
-    for (int64_t v = 0; v < values_a; ++v) {
-      // A's (m, k) of this value is C's (m, n) of n atom k / N.
-      int64_t index = next.layout_a(lane, v).value(), m = index % next.atom_m, k = index / next.atom_m;
-      int64_t want = m + prev.atom_m * (k % prev.atom_n);
-      int found = -1;
-      for (int64_t c = 0; c < values_c; ++c)
-        if (prev.layout_c(lane, c).value() == want) found = int(c);
-      std::pair<int, int> here{found, int(k / prev.atom_n)};
-      if (found < 0 || (lane > 0 && map[size_t(v)] != here))
-        fail(what + ": lane " + std::to_string(lane) + " holds A value " + std::to_string(v) + " but not the C value at that place", w);
-      map[size_t(v)] = here;
-    }
+  std::vector<std::pair<int, int>> map(size_t(values_a * k_blocks), {-1, -1});
+  for (int64_t kk = 0; kk < k_blocks; ++kk)
+    for (int lane = 0; lane < next.atom_threads; ++lane)
+      for (int64_t v = 0; v < values_a; ++v) {
+        // A's (m, k) of this value is C's (m, n) at column kk K + k: N atom n / N, column n % N.
+        int64_t index = next.layout_a(lane, v).value(), m = index % next.atom_m, n = kk * next.atom_k + index / next.atom_m;
+        int64_t want = m + prev.atom_m * (n % prev.atom_n);
+        int found = -1;
+        for (int64_t c = 0; c < values_c; ++c)
+          if (prev.layout_c(lane, c).value() == want) found = int(c);
+        std::pair<int, int> here{found, int(n / prev.atom_n)};
+        std::pair<int, int>& slot = map[size_t(kk * values_a + v)];
+        if (found < 0 || (lane > 0 && slot != here))
+          fail(what + ": lane " + std::to_string(lane) + " holds A value " + std::to_string(v) + " of K block " + std::to_string(kk) +
+                   " but not the C value at that place",
+               w);
+        slot = here;
+      }
   return map;
 }
 

@@ -65,9 +65,10 @@ TiledMmaShape ldmatrix_source(const TiledMmaShape& s, MmaOperand x, int count, b
 Layout accumulator_rowcol(const TiledMmaShape& s, const Layout& fragment, Where w);
 /// How many consecutive lanes share each accumulator row (4 for every mma.sync kind).
 int accumulator_row_lanes(const TiledMmaShape& s, Where w);
-/// For each A value of one K block of `next`: the C value of `prev`, and which of the K block's
-/// N atoms, that holds the same (row, column) in the same lane.
-std::vector<std::pair<int, int>> accumulator_to_a(const TiledMmaShape& prev, const TiledMmaShape& next, Where w);
+/// For each of `k_blocks` K blocks of `next` (one atom's K each, along prev's N) and each A value
+/// v: the C value of `prev`, and the RestN block of prev's accumulator, that hold the same (row,
+/// column) in the same lane, at map[kk * values + v].
+std::vector<std::pair<int, int>> accumulator_to_a(const TiledMmaShape& prev, const TiledMmaShape& next, int64_t k_blocks, Where w);
 /// Checks that a partition of ldmatrix sources reads 16 contiguous bytes at each row address.
 void check_ldmatrix_rows(const Layout& row, const std::optional<Swizzle>& swizzle, int element_bytes, bool transpose, Where w);
 /// Checks that register fragments of these shapes fit one atom per (m, n, k) and agree.
@@ -194,24 +195,27 @@ int accumulator_row_lanes(const TiledMma<Op>& tiled, detail::Where w = detail::W
 
 /// The accumulator of `prev` (V, RestM, RestN) as the A operand of `next` (V, RestM, RestK),
 /// converted to next's A type, without leaving registers: FlashAttention's P = softmax(Q K^T)
-/// fed to P V. next's K runs along prev's N; the tilings must agree along M (checked).
+/// fed to P V. next's K runs along prev's N, one K block spanning several N atoms (mma.sync) or
+/// a part of one (wgmma's n64...n256 accumulator as k16 blocks); the tilings must agree along M
+/// (checked).
 template <class Next, class Prev>
 Tensor<typename Next::ElementA> accumulator_as_A(const TiledMma<Next>& next, const TiledMma<Prev>& prev,
                                                  const Tensor<typename Prev::ElementC>& acc, detail::Where w = detail::Where::current()) {
   using A = typename Next::ElementA;
-  std::vector<std::pair<int, int>> map = detail::accumulator_to_a(prev.shape(), next.shape(), w);
-  const int64_t per_k = Next::k / Prev::n;
-  if (rank(acc) != 3 || size(mode(acc.layout(), 2)).value() % per_k != 0)
-    detail::fail("accumulator_as_A takes a (V, RestM, RestN) accumulator whose RestN is a multiple of " + std::to_string(per_k) +
-                     ", not " + to_string(acc.layout()),
+  const int64_t columns = rank(acc) == 3 ? size(mode(acc.layout(), 2)).value() * Prev::n : 0;
+  if (columns == 0 || columns % Next::k != 0)
+    detail::fail("accumulator_as_A takes a (V, RestM, RestN) accumulator whose columns (RestN x " + std::to_string(Prev::n) +
+                     ") are a multiple of the next product's K (" + std::to_string(Next::k) + "), not " + to_string(acc.layout()),
                  w);
-  const int64_t rest_m = size(mode(acc.layout(), 1)).value(), rest_k = size(mode(acc.layout(), 2)).value() / per_k;
-  Tensor<A> a = make_rmem_tensor<A>(IntTuple{int64_t(map.size()), rest_m, rest_k}, w);
+  const int64_t rest_m = size(mode(acc.layout(), 1)).value(), rest_k = columns / Next::k;
+  std::vector<std::pair<int, int>> map = detail::accumulator_to_a(prev.shape(), next.shape(), rest_k, w);
+  const int64_t values = int64_t(map.size()) / rest_k;
+  Tensor<A> a = make_rmem_tensor<A>(IntTuple{values, rest_m, rest_k}, w);
   for (int64_t k = 0; k < rest_k; ++k)
     for (int64_t m = 0; m < rest_m; ++m)
-      for (size_t v = 0; v < map.size(); ++v) {
-        Value<typename Prev::ElementC> c = acc(IntTuple(map[v].first), IntTuple(m), IntTuple(k * per_k + map[v].second), w);
-        a(IntTuple(int64_t(v)), IntTuple(m), IntTuple(k), w) = cast<A>(c, w);
+      for (int64_t v = 0; v < values; ++v) {
+        auto [c, n] = map[size_t(k * values + v)];
+        a(IntTuple(v), IntTuple(m), IntTuple(k), w) = cast<A>(Value<typename Prev::ElementC>(acc(IntTuple(c), IntTuple(m), IntTuple(n), w)), w);
       }
   return a;
 }

@@ -202,13 +202,15 @@ TEST_CASE("an accumulator seen as rows and columns, and fed back as an A operand
   }
   // C of m16n8k16 as A of m16n8k16: A value i (row g + 8 ((i / 2) % 2), K column 2 tig + (i & 1)
   // + 8 (i >= 4)) is C value (i & 1) + 2 ((i / 2) % 2) of N atom (i >= 4).
-  auto map = detail::accumulator_to_a(tiled.shape(), tiled.shape(), w);
-  REQUIRE(map.size() == 8);
-  for (int i = 0; i < 8; ++i) {
-    INFO("A value " << i);
-    CHECK(map[size_t(i)] == std::pair<int, int>{(i & 1) + 2 * ((i / 2) % 2), i >= 4});
-  }
+  // K block 1 is the same values two N atoms further on.
+  auto map = detail::accumulator_to_a(tiled.shape(), tiled.shape(), 2, w);
+  REQUIRE(map.size() == 16);
+  for (int kk = 0; kk < 2; ++kk)
+    for (int i = 0; i < 8; ++i) {
+      INFO("K block " << kk << ", A value " << i);
+      CHECK(map[size_t(8 * kk + i)] == std::pair<int, int>{(i & 1) + 2 * ((i / 2) % 2), 2 * kk + (i >= 4)});
+    }
   // Tilings that disagree along M, or a second product whose K is not along the first's N.
   auto two_by_two = make_tiled_mma(SM80_16x8x16_F32BF16BF16F32_TN{}, make_layout({2, 2, 1}));
-  CHECK_THROWS_WITH(detail::accumulator_to_a(tiled.shape(), two_by_two.shape(), w), Catch::Contains("needs the same atoms along M"));
+  CHECK_THROWS_WITH(detail::accumulator_to_a(tiled.shape(), two_by_two.shape(), 1, w), Catch::Contains("needs the same atoms along M"));
 }

@@ -178,6 +178,26 @@ TEST_CASE("wgmma with A in registers over a tiled atom: one wgmma per k16 slice 
   CHECK(count(ptx, "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16") == 2);
 }
 
+TEST_CASE("a wgmma accumulator is the register A of the next wgmma, 16 columns at a time", "[unit]") {
+  // The PTX ISA's fragments, per thread (lane l of warp w of the warpgroup): accumulator value
+  // i = a + 2 b + 4 c of m64nN is at row 16 w + l / 4 + 8 b, column 8 c + 2 (l % 4) + a; register
+  // A value j = a + 2 b + 4 c of m64k16 is at row 16 w + l / 4 + 8 b, column 8 c + 2 (l % 4) + a.
+  // So K block kk (columns 16 kk ...) of A is accumulator values 8 kk ... 8 kk + 7, in order.
+  detail::Where w = detail::Where::current();
+  auto s = make_tiled_mma(SM90_64xNx16_F32BF16BF16_SS<128>{}, make_layout({2, 1, 1}));
+  auto pv = make_tiled_mma(SM90_64xNx16_F32BF16BF16_RS<64, WgmmaMajor::mn>{}, make_layout({2, 1, 1}));
+  auto map = detail::accumulator_to_a(s.shape(), pv.shape(), 8, w);
+  REQUIRE(map.size() == 64);
+  for (int kk = 0; kk < 8; ++kk)
+    for (int j = 0; j < 8; ++j) {
+      INFO("K block " << kk << ", A value " << j);
+      CHECK(map[size_t(8 * kk + j)] == std::pair<int, int>{8 * kk + j, 0});
+    }
+  // A K block that straddles accumulator atoms unevenly has no such map.
+  auto narrow = make_tiled_mma(SM90_64xNx16_F32BF16BF16_SS<24>{}, make_layout({2, 1, 1}));
+  CHECK_THROWS_WITH(detail::accumulator_to_a(narrow.shape(), pv.shape(), 3, w), Contains("a multiple or a divisor of the first's N (24)"));
+}
+
 TEST_CASE("wgmma atoms refuse fragments and operands that are not theirs, naming the line", "[unit]") {
   Kernel major{"wgmma_wrong_major", [](Tensor<f32> out) {
     auto tiled = make_tiled_mma(SM90_64xNx16_F32BF16BF16_SS<64>{});

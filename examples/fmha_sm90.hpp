@@ -1,0 +1,398 @@
+// A FlashAttention-3-style forward on Hopper tensor cores (sm_90a):
+//     O = softmax(scale * Q K^T) V, and the log-sum-exp of each row,
+// for every (query block, head, sequence) of a batch of sequences of any length, sequence b
+// being tokens cu_seqlens[b] ... cu_seqlens[b + 1] of the (tokens, heads, head_dim) tensors
+// (fixed lengths are the case cu_seqlens = 0, S, 2 S, ...), with H_q a multiple of H_kv
+// (GQA/MQA, K and V read in place). The problem, the inputs and the float64 reference are the
+// FA2's (fmha_sm80.hpp); so are the masks: causal aligned bottom-right.
+//
+// Warp-specialised, three warpgroups (384 threads) per CTA and 128 queries of one head:
+//  - warpgroup 0, one thread: the producer. It gives up registers (setmaxnreg 24), loads the
+//    CTA's Q tile with TMA (head_dim / 64 boxes of 128 rows x 64 columns, 128-byte swizzled,
+//    out of a rank-3 tensor map over (tokens, heads, head_dim)), then streams the key blocks'
+//    K and V tiles, the same boxes of 128 keys, into two rings of `stages` stages
+//    (PipelineTmaAsync each, so that S = Q K^T of a block can start before its V has landed);
+//  - warpgroups 1 and 2: the consumers, queries 0-63 and 64-127 (setmaxnreg 240). For each
+//    key block: S (64 x 128, f32) = Q K^T on wgmma m64n128k16 with both operands in shared
+//    memory (K-major: K stored keys x head_dim is B's N x K); the online softmax on S's
+//    registers (each row is 4 lanes of a quad: accumulator_rowcol / accumulator_row_lanes),
+//    exp2 with the scale folded into log2(e); P converted to bf16 in registers and fed as
+//    wgmma's register A (accumulator_as_A: k16 block kk of A is accumulator values 8 kk ...),
+//    O (64 x head_dim) += P V with V read MN-major (V stored keys x head_dim is B's K x N, one
+//    64-column box per chunk). K's stage is freed as soon as S is done, V's once P V is.
+//  - only the blocks on a sequence's end or the causal diagonal are masked, and causal blocks
+//    past the diagonal are never loaded; causal CTAs take the query blocks from the last (the
+//    longest) to the first, so the longest run first;
+//  - O / sum written from registers, predicated on the sequence's length, and the log-sum-exp
+//    (natural log, -inf for a row that sees no key).
+// Queries of a tile past the end of its sequence are the next sequence's rows (or zeros past
+// the tensor) as TMA loads them: computed, never stored. Keys past it are masked, and V's rows
+// there meet P = 0.
+//
+// Not yet FA3's: the intra-warpgroup overlap of softmax with the next block's Q K^T, ping-pong
+// between the consumer warpgroups, a persistent scheduler and a TMA-store epilogue
+// (docs/attention.md).
+#pragma once
+
+#include <cutejit/pipeline/pipeline.hpp>
+
+#include "fmha_sm80.hpp"
+
+namespace examples {
+using namespace cutejit;
+
+namespace fmha90 {
+
+/// The kernel's static choices.
+struct Config {
+  int head_dim = 128;
+  bool causal = false;
+  int tile_n = 128;  ///< keys per block
+  int stages = 2;    ///< K (and V) blocks in flight
+  /// FA3's intra-warpgroup overlap of block n's softmax with block n - 1's P V (else one block
+  /// at a time).
+  bool overlap = true;
+  static constexpr int tile_m = 128;  ///< two consumer warpgroups of 64 queries
+  static constexpr int threads = 384;
+  static constexpr int box_cols = 64;  ///< head_dim columns per TMA box: one 128-byte swizzle span of 2-byte elements
+  static constexpr int producer_registers = 24, consumer_registers = 240;  // 24 * 128 + 240 * 256 <= 64K
+
+  constexpr int boxes() const { return head_dim / box_cols; }
+  constexpr int q_bytes() const { return tile_m * head_dim * 2; }
+  constexpr int block_bytes() const { return tile_n * head_dim * 2; }  ///< one K or V stage
+  constexpr int k_offset() const { return q_bytes(); }
+  constexpr int v_offset() const { return k_offset() + stages * block_bytes(); }
+  constexpr int barriers_offset() const { return v_offset() + stages * block_bytes(); }
+  /// Q, the K and V rings, Q's barrier and the rings', and the slack of a 1 KB-aligned start.
+  constexpr uint32_t shared_bytes() const {
+    return uint32_t(barriers_offset() + 8 + 2 * PipelineTmaAsync::barrier_bytes(stages)) + dynamic_shared_slack(1024);
+  }
+  friend constexpr bool operator==(const Config&, const Config&) = default;
+  std::string name(const char* type) const {
+    return std::string("fmha90_fwd_") + type + "_hd" + std::to_string(head_dim) + (causal ? "_causal" : "") + "_" +
+           std::to_string(tile_m) + "x" + std::to_string(tile_n) + "_s" + std::to_string(stages) +
+           (overlap ? "" : "_serial");
+  }
+};
+
+/// The configurations the launch picks: 128 x 128 blocks; hd 64 has room for a third stage.
+constexpr Config hd64{64, false, 128, 3}, hd64_causal{64, true, 128, 3}, hd128{128, false, 128, 2}, hd128_causal{128, true, 128, 2};
+static_assert(hd128.shared_bytes() <= 232448 && hd64.shared_bytes() <= 232448);
+/// The same without the overlap, for comparison (tests/perf/bench_fmha.cpp).
+constexpr Config hd64_serial{64, false, 128, 3, false}, hd128_serial{128, false, 128, 2, false},
+    hd128_causal_serial{128, true, 128, 2, false};
+
+template <Element T, Config C>
+void forward(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDescriptor<T>& v, const Tensor<T>& o, const Tensor<f32>& lse,
+             const Tensor<int32_t>& cu_seqlens_q, const Tensor<int32_t>& cu_seqlens_k, const Int& group, const F32& scale_log2) {
+  constexpr int D = C.head_dim, BM = C.tile_m, BN = C.tile_n, W = C.box_cols;
+  static_assert(D % W == 0 && BN % 16 == 0 && BN <= 256, "head_dim a multiple of 64; 16 to 256 keys per block");
+  launch_bounds(C.threads, 1);
+  Int tid = thread_idx().x;
+  Int m_block = block_idx().x, head = block_idx().y, batch = block_idx().z;
+  if (C.causal) m_block = Int(grid_dim().x) - 1 - m_block;  // the longest query blocks first
+  Int q_start = cu_seqlens_q(batch), q_len = Int(cu_seqlens_q(batch + 1)) - q_start;
+  Int k_start = cu_seqlens_k(batch), k_len = Int(cu_seqlens_k(batch + 1)) - k_start;
+  Int kv_head = head / group;
+
+  if_(m_block * BM < q_len, [&] {
+    // Key blocks to visit: all of them, or (causal) those up to this block's last row's diagonal.
+    Int diagonal = k_len - q_len;  // query i sees keys j <= i + diagonal
+    Int n_blocks = (k_len + (BN - 1)) / BN;
+    if (C.causal) n_blocks = min(n_blocks, max(Int(0), (m_block + 1) * BM + diagonal + (BN - 1)) / BN);
+
+    // Shared memory: Q's boxes, then K's ring, V's ring (stage s: its boxes side by side), the barriers.
+    Pointer<int8_t> smem = dynamic_shared_aligned<int8_t>(1024);
+    auto q_box = [&](int b) { return Pointer<T>((smem + b * BM * W * 2).id()); };
+    auto k_stage = [&](const Int& s) { return Pointer<T>((smem + C.k_offset() + s * C.block_bytes()).id()); };
+    auto v_stage = [&](const Int& s) { return Pointer<T>((smem + C.v_offset() + s * C.block_bytes()).id()); };
+    Pointer<uint64_t> q_full((smem + C.barriers_offset()).id());
+    const int ring_barriers = PipelineTmaAsync::barrier_bytes(C.stages);
+    PipelineTmaAsync k_ring(Pointer<uint64_t>((smem + C.barriers_offset() + 8).id()), C.stages, /*consumers=*/2, C.block_bytes());
+    PipelineTmaAsync v_ring(Pointer<uint64_t>((smem + C.barriers_offset() + 8 + ring_barriers).id()), C.stages, 2, C.block_bytes());
+    if_(tid == 0, [&] {
+      mbarrier_init(q_full, 1);
+      k_ring.init();
+      v_ring.init();
+      fence_mbarrier_init();
+      q.prefetch();
+      k.prefetch();
+      v.prefetch();
+    });
+    sync_threads();
+
+    if_(tid / 128 == 0, [&] {
+      decrease_max_registers(C.producer_registers);
+      if_(tid == 0, [&] {
+        mbarrier_arrive_expect_tx(q_full, C.q_bytes());
+        for (int b = 0; b < C.boxes(); ++b) q.load(q_box(b), q_full, {q_start + m_block * BM, head, b * W});
+        for_(0, n_blocks, [&](Int n) {
+          PipelineState s = PipelineState::at(n, C.stages);
+          Int key = k_start + n * BN;
+          k_ring.producer_acquire(s);
+          for (int b = 0; b < C.boxes(); ++b) k_ring.load(k, k_stage(s.index) + b * BN * W, s, {key, kv_head, b * W});
+          k_ring.producer_commit(s);
+          v_ring.producer_acquire(s);
+          for (int b = 0; b < C.boxes(); ++b) v_ring.load(v, v_stage(s.index) + b * BN * W, s, {key, kv_head, b * W});
+          v_ring.producer_commit(s);
+        });
+      });
+    }).else_([&] {
+      increase_max_registers(C.consumer_registers);
+      Int t = tid - 128;  // in the consumer warpgroups' tilings
+      Int half = t / 128;  // which 64 queries of the tile this warpgroup computes
+      Bool leader = t % 128 == 0;
+      // S (128 x BN) = Q K^T and O (128 x D) += P V, each tiled over the two warpgroups along M.
+      auto mma_s = make_tiled_mma(WgmmaSS<T, BN>{}, make_layout({2, 1, 1}));
+      auto mma_o = make_tiled_mma(WgmmaRS<T, D, WgmmaMajor::mn>{}, make_layout({2, 1, 1}));
+      auto thr_s = mma_s.get_slice(t), thr_o = mma_o.get_slice(t);
+
+      Tensor<float> acc_o = thr_o.partition_fragment_C({BM, D});
+      fill(acc_o, 0.0f);
+      // The accumulators as rows and columns: row r of acc_o, of each S and of cO is one query.
+      auto o_rows = accumulator_rowcol(mma_o, acc_o);
+      const int64_t rows = size(mode(o_rows.layout(), 0)).value(), o_cols = size(mode(o_rows.layout(), 1)).value();
+      const int row_lanes = accumulator_row_lanes(mma_s);
+      auto row_reduce = [&](F32 x, bool is_max) {
+        for (int lane = 1; lane < row_lanes; lane *= 2) {
+          F32 y = shuffle_xor(x, lane);
+          x = is_max ? max(x, y) : x + y;
+        }
+        return x;
+      };
+      // Per row: the running maximum of the scaled scores (log2 units) and the sum of exp2 below it.
+      auto row_max = make_rmem_tensor<f32>(IntTuple{rows}), row_sum = make_rmem_tensor<f32>(IntTuple{rows});
+      for (int64_t r = 0; r < rows; ++r) {
+        row_max(IntTuple(r)) = -INFINITY;
+        row_sum(IntTuple(r)) = 0.0f;
+      }
+
+      // The steps of one key block n. S = Q K^T: wait for K's stage, issue the MMAs (64 columns
+      // of head_dim per box, four k16 steps each).
+      auto issue_s = [&](const Int& n) {
+        PipelineState s = PipelineState::at(n, C.stages);
+        Tensor<float> acc_s = thr_s.partition_fragment_C({BM, BN});
+        fill(acc_s, 0.0f);
+        k_ring.consumer_wait(s);
+        wgmma_fence();
+        for (int b = 0; b < C.boxes(); ++b)
+          cutejit::gemm(mma_s, acc_s, WgmmaOperand<T>(q_box(b) + half * (64 * W), TmaSwizzle::bytes128),
+                        WgmmaOperand<T>(k_stage(s.index) + b * BN * W, TmaSwizzle::bytes128));
+        wgmma_commit_group();
+        return acc_s;
+      };
+      // S has landed (after a wgmma_wait_group): K's stage is free.
+      auto s_done = [&](const Int& n, const Tensor<float>& acc_s) {
+        wgmma_fence_operands(acc_s);
+        if_(leader, [&] { k_ring.consumer_release(PipelineState::at(n, C.stages)); });
+      };
+      // O += P V: P as wgmma's register A, V's stage as the MN-major B (chunks of 64 columns of
+      // head_dim, BN keys each: the stage's boxes as they lie).
+      auto issue_pv = [&](const Int& n, const Tensor<T>& p) {
+        PipelineState s = PipelineState::at(n, C.stages);
+        v_ring.consumer_wait(s);
+        wgmma_fence();
+        cutejit::gemm(mma_o, acc_o, p, WgmmaOperand<T>::mn_major(v_stage(s.index), TmaSwizzle::bytes128, BN));
+        wgmma_commit_group();
+      };
+      auto pv_done = [&](const Int& n) {
+        wgmma_fence_operands(acc_o);
+        if_(leader, [&] { v_ring.consumer_release(PipelineState::at(n, C.stages)); });
+      };
+      // Masks block n's scores, then the online softmax: the new row maxima and sums, P =
+      // exp2(S scale - max) in place of S, and the factor O's rows must be rescaled by.
+      auto row_rescale = make_rmem_tensor<f32>(IntTuple{rows});
+      auto softmax = [&](const Int& n, const Tensor<float>& acc_s) {
+        auto s_rows = accumulator_rowcol(mma_s, acc_s);
+        const int64_t s_cols = size(mode(s_rows.layout(), 1)).value();
+        // Keys past the sequence, and (causal) past the diagonal, score -inf: only in the blocks they touch.
+        Bool partial = (n + 1) * BN > k_len;
+        if (C.causal) partial = partial || (n + 1) * BN - 1 > m_block * BM + diagonal;
+        if_(partial, [&] {
+          CoordTensor cS = accumulator_rowcol(
+              mma_s, thr_s.partition_C(local_tile(make_identity_tensor(IntTuple{q_len, k_len}), IntTuple{BM, BN}, IntTuple{m_block, n})));
+          for (int64_t r = 0; r < rows; ++r)
+            for (int64_t c = 0; c < s_cols; ++c) {
+              Int row = coordinate<0>(cS(IntTuple(r), IntTuple(c))), col = coordinate<1>(cS(IntTuple(r), IntTuple(c)));
+              Bool keep = col < k_len;
+              if (C.causal) keep = keep && col <= row + diagonal;
+              s_rows(IntTuple(r), IntTuple(c)) = select(keep, F32(s_rows(IntTuple(r), IntTuple(c))), F32(-INFINITY));
+            }
+        });
+        for (int64_t r = 0; r < rows; ++r) {
+          F32 block_max = s_rows(IntTuple(r), IntTuple(0));
+          for (int64_t c = 1; c < s_cols; ++c) block_max = max(block_max, F32(s_rows(IntTuple(r), IntTuple(c))));
+          block_max = row_reduce(block_max, true);
+          F32 old_max = row_max(IntTuple(r));
+          F32 new_max = max(old_max, block_max * scale_log2);
+          // A row that has seen only masked keys keeps its maximum at -inf; 0 keeps exp2 finite.
+          F32 base = select(new_max == F32(-INFINITY), F32(0.0f), new_max);
+          F32 rescale = fast::exp2(old_max - base);
+          row_max(IntTuple(r)) = new_max;
+          F32 sum = 0.0f;
+          for (int64_t c = 0; c < s_cols; ++c) {
+            F32 p = fast::exp2(fma(F32(s_rows(IntTuple(r), IntTuple(c))), scale_log2, -base));
+            s_rows(IntTuple(r), IntTuple(c)) = p;
+            sum = sum + p;
+          }
+          row_sum(IntTuple(r)) = F32(row_sum(IntTuple(r))) * rescale + sum;  // this thread's columns; reduced at the end
+          row_rescale(IntTuple(r)) = rescale;
+        }
+      };
+      auto rescale_o = [&] {
+        for (int64_t r = 0; r < rows; ++r)
+          for (int64_t c = 0; c < o_cols; ++c)
+            o_rows(IntTuple(r), IntTuple(c)) = F32(o_rows(IntTuple(r), IntTuple(c))) * F32(row_rescale(IntTuple(r)));
+      };
+
+      mbarrier_wait(q_full, 0);
+      if constexpr (!C.overlap) {
+        // One block at a time: S, softmax, P V, each waiting for the one before.
+        for_(0, n_blocks, [&](Int n) {
+          Tensor<float> acc_s = issue_s(n);
+          wgmma_wait_group(0);
+          s_done(n, acc_s);
+          softmax(n, acc_s);
+          rescale_o();
+          issue_pv(n, accumulator_as_A(mma_o, mma_s, acc_s));
+          wgmma_wait_group(0);
+          pv_done(n);
+        });
+      } else {
+        // FA3's intra-warpgroup overlap: block n's S = Q K^T is issued, then block n - 1's
+        // P V, and the softmax of block n runs while P V does; O is rescaled once P V lands.
+        // P is carried from one iteration to the next in registers.
+        Tensor<T> p = make_rmem_tensor<T>(IntTuple{8, 1, BN / 16});
+        auto keep_p = [&](const Tensor<float>& acc_s) {
+          Tensor<T> next = accumulator_as_A(mma_o, mma_s, acc_s);
+          for (int64_t i = 0; i < size(next.layout()).value(); ++i) p(IntTuple(i)) = Value<T>(next(IntTuple(i)));
+        };
+        if_(n_blocks > 0, [&] {
+          Tensor<float> first = issue_s(Int(0));
+          wgmma_wait_group(0);
+          s_done(Int(0), first);
+          softmax(Int(0), first);  // O is still 0: nothing to rescale
+          keep_p(first);
+          for_(1, n_blocks, [&](Int n) {
+            Tensor<float> acc_s = issue_s(n);
+            issue_pv(n - 1, p);
+            wgmma_wait_group(1);  // S of block n has landed; P V may still run
+            s_done(n, acc_s);
+            softmax(n, acc_s);
+            wgmma_wait_group(0);
+            pv_done(n - 1);
+            rescale_o();
+            keep_p(acc_s);
+          });
+          issue_pv(n_blocks - 1, p);
+          wgmma_wait_group(0);
+          pv_done(n_blocks - 1);
+        });
+      }
+
+      // O / sum, in T, stored where it lies inside the sequence; the log-sum-exp by one lane per row.
+      IntTuple q_bound{q_len, D};
+      CoordTensor o_coords = thr_o.partition_C(local_tile(make_identity_tensor(q_bound), IntTuple{BM, D}, IntTuple{m_block, 0}));
+      Tensor<T> gO = local_tile(domain_offset(IntTuple{q_start, 0}, o(_, head, _)), IntTuple{BM, D}, IntTuple{m_block, 0});
+      CoordTensor row_coords = accumulator_rowcol(mma_o, o_coords);
+      for (int64_t r = 0; r < rows; ++r) {
+        F32 sum = row_reduce(row_sum(IntTuple(r)), false);
+        F32 inv = select(sum == F32(0.0f), F32(0.0f), 1.0f / sum);
+        for (int64_t c = 0; c < o_cols; ++c) o_rows(IntTuple(r), IntTuple(c)) = F32(o_rows(IntTuple(r), IntTuple(c))) * inv;
+        Int row = coordinate<0>(row_coords(IntTuple(r), IntTuple(0)));
+        if_(t % row_lanes == 0 && row < q_len, [&] {
+          F32 m = row_max(IntTuple(r));
+          lse(head, q_start + row) = select(sum == F32(0.0f), F32(-INFINITY), m * float(M_LN2) + log(sum));
+        });
+      }
+      auto out = make_rmem_tensor<T>(acc_o.layout());
+      for (int64_t i = 0; i < size(acc_o.layout()).value(); ++i) out(IntTuple(i)) = cast<T>(F32(acc_o(IntTuple(i))));
+      copy_if(o_coords, q_bound, out, thr_o.partition_C(gO));
+    });
+  });
+}
+
+}  // namespace fmha90
+
+/// The forward kernel for one element type and Config.
+template <Element T, fmha90::Config C>
+inline auto fmha_forward_sm90 =
+    Kernel{C.name(std::is_same_v<T, bf16> ? "bf16" : "f16"),
+           [](TmaDescriptor<T> q, TmaDescriptor<T> k, TmaDescriptor<T> v, Tensor<T> o, Tensor<f32> lse, Tensor<int32_t> cu_seqlens_q,
+              Tensor<int32_t> cu_seqlens_k, Int group, F32 scale_log2) {
+             fmha90::forward<T, C>(q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k, group, scale_log2);
+           }};
+
+namespace fmha90 {
+/// Throws a cutejit::Error at the caller's line unless the forward supports the problem: the
+/// FA2's rules, and at least one query and one key token in all (TMA maps no empty tensor).
+inline void check(const FmhaProblem& p, detail::Where w = detail::Where::current()) {
+  fmha80::check(p, w);
+  if (p.total_q < 1 || p.total_k < 1)
+    detail::fail("fmha_forward_sm90: needs at least one query and one key token in all (TMA maps no empty tensor), not " +
+                     std::to_string(p.total_q) + " and " + std::to_string(p.total_k),
+                 w);
+}
+
+template <Element T, Config C>
+PreparedLaunch prepare(const Device& gpu, const FmhaProblem& p, const Buffer<T>& q, const Buffer<T>& k, const Buffer<T>& v,
+                       const Buffer<T>& o, const Buffer<f32>& lse, const Buffer<int32_t>& cu_q, const Buffer<int32_t>& cu_k) {
+  const float scale = p.softmax_scale > 0 ? p.softmax_scale : 1.0f / std::sqrt(float(p.head_dim));
+  constexpr uint32_t rows = Config::tile_m, keys = uint32_t(C.tile_n), cols = Config::box_cols;
+  auto qm = make_tensor_map(q.view({p.total_q, p.heads, p.head_dim}), {rows, 1, cols}, TmaSwizzle::bytes128);
+  auto km = make_tensor_map(k.view({p.total_k, p.kv_heads, p.head_dim}), {keys, 1, cols}, TmaSwizzle::bytes128);
+  auto vm = make_tensor_map(v.view({p.total_k, p.kv_heads, p.head_dim}), {keys, 1, cols}, TmaSwizzle::bytes128);
+  Launch l{.grid = {uint32_t(ceil_div(std::max<int64_t>(p.max_seqlen_q, 1), int64_t(rows))), uint32_t(p.heads), uint32_t(p.batch)},
+           .block = uint32_t(Config::threads),
+           .shared_bytes = C.shared_bytes()};
+  return fmha_forward_sm90<T, C>.prepare(gpu, l, qm, km, vm, o.view({p.total_q, p.heads, p.head_dim}), lse.view({p.heads, p.total_q}),
+                                         cu_q.view({p.batch + 1}), cu_k.view({p.batch + 1}), int32_t(p.heads / p.kv_heads),
+                                         scale * float(M_LOG2E));
+}
+}  // namespace fmha90
+
+/// The launch of the Hopper forward on device buffers, as fmha_forward_prepare's (the same
+/// problem checks, and at least one query and one key token in all: TMA maps no empty tensor).
+template <Element T>
+  requires(std::is_same_v<T, bf16> || std::is_same_v<T, f16>)
+PreparedLaunch fmha_forward_sm90_prepare(const Device& gpu, const FmhaProblem& p, const Buffer<T>& q, const Buffer<T>& k,
+                                         const Buffer<T>& v, const Buffer<T>& o, const Buffer<f32>& lse, const Buffer<int32_t>& cu_seqlens_q,
+                                         const Buffer<int32_t>& cu_seqlens_k, detail::Where w = detail::Where::current()) {
+  fmha90::check(p, w);
+  fmha80::check_buffers(p, q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k, w);
+  const bool c = p.causal;
+  if (p.head_dim == 64)
+    return c ? fmha90::prepare<T, fmha90::hd64_causal>(gpu, p, q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k)
+             : fmha90::prepare<T, fmha90::hd64>(gpu, p, q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k);
+  return c ? fmha90::prepare<T, fmha90::hd128_causal>(gpu, p, q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k)
+           : fmha90::prepare<T, fmha90::hd128>(gpu, p, q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k);
+}
+
+/// Runs the Hopper forward on `in` with poisoned outputs; the error against the float64 reference.
+template <Element T>
+double fmha_sm90_check(const Device& gpu, const FmhaInputs<T>& in) {
+  return fmha_check_with(gpu, in, [&](auto&&... buffers) { return fmha_forward_sm90_prepare(gpu, in.problem, buffers...); });
+}
+
+/// Cross-compiles the forward of `C` for target `t` (tensor descriptions, no memory).
+template <Element T, fmha90::Config C>
+CompiledKernel fmha_sm90_compile(const Target& t) {
+  constexpr uint32_t rows = fmha90::Config::tile_m, keys = uint32_t(C.tile_n), cols = fmha90::Config::box_cols;
+  auto qm = TensorMap<T>::for_compile(3, {rows, 1, cols}, TmaSwizzle::bytes128);
+  auto kvm = TensorMap<T>::for_compile(3, {keys, 1, cols}, TmaSwizzle::bytes128);
+  auto o = DeviceTensor<T>::make(256, std::array<int64_t, 3>{4096, 16, C.head_dim}, std::array<int64_t, 3>{16 * C.head_dim, C.head_dim, 1});
+  auto lse = DeviceTensor<f32>::make(256, std::array<int64_t, 2>{16, 4096}, std::array<int64_t, 2>{4096, 1});
+  auto cu = DeviceTensor<int32_t>::make(256, std::array<int64_t, 1>{5}, std::array<int64_t, 1>{1});
+  return fmha_forward_sm90<T, C>.compile(t, qm, kvm, kvm, o, lse, cu, cu, int32_t(1), 1.0f);
+}
+
+/// Four sequences of ragged lengths, BF16, head dim 128, GQA 4:2, causal (as the FA2 example).
+inline Example fmha_forward_sm90_example() {
+  return {"fmha90_fwd_bf16_hd128_causal_128x128_s2",
+          [](const Device& gpu) { return fmha_sm90_check(gpu, fmha_inputs<bf16>({77, 200, 1, 150}, {77, 260, 33, 40}, 4, 2, 128, true, 31)); },
+          [](const Target& t) { return fmha_sm90_compile<bf16, fmha90::hd128_causal>(t); },
+          1e-2,
+          {"sm_90a"}};
+}
+
+}  // namespace examples
