@@ -3,6 +3,7 @@
 #include "cutejit/atom/tiled_mma.hpp"
 
 #include <algorithm>
+#include <unordered_map>
 
 #include "cutejit/layout/algebra.hpp"
 
@@ -286,15 +287,19 @@ std::vector<std::pair<int, int>> accumulator_to_a(const TiledMmaShape& prev, con
          w);
   const int64_t values_a = size(mode(next.layout_a, 1)).value(), values_c = size(mode(prev.layout_c, 1)).value();
   std::vector<std::pair<int, int>> map(size_t(values_a * k_blocks), {-1, -1});
+  // Each lane's C values by the (m, n) index they hold: one evaluation of the layout per value
+  // (a search per A value would evaluate it ~10^6 times for a wgmma tile).
+  std::vector<std::unordered_map<int64_t, int>> c_at(size_t(prev.atom_threads));
+  for (int lane = 0; lane < prev.atom_threads; ++lane)
+    for (int64_t c = 0; c < values_c; ++c) c_at[size_t(lane)].emplace(prev.layout_c(lane, c).value(), int(c));
   for (int64_t kk = 0; kk < k_blocks; ++kk)
     for (int lane = 0; lane < next.atom_threads; ++lane)
       for (int64_t v = 0; v < values_a; ++v) {
         // A's (m, k) of this value is C's (m, n) at column kk K + k: N atom n / N, column n % N.
         int64_t index = next.layout_a(lane, v).value(), m = index % next.atom_m, n = kk * next.atom_k + index / next.atom_m;
         int64_t want = m + prev.atom_m * (n % prev.atom_n);
-        int found = -1;
-        for (int64_t c = 0; c < values_c; ++c)
-          if (prev.layout_c(lane, c).value() == want) found = int(c);
+        auto at = c_at[size_t(lane)].find(want);
+        int found = at == c_at[size_t(lane)].end() ? -1 : at->second;
         std::pair<int, int> here{found, int(n / prev.atom_n)};
         std::pair<int, int>& slot = map[size_t(kk * values_a + v)];
         if (found < 0 || (lane > 0 && slot != here))
