@@ -26,8 +26,10 @@
 #include <array>
 #include <bit>
 #include <cmath>
+#include <initializer_list>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "example.hpp"
@@ -257,16 +259,37 @@ struct FmhaProblem {
   int64_t max_seqlen_q = 0;          ///< the longest query sequence (the grid's extent)
   bool causal = false;
   float softmax_scale = 0;  ///< 0: 1 / sqrt(head_dim)
+  /// A sliding window: query i sees the keys from window_left before its diagonal to
+  /// window_right after it (-1: no bound; causal is window_right = 0). The Hopper forward only.
+  int64_t window_left = -1, window_right = -1;
+  /// Masks aligned top-left (query i's diagonal is key i, as PyTorch's is_causal) instead of
+  /// bottom-right (key i + S_k - S_q, as FlashAttention's). The Hopper forward only.
+  bool top_left = false;
+
+  /// The keys query i of a sequence of `sq` queries and `sk` keys sees: [first, last], empty
+  /// when first > last.
+  std::pair<int64_t, int64_t> visible_keys(int64_t i, int64_t sq, int64_t sk) const {
+    const int64_t diagonal = i + (top_left ? 0 : sk - sq);
+    int64_t last = sk - 1;
+    if (causal) last = std::min(last, diagonal);
+    if (window_right >= 0) last = std::min(last, diagonal + window_right);
+    const int64_t first = window_left >= 0 ? std::max<int64_t>(0, diagonal - window_left) : 0;
+    return {first, last};
+  }
 };
 
-namespace fmha80 {
-/// The configurations the launch picks.
-constexpr Config hd64{64, false, 128, 64}, hd64_causal{64, true, 128, 64}, hd128{128, false, 64, 64}, hd128_causal{128, true, 64, 64};
-
-/// Throws a cutejit::Error at the caller's line unless the forward supports the problem.
-inline void check(const FmhaProblem& p, detail::Where w = detail::Where::current()) {
-  auto bad = [&](const std::string& what) { detail::fail("fmha_forward: " + what, w); };
-  if (p.head_dim != 64 && p.head_dim != 128) bad("head dims 64 and 128 are supported, not " + std::to_string(p.head_dim));
+/// Throws a cutejit::Error at the caller's line unless `p` is a problem `kernel` supports: one
+/// of `head_dims`, query heads a multiple of the key/value heads, token counts whose offsets fit
+/// 32 bits, and windows (where `windows` allows them) shorter than the keys.
+inline void check_problem(const FmhaProblem& p, std::initializer_list<int64_t> head_dims, bool windows, const char* kernel,
+                          detail::Where w) {
+  auto bad = [&](const std::string& what) { detail::fail(std::string(kernel) + ": " + what, w); };
+  if (std::find(head_dims.begin(), head_dims.end(), p.head_dim) == head_dims.end()) {
+    std::string list;
+    for (size_t i = 0; i < head_dims.size(); ++i)
+      list += (i == 0 ? "" : i + 1 == head_dims.size() ? " and " : ", ") + std::to_string(head_dims.begin()[i]);
+    bad("head dims " + list + " are supported, not " + std::to_string(p.head_dim));
+  }
   if (p.batch < 1 || p.heads < 1 || p.kv_heads < 1 || p.heads % p.kv_heads != 0)
     bad("needs a batch of at least 1 and query heads a multiple of the key/value heads, not batch " + std::to_string(p.batch) + ", " +
         std::to_string(p.heads) + " query and " + std::to_string(p.kv_heads) + " key/value heads");
@@ -274,6 +297,27 @@ inline void check(const FmhaProblem& p, detail::Where w = detail::Where::current
   if (p.total_q < 0 || p.total_k < 0 || p.total_q >= limit || p.total_k >= limit || p.max_seqlen_q < 0 || p.max_seqlen_q > p.total_q)
     bad("token counts must be from 0 to " + std::to_string(limit - 1) + " (32-bit offsets) and max_seqlen_q at most total_q, not " +
         std::to_string(p.total_q) + " and " + std::to_string(p.total_k) + " tokens, max_seqlen_q " + std::to_string(p.max_seqlen_q));
+  const bool windowed = p.window_left >= 0 || p.window_right >= 0;
+  if (!windows && (windowed || p.top_left))
+    bad("sliding windows and top-left aligned masks are not supported by this kernel (the Hopper forward, "
+        "fmha_forward_sm90_prepare, has both)");
+  if (p.window_left < -1 || p.window_right < -1)
+    bad("a window bound is a number of keys from 0, or -1 for none, not " + std::to_string(std::min(p.window_left, p.window_right)));
+  if (p.window_left >= p.total_k || p.window_right >= p.total_k)
+    bad("a window of " + std::to_string(std::max(p.window_left, p.window_right)) + " keys is as long as all " + std::to_string(p.total_k) +
+        " keys of the batch; give -1 for no bound");
+  if (p.causal && p.window_right > 0)
+    bad("a causal mask sees no key after the diagonal, but window_right is " + std::to_string(p.window_right) +
+        "; give causal, or a window_right, not both");
+}
+
+namespace fmha80 {
+/// The configurations the launch picks.
+constexpr Config hd64{64, false, 128, 64}, hd64_causal{64, true, 128, 64}, hd128{128, false, 64, 64}, hd128_causal{128, true, 64, 64};
+
+/// Throws a cutejit::Error at the caller's line unless the forward supports the problem.
+inline void check(const FmhaProblem& p, detail::Where w = detail::Where::current()) {
+  check_problem(p, {64, 128}, /*windows=*/false, "fmha_forward", w);
 }
 /// Throws a cutejit::Error at the caller's line unless every buffer holds the problem's tensor.
 template <Element T>
@@ -354,7 +398,7 @@ FmhaInputs<T> fmha_inputs(const std::vector<int32_t>& q_lens, const std::vector<
 }
 
 /// The float64 reference: O (total_q, heads, head_dim) and the log-sum-exp (heads, total_q) of
-/// the same masks (-inf where a row sees no key, and O 0 there).
+/// the problem's masks (FmhaProblem::visible_keys; -inf where a row sees no key, and O 0 there).
 template <Element T>
 void fmha_reference(const FmhaInputs<T>& in, std::vector<double>& o, std::vector<double>& lse) {
   const FmhaProblem& p = in.problem;
@@ -368,22 +412,22 @@ void fmha_reference(const FmhaInputs<T>& in, std::vector<double>& o, std::vector
     for (int64_t h = 0; h < H; ++h) {
       const int64_t hk = h / (H / Hk);
       for (int64_t i = 0; i < sq; ++i) {
-        const int64_t keys = p.causal ? std::clamp<int64_t>(i + sk - sq + 1, 0, sk) : sk;
-        if (keys == 0) continue;
-        s.assign(size_t(keys), 0.0);
+        auto [first, last] = p.visible_keys(i, sq, sk);
+        if (first > last) continue;
+        s.assign(size_t(last - first + 1), 0.0);
         double m = -INFINITY;
-        for (int64_t j = 0; j < keys; ++j) {
+        for (int64_t j = first; j <= last; ++j) {
           double dot = 0;
           for (int64_t d = 0; d < D; ++d)
             dot += double(float(in.q[((q0 + i) * H + h) * D + d])) * double(float(in.k[((k0 + j) * Hk + hk) * D + d]));
-          s[size_t(j)] = dot * scale;
-          m = std::max(m, s[size_t(j)]);
+          s[size_t(j - first)] = dot * scale;
+          m = std::max(m, s[size_t(j - first)]);
         }
         double sum = 0;
         for (double& x : s) sum += (x = std::exp(x - m));
         double* out = &o[size_t(((q0 + i) * H + h) * D)];
-        for (int64_t j = 0; j < keys; ++j)
-          for (int64_t d = 0; d < D; ++d) out[d] += s[size_t(j)] / sum * double(float(in.v[((k0 + j) * Hk + hk) * D + d]));
+        for (int64_t j = first; j <= last; ++j)
+          for (int64_t d = 0; d < D; ++d) out[d] += s[size_t(j - first)] / sum * double(float(in.v[((k0 + j) * Hk + hk) * D + d]));
         lse[size_t(h * p.total_q + q0 + i)] = m + std::log(sum);
       }
     }

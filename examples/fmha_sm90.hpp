@@ -3,35 +3,37 @@
 // for every (query block, head, sequence) of a batch of sequences of any length, sequence b
 // being tokens cu_seqlens[b] ... cu_seqlens[b + 1] of the (tokens, heads, head_dim) tensors
 // (fixed lengths are the case cu_seqlens = 0, S, 2 S, ...), with H_q a multiple of H_kv
-// (GQA/MQA, K and V read in place). The problem, the inputs and the float64 reference are the
-// FA2's (fmha_sm80.hpp); so are the masks: causal aligned bottom-right.
+// (GQA/MQA, K and V read in place); head dims 64, 128 and 256. The problem, the inputs and the
+// float64 reference are the FA2's (fmha_sm80.hpp). Masks: none, causal, or a sliding window
+// (keys window_left before to window_right after the diagonal), aligned bottom-right
+// (FlashAttention's) or top-left (PyTorch's is_causal).
 //
 // Warp-specialised, three warpgroups (384 threads) per CTA and 128 queries of one head:
 //  - warpgroup 0, one thread: the producer. It gives up registers (setmaxnreg 24), loads the
 //    CTA's Q tile with TMA (head_dim / 64 boxes of 128 rows x 64 columns, 128-byte swizzled,
 //    out of a rank-3 tensor map over (tokens, heads, head_dim)), then streams the key blocks'
-//    K and V tiles, the same boxes of 128 keys, into two rings of `stages` stages
-//    (PipelineTmaAsync each, so that S = Q K^T of a block can start before its V has landed);
+//    K and V tiles (the same boxes, of 128 keys; 64 at hd 256) into two rings of `stages`
+//    stages (PipelineTmaAsync each, so that S = Q K^T of a block can start before its V lands);
 //  - warpgroups 1 and 2: the consumers, queries 0-63 and 64-127 (setmaxnreg 240). For each
-//    key block: S (64 x 128, f32) = Q K^T on wgmma m64n128k16 with both operands in shared
-//    memory (K-major: K stored keys x head_dim is B's N x K); the online softmax on S's
-//    registers (each row is 4 lanes of a quad: accumulator_rowcol / accumulator_row_lanes),
-//    exp2 with the scale folded into log2(e); P converted to bf16 in registers and fed as
-//    wgmma's register A (accumulator_as_A: k16 block kk of A is accumulator values 8 kk ...),
+//    key block: S (f32) = Q K^T on wgmma with both operands in shared memory (K stored keys x
+//    head_dim is B's N x K: K-major); the online softmax on S's registers (each row is 4 lanes
+//    of a quad: accumulator_rowcol / accumulator_row_lanes), exp2 with the scale folded into
+//    log2(e); P converted in registers and fed as wgmma's register A (accumulator_as_A),
 //    O (64 x head_dim) += P V with V read MN-major (V stored keys x head_dim is B's K x N, one
-//    64-column box per chunk). K's stage is freed as soon as S is done, V's once P V is.
-//  - only the blocks on a sequence's end or the causal diagonal are masked, and causal blocks
-//    past the diagonal are never loaded; causal CTAs take the query blocks from the last (the
-//    longest) to the first, so the longest run first;
+//    64-column box per chunk). FA3's intra-warpgroup overlap: block j's S is issued, then
+//    block j - 1's P V, and the softmax of block j runs while P V does. K's stage is freed as
+//    soon as S is done, V's once P V is;
+//  - only the blocks on a sequence's end, the diagonal or a window's edge are masked, and
+//    blocks no query of the tile sees are never loaded; causal CTAs take the query blocks from
+//    the last (the longest) to the first, so the longest run first;
 //  - O / sum written from registers, predicated on the sequence's length, and the log-sum-exp
 //    (natural log, -inf for a row that sees no key).
 // Queries of a tile past the end of its sequence are the next sequence's rows (or zeros past
 // the tensor) as TMA loads them: computed, never stored. Keys past it are masked, and V's rows
 // there meet P = 0.
 //
-// Not yet FA3's: the intra-warpgroup overlap of softmax with the next block's Q K^T, ping-pong
-// between the consumer warpgroups, a persistent scheduler and a TMA-store epilogue
-// (docs/attention.md).
+// Not yet FA3's: ping-pong between the consumer warpgroups, a persistent scheduler and a
+// TMA-store epilogue (docs/attention.md).
 #pragma once
 
 #include <cutejit/pipeline/pipeline.hpp>
@@ -43,10 +45,14 @@ using namespace cutejit;
 
 namespace fmha90 {
 
+/// Which keys a query sees: all of them; those up to its diagonal; those within a window of it
+/// (the bounds are launch arguments). Both masked kinds skip the key blocks nobody in the tile sees.
+enum class Mask { none, causal, window };
+
 /// The kernel's static choices.
 struct Config {
   int head_dim = 128;
-  bool causal = false;
+  Mask mask = Mask::none;
   int tile_n = 128;  ///< keys per block
   int stages = 2;    ///< K (and V) blocks in flight
   /// FA3's intra-warpgroup overlap of block n's softmax with block n - 1's P V (else one block
@@ -69,37 +75,52 @@ struct Config {
   }
   friend constexpr bool operator==(const Config&, const Config&) = default;
   std::string name(const char* type) const {
-    return std::string("fmha90_fwd_") + type + "_hd" + std::to_string(head_dim) + (causal ? "_causal" : "") + "_" +
+    return std::string("fmha90_fwd_") + type + "_hd" + std::to_string(head_dim) + (mask == Mask::causal ? "_causal" : mask == Mask::window ? "_window" : "") + "_" +
            std::to_string(tile_m) + "x" + std::to_string(tile_n) + "_s" + std::to_string(stages) +
            (overlap ? "" : "_serial");
   }
 };
 
-/// The configurations the launch picks: 128 x 128 blocks; hd 64 has room for a third stage.
-constexpr Config hd64{64, false, 128, 3}, hd64_causal{64, true, 128, 3}, hd128{128, false, 128, 2}, hd128_causal{128, true, 128, 2};
-static_assert(hd128.shared_bytes() <= 232448 && hd64.shared_bytes() <= 232448);
+/// The configuration the launch picks for a head dim and mask: blocks of 128 keys, three stages at
+/// hd 64 (there is room); at hd 256 blocks of 64 keys, so that O's 128 accumulators, S's 32 and P
+/// fit the consumers' 240 registers.
+constexpr Config config_for(int head_dim, Mask mask) {
+  return head_dim == 64 ? Config{64, mask, 128, 3} : head_dim == 128 ? Config{128, mask, 128, 2} : Config{256, mask, 64, 2};
+}
+constexpr Config hd64 = config_for(64, Mask::none), hd128 = config_for(128, Mask::none), hd256 = config_for(256, Mask::none),
+                 hd128_causal = config_for(128, Mask::causal);
+static_assert(hd64.shared_bytes() <= 232448 && hd128.shared_bytes() <= 232448 && hd256.shared_bytes() <= 232448);
 /// The same without the overlap, for comparison (tests/perf/bench_fmha.cpp).
-constexpr Config hd64_serial{64, false, 128, 3, false}, hd128_serial{128, false, 128, 2, false},
-    hd128_causal_serial{128, true, 128, 2, false};
+constexpr Config hd64_serial{64, Mask::none, 128, 3, false}, hd128_serial{128, Mask::none, 128, 2, false},
+    hd128_causal_serial{128, Mask::causal, 128, 2, false};
 
 template <Element T, Config C>
 void forward(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDescriptor<T>& v, const Tensor<T>& o, const Tensor<f32>& lse,
-             const Tensor<int32_t>& cu_seqlens_q, const Tensor<int32_t>& cu_seqlens_k, const Int& group, const F32& scale_log2) {
+             const Tensor<int32_t>& cu_seqlens_q, const Tensor<int32_t>& cu_seqlens_k, const Int& group, const F32& scale_log2,
+             const Int& window_left, const Int& window_right, const Int& top_left) {
   constexpr int D = C.head_dim, BM = C.tile_m, BN = C.tile_n, W = C.box_cols;
   static_assert(D % W == 0 && BN % 16 == 0 && BN <= 256, "head_dim a multiple of 64; 16 to 256 keys per block");
   launch_bounds(C.threads, 1);
   Int tid = thread_idx().x;
   Int m_block = block_idx().x, head = block_idx().y, batch = block_idx().z;
-  if (C.causal) m_block = Int(grid_dim().x) - 1 - m_block;  // the longest query blocks first
+  if (C.mask == Mask::causal) m_block = Int(grid_dim().x) - 1 - m_block;  // the longest query blocks first
   Int q_start = cu_seqlens_q(batch), q_len = Int(cu_seqlens_q(batch + 1)) - q_start;
   Int k_start = cu_seqlens_k(batch), k_len = Int(cu_seqlens_k(batch + 1)) - k_start;
   Int kv_head = head / group;
 
   if_(m_block * BM < q_len, [&] {
-    // Key blocks to visit: all of them, or (causal) those up to this block's last row's diagonal.
-    Int diagonal = k_len - q_len;  // query i sees keys j <= i + diagonal
-    Int n_blocks = (k_len + (BN - 1)) / BN;
-    if (C.causal) n_blocks = min(n_blocks, max(Int(0), (m_block + 1) * BM + diagonal + (BN - 1)) / BN);
+    // Query i's diagonal is key i + diagonal: aligned bottom-right (the last query's is the last
+    // key) or top-left (query i's is key i). Query i sees keys i + diagonal - left ... i +
+    // diagonal + right: right is 0 for causal masks, and both bounds are the window's (a huge
+    // number for none).
+    Int diagonal = (k_len - q_len) * (Int(1) - top_left);
+    Int right = C.mask == Mask::causal ? Int(0) : window_right, left = window_left;
+    // Key blocks to visit: those holding a key some query of the tile sees.
+    Int m0 = m_block * BM;
+    Int n_begin = 0, n_end = (k_len + (BN - 1)) / BN;
+    if (C.mask != Mask::none) n_end = min(n_end, (max(m0 + (BM - 1) + diagonal + right, Int(-1)) + BN) / BN);
+    if (C.mask == Mask::window) n_begin = max(Int(0), m0 + diagonal - left) / BN;
+    Int n_blocks = max(Int(0), n_end - n_begin);  // iteration j visits key block n_begin + j
 
     // Shared memory: Q's boxes, then K's ring, V's ring (stage s: its boxes side by side), the barriers.
     Pointer<int8_t> smem = dynamic_shared_aligned<int8_t>(1024);
@@ -126,9 +147,9 @@ void forward(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDesc
       if_(tid == 0, [&] {
         mbarrier_arrive_expect_tx(q_full, C.q_bytes());
         for (int b = 0; b < C.boxes(); ++b) q.load(q_box(b), q_full, {q_start + m_block * BM, head, b * W});
-        for_(0, n_blocks, [&](Int n) {
-          PipelineState s = PipelineState::at(n, C.stages);
-          Int key = k_start + n * BN;
+        for_(0, n_blocks, [&](Int j) {
+          PipelineState s = PipelineState::at(j, C.stages);
+          Int key = k_start + (n_begin + j) * BN;
           k_ring.producer_acquire(s);
           for (int b = 0; b < C.boxes(); ++b) k_ring.load(k, k_stage(s.index) + b * BN * W, s, {key, kv_head, b * W});
           k_ring.producer_commit(s);
@@ -167,10 +188,10 @@ void forward(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDesc
         row_sum(IntTuple(r)) = 0.0f;
       }
 
-      // The steps of one key block n. S = Q K^T: wait for K's stage, issue the MMAs (64 columns
-      // of head_dim per box, four k16 steps each).
-      auto issue_s = [&](const Int& n) {
-        PipelineState s = PipelineState::at(n, C.stages);
+      // The steps of iteration j (key block n_begin + j). S = Q K^T: wait for K's stage, issue
+      // the MMAs (64 columns of head_dim per box, four k16 steps each).
+      auto issue_s = [&](const Int& j) {
+        PipelineState s = PipelineState::at(j, C.stages);
         Tensor<float> acc_s = thr_s.partition_fragment_C({BM, BN});
         fill(acc_s, 0.0f);
         k_ring.consumer_wait(s);
@@ -182,32 +203,35 @@ void forward(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDesc
         return acc_s;
       };
       // S has landed (after a wgmma_wait_group): K's stage is free.
-      auto s_done = [&](const Int& n, const Tensor<float>& acc_s) {
+      auto s_done = [&](const Int& j, const Tensor<float>& acc_s) {
         wgmma_fence_operands(acc_s);
-        if_(leader, [&] { k_ring.consumer_release(PipelineState::at(n, C.stages)); });
+        if_(leader, [&] { k_ring.consumer_release(PipelineState::at(j, C.stages)); });
       };
       // O += P V: P as wgmma's register A, V's stage as the MN-major B (chunks of 64 columns of
       // head_dim, BN keys each: the stage's boxes as they lie).
-      auto issue_pv = [&](const Int& n, const Tensor<T>& p) {
-        PipelineState s = PipelineState::at(n, C.stages);
+      auto issue_pv = [&](const Int& j, const Tensor<T>& p) {
+        PipelineState s = PipelineState::at(j, C.stages);
         v_ring.consumer_wait(s);
         wgmma_fence();
         cutejit::gemm(mma_o, acc_o, p, WgmmaOperand<T>::mn_major(v_stage(s.index), TmaSwizzle::bytes128, BN));
         wgmma_commit_group();
       };
-      auto pv_done = [&](const Int& n) {
+      auto pv_done = [&](const Int& j) {
         wgmma_fence_operands(acc_o);
-        if_(leader, [&] { v_ring.consumer_release(PipelineState::at(n, C.stages)); });
+        if_(leader, [&] { v_ring.consumer_release(PipelineState::at(j, C.stages)); });
       };
       // Masks block n's scores, then the online softmax: the new row maxima and sums, P =
       // exp2(S scale - max) in place of S, and the factor O's rows must be rescaled by.
       auto row_rescale = make_rmem_tensor<f32>(IntTuple{rows});
-      auto softmax = [&](const Int& n, const Tensor<float>& acc_s) {
+      auto softmax = [&](const Int& j, const Tensor<float>& acc_s) {
+        Int n = n_begin + j;
         auto s_rows = accumulator_rowcol(mma_s, acc_s);
         const int64_t s_cols = size(mode(s_rows.layout(), 1)).value();
-        // Keys past the sequence, and (causal) past the diagonal, score -inf: only in the blocks they touch.
+        // Keys past the sequence, and past the diagonal or outside the window, score -inf: only in
+        // the blocks they touch (the first row's last key, the last row's first key).
         Bool partial = (n + 1) * BN > k_len;
-        if (C.causal) partial = partial || (n + 1) * BN - 1 > m_block * BM + diagonal;
+        if (C.mask != Mask::none) partial = partial || (n + 1) * BN - 1 > m0 + diagonal + right;
+        if (C.mask == Mask::window) partial = partial || n * BN < m0 + (BM - 1) + diagonal - left;
         if_(partial, [&] {
           CoordTensor cS = accumulator_rowcol(
               mma_s, thr_s.partition_C(local_tile(make_identity_tensor(IntTuple{q_len, k_len}), IntTuple{BM, BN}, IntTuple{m_block, n})));
@@ -215,7 +239,8 @@ void forward(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDesc
             for (int64_t c = 0; c < s_cols; ++c) {
               Int row = coordinate<0>(cS(IntTuple(r), IntTuple(c))), col = coordinate<1>(cS(IntTuple(r), IntTuple(c)));
               Bool keep = col < k_len;
-              if (C.causal) keep = keep && col <= row + diagonal;
+              if (C.mask != Mask::none) keep = keep && col <= row + diagonal + right;
+              if (C.mask == Mask::window) keep = keep && col >= row + diagonal - left;
               s_rows(IntTuple(r), IntTuple(c)) = select(keep, F32(s_rows(IntTuple(r), IntTuple(c))), F32(-INFINITY));
             }
         });
@@ -248,15 +273,15 @@ void forward(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDesc
       mbarrier_wait(q_full, 0);
       if constexpr (!C.overlap) {
         // One block at a time: S, softmax, P V, each waiting for the one before.
-        for_(0, n_blocks, [&](Int n) {
-          Tensor<float> acc_s = issue_s(n);
+        for_(0, n_blocks, [&](Int j) {
+          Tensor<float> acc_s = issue_s(j);
           wgmma_wait_group(0);
-          s_done(n, acc_s);
-          softmax(n, acc_s);
+          s_done(j, acc_s);
+          softmax(j, acc_s);
           rescale_o();
-          issue_pv(n, accumulator_as_A(mma_o, mma_s, acc_s));
+          issue_pv(j, accumulator_as_A(mma_o, mma_s, acc_s));
           wgmma_wait_group(0);
-          pv_done(n);
+          pv_done(j);
         });
       } else {
         // FA3's intra-warpgroup overlap: block n's S = Q K^T is issued, then block n - 1's
@@ -273,14 +298,14 @@ void forward(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDesc
           s_done(Int(0), first);
           softmax(Int(0), first);  // O is still 0: nothing to rescale
           keep_p(first);
-          for_(1, n_blocks, [&](Int n) {
-            Tensor<float> acc_s = issue_s(n);
-            issue_pv(n - 1, p);
-            wgmma_wait_group(1);  // S of block n has landed; P V may still run
-            s_done(n, acc_s);
-            softmax(n, acc_s);
+          for_(1, n_blocks, [&](Int j) {
+            Tensor<float> acc_s = issue_s(j);
+            issue_pv(j - 1, p);
+            wgmma_wait_group(1);  // S of this block has landed; the last one's P V may still run
+            s_done(j, acc_s);
+            softmax(j, acc_s);
             wgmma_wait_group(0);
-            pv_done(n - 1);
+            pv_done(j - 1);
             rescale_o();
             keep_p(acc_s);
           });
@@ -319,19 +344,43 @@ template <Element T, fmha90::Config C>
 inline auto fmha_forward_sm90 =
     Kernel{C.name(std::is_same_v<T, bf16> ? "bf16" : "f16"),
            [](TmaDescriptor<T> q, TmaDescriptor<T> k, TmaDescriptor<T> v, Tensor<T> o, Tensor<f32> lse, Tensor<int32_t> cu_seqlens_q,
-              Tensor<int32_t> cu_seqlens_k, Int group, F32 scale_log2) {
-             fmha90::forward<T, C>(q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k, group, scale_log2);
+              Tensor<int32_t> cu_seqlens_k, Int group, F32 scale_log2, Int window_left, Int window_right, Int top_left) {
+             fmha90::forward<T, C>(q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k, group, scale_log2, window_left, window_right, top_left);
            }};
 
 namespace fmha90 {
-/// Throws a cutejit::Error at the caller's line unless the forward supports the problem: the
-/// FA2's rules, and at least one query and one key token in all (TMA maps no empty tensor).
+/// Throws a cutejit::Error at the caller's line unless the forward supports the problem: head
+/// dims 64, 128 and 256, any mask, and at least one query and one key token in all (TMA maps no
+/// empty tensor).
 inline void check(const FmhaProblem& p, detail::Where w = detail::Where::current()) {
-  fmha80::check(p, w);
+  check_problem(p, {64, 128, 256}, /*windows=*/true, "fmha_forward_sm90", w);
   if (p.total_q < 1 || p.total_k < 1)
     detail::fail("fmha_forward_sm90: needs at least one query and one key token in all (TMA maps no empty tensor), not " +
                      std::to_string(p.total_q) + " and " + std::to_string(p.total_k),
                  w);
+}
+
+/// The kernel's mask for a problem: a window when either bound is given, else causal or none.
+inline Mask mask_of(const FmhaProblem& p) {
+  if (p.window_left >= 0 || p.window_right >= 0) return Mask::window;
+  return p.causal ? Mask::causal : Mask::none;
+}
+/// A window bound that bounds nothing: more keys than any sequence has, small enough that the
+/// kernel's 32-bit key arithmetic cannot overflow.
+inline constexpr int32_t unbounded = 1 << 30;
+
+/// Calls `f.template operator()<C>()` with the Config of the problem's head dim and mask.
+template <class F>
+auto with_config(const FmhaProblem& p, F&& f) {
+  const Mask mask = mask_of(p);
+  auto pick = [&]<int D>() {
+    if (mask == Mask::none) return f.template operator()<config_for(D, Mask::none)>();
+    if (mask == Mask::causal) return f.template operator()<config_for(D, Mask::causal)>();
+    return f.template operator()<config_for(D, Mask::window)>();
+  };
+  if (p.head_dim == 64) return pick.template operator()<64>();
+  if (p.head_dim == 128) return pick.template operator()<128>();
+  return pick.template operator()<256>();
 }
 
 template <Element T, Config C>
@@ -347,12 +396,14 @@ PreparedLaunch prepare(const Device& gpu, const FmhaProblem& p, const Buffer<T>&
            .shared_bytes = C.shared_bytes()};
   return fmha_forward_sm90<T, C>.prepare(gpu, l, qm, km, vm, o.view({p.total_q, p.heads, p.head_dim}), lse.view({p.heads, p.total_q}),
                                          cu_q.view({p.batch + 1}), cu_k.view({p.batch + 1}), int32_t(p.heads / p.kv_heads),
-                                         scale * float(M_LOG2E));
+                                         scale * float(M_LOG2E), int32_t(p.window_left >= 0 ? p.window_left : unbounded),
+                                         int32_t(p.causal ? 0 : p.window_right >= 0 ? p.window_right : unbounded), int32_t(p.top_left));
 }
 }  // namespace fmha90
 
-/// The launch of the Hopper forward on device buffers, as fmha_forward_prepare's (the same
-/// problem checks, and at least one query and one key token in all: TMA maps no empty tensor).
+/// The launch of the Hopper forward on device buffers, laid out as fmha_forward_prepare's, for
+/// every problem fmha90::check accepts: head dims 64, 128 and 256; causal or windowed masks,
+/// aligned bottom-right or top-left.
 template <Element T>
   requires(std::is_same_v<T, bf16> || std::is_same_v<T, f16>)
 PreparedLaunch fmha_forward_sm90_prepare(const Device& gpu, const FmhaProblem& p, const Buffer<T>& q, const Buffer<T>& k,
@@ -360,12 +411,7 @@ PreparedLaunch fmha_forward_sm90_prepare(const Device& gpu, const FmhaProblem& p
                                          const Buffer<int32_t>& cu_seqlens_k, detail::Where w = detail::Where::current()) {
   fmha90::check(p, w);
   fmha80::check_buffers(p, q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k, w);
-  const bool c = p.causal;
-  if (p.head_dim == 64)
-    return c ? fmha90::prepare<T, fmha90::hd64_causal>(gpu, p, q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k)
-             : fmha90::prepare<T, fmha90::hd64>(gpu, p, q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k);
-  return c ? fmha90::prepare<T, fmha90::hd128_causal>(gpu, p, q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k)
-           : fmha90::prepare<T, fmha90::hd128>(gpu, p, q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k);
+  return fmha90::with_config(p, [&]<fmha90::Config C>() { return fmha90::prepare<T, C>(gpu, p, q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k); });
 }
 
 /// Runs the Hopper forward on `in` with poisoned outputs; the error against the float64 reference.
@@ -383,7 +429,7 @@ CompiledKernel fmha_sm90_compile(const Target& t) {
   auto o = DeviceTensor<T>::make(256, std::array<int64_t, 3>{4096, 16, C.head_dim}, std::array<int64_t, 3>{16 * C.head_dim, C.head_dim, 1});
   auto lse = DeviceTensor<f32>::make(256, std::array<int64_t, 2>{16, 4096}, std::array<int64_t, 2>{4096, 1});
   auto cu = DeviceTensor<int32_t>::make(256, std::array<int64_t, 1>{5}, std::array<int64_t, 1>{1});
-  return fmha_forward_sm90<T, C>.compile(t, qm, kvm, kvm, o, lse, cu, cu, int32_t(1), 1.0f);
+  return fmha_forward_sm90<T, C>.compile(t, qm, kvm, kvm, o, lse, cu, cu, int32_t(1), 1.0f, fmha90::unbounded, fmha90::unbounded, int32_t(0));
 }
 
 /// Four sequences of ragged lengths, BF16, head dim 128, GQA 4:2, causal (as the FA2 example).

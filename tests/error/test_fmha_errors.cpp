@@ -24,13 +24,37 @@ TEST_CASE("the FA2 forward refuses head dims, head counts and token counts it do
   CHECK_THROWS_WITH(examples::fmha80::check(p), Contains("test_fmha_errors.cpp") && Contains("(32-bit offsets)"));
 }
 
-TEST_CASE("the Hopper forward refuses what the FA2 forward does, and a batch without a token", "[error]") {
-  examples::FmhaProblem p{.batch = 2, .heads = 8, .kv_heads = 2, .head_dim = 128, .total_q = 100, .total_k = 100, .max_seqlen_q = 50};
-  CHECK_NOTHROW(examples::fmha90::check(p));
-  p.head_dim = 256;
-  CHECK_THROWS_WITH(examples::fmha90::check(p), Contains("test_fmha_errors.cpp") && Contains("head dims 64 and 128 are supported, not 256"));
+TEST_CASE("the Hopper forward refuses head dims, windows and token counts it does not support", "[error]") {
+  using examples::fmha90::check;
+  examples::FmhaProblem p{.batch = 2, .heads = 8, .kv_heads = 2, .head_dim = 256, .total_q = 100, .total_k = 100, .max_seqlen_q = 50};
+  CHECK_NOTHROW(check(p));
+  p.head_dim = 96;
+  CHECK_THROWS_WITH(check(p), Contains("test_fmha_errors.cpp") && Contains("fmha_forward_sm90: head dims 64, 128 and 256 are supported, not 96"));
   p.head_dim = 64;
   p.total_k = 0;
-  CHECK_THROWS_WITH(examples::fmha90::check(p), Contains("test_fmha_errors.cpp") &&
-                                                    Contains("needs at least one query and one key token in all (TMA maps no empty tensor), not 100 and 0"));
+  CHECK_THROWS_WITH(check(p), Contains("test_fmha_errors.cpp") &&
+                                  Contains("needs at least one query and one key token in all (TMA maps no empty tensor), not 100 and 0"));
+  p.total_k = 100;
+  p.window_left = 30;
+  p.window_right = 0;
+  p.top_left = true;
+  CHECK_NOTHROW(check(p));
+  p.window_left = 100;
+  CHECK_THROWS_WITH(check(p), Contains("test_fmha_errors.cpp") && Contains("a window of 100 keys is as long as all 100 keys of the batch"));
+  p.window_left = -2;
+  CHECK_THROWS_WITH(check(p), Contains("a window bound is a number of keys from 0, or -1 for none, not -2"));
+  p.window_left = -1;
+  p.window_right = 5;
+  p.causal = true;
+  CHECK_THROWS_WITH(check(p), Contains("a causal mask sees no key after the diagonal, but window_right is 5"));
+}
+
+TEST_CASE("the FA2 forward refuses the masks only the Hopper forward has", "[error]") {
+  examples::FmhaProblem p{.batch = 1, .heads = 2, .kv_heads = 2, .head_dim = 64, .total_q = 100, .total_k = 100, .max_seqlen_q = 100};
+  p.window_left = 10;
+  CHECK_THROWS_WITH(examples::fmha80::check(p), Contains("test_fmha_errors.cpp") &&
+                                                    Contains("sliding windows and top-left aligned masks are not supported by this kernel"));
+  p.window_left = -1;
+  p.top_left = true;
+  CHECK_THROWS_WITH(examples::fmha80::check(p), Contains("fmha_forward_sm90_prepare, has both"));
 }

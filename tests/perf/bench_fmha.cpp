@@ -1,9 +1,9 @@
 // The attention forwards on the GPU: the Hopper one (examples/fmha_sm90.hpp) and the FA2 one
 // (examples/fmha_sm80.hpp). TFLOP/s for 32k tokens (batch x sequence length), 16 heads,
-// sequence lengths 1k to 16k, head dims 64 and 128, causal and not, the median of 30 timed runs
-// after warm-up (CUDA events), rotating through copies of Q, K, V and O; plus the cold JIT time
-// and registers of each kernel. peers_fmha.py measures PyTorch's SDPA with the cuDNN and
-// FlashAttention-2 backends on the same shapes and method in the same device call.
+// sequence lengths 1k to 16k, head dims 64, 128 and 256 (FA2: 64 and 128), causal and not, the
+// median of 30 timed runs after warm-up (CUDA events), rotating through copies of Q, K, V and
+// O; plus the cold JIT time and registers of each kernel. peers_fmha.py measures PyTorch's SDPA
+// with the cuDNN and FlashAttention-2 backends on the same shapes and method in the same call.
 // FLOPs: 4 B H S^2 D, halved for causal (as FlashAttention counts them).
 #include <cuda.h>
 
@@ -98,11 +98,13 @@ int main() {
   time_jit([&] { return fmha_sm90_compile<bf16, fmha90::hd64>(gpu.target()); }, fmha90::hd64.shared_bytes());
   time_jit([&] { return fmha_sm90_compile<bf16, fmha90::hd128>(gpu.target()); }, fmha90::hd128.shared_bytes());
   time_jit([&] { return fmha_sm90_compile<bf16, fmha90::hd128_causal>(gpu.target()); }, fmha90::hd128_causal.shared_bytes());
+  time_jit([&] { return fmha_sm90_compile<bf16, fmha90::hd256>(gpu.target()); }, fmha90::hd256.shared_bytes());
   time_jit([&] { return fmha_compile<bf16, fmha80::hd128>(gpu.target()); }, fmha80::hd128.shared_bytes<bf16>());
-  std::vector<bf16> pool = random_bf16(size_t(32768) * 16 * 128 + 8192, 5);
+  std::vector<bf16> pool = random_bf16(size_t(32768) * 16 * 256 + 8192, 5);
   for (Forward which : {Forward::sm90, Forward::fa2})
-    for (int64_t head_dim : {64, 128})
+    for (int64_t head_dim : {64, 128, 256})
       for (bool causal : {false, true})
+        if (which == Forward::sm90 || head_dim != 256)  // FA2 has head dims 64 and 128
         for (int64_t seqlen : {1024, 2048, 4096, 8192, 16384}) time_forward(gpu, which, pool, seqlen, head_dim, causal);
   // What the overlap of softmax with P V is worth.
   for (auto [head_dim, causal] : {std::pair{64, false}, std::pair{128, false}, std::pair{128, true}})

@@ -1,7 +1,7 @@
 """PyTorch's scaled_dot_product_attention on the shapes bench_fmha measures, in the same device
 call and with the same method (median of 30 after warm-up, rotating through copies of Q, K, V
 and O): 32k tokens (batch x sequence length), 16 heads, sequence lengths 1k to 16k, head dims
-64 and 128, causal and not, BF16. Q, K and V are (B, S, H, D) tensors seen as (B, H, S, D),
+64, 128 and 256, causal and not, BF16. Q, K and V are (B, S, H, D) tensors seen as (B, H, S, D),
 the layout cutejit's kernels read. Timed with the cuDNN backend (the goal's peer) and the
 FlashAttention-2 backend. FLOPs: 4 B H S^2 D, halved for causal."""
 import torch
@@ -14,7 +14,7 @@ from gpu_timing import median_ms_rotated, rotation_sets
 def main():
     heads = 16
     for backend, name in ((SDPBackend.FLASH_ATTENTION, "sdpa_flash"), (SDPBackend.CUDNN_ATTENTION, "sdpa_cudnn")):
-        for d in (64, 128):
+        for d in (64, 128, 256):
             for causal in (False, True):
                 for s in (1024, 2048, 4096, 8192, 16384):
                     batch = 32768 // s
