@@ -52,7 +52,7 @@ TEST_CASE("a kernel that rebalances registers is assembled by ptxas, whole-progr
   CompiledKernel k = examples::fmha_sm90_compile<bf16, examples::fmha90::hd128>(Target::parse("sm_90a"));
   CHECK(k.assembler == "ptxas");
   std::string code = test::disassemble(k.cubin, "-sass");
-  CHECK(test::contains(code, "USETMAXREG.DEALLOC.CTAPOOL 0x18"));      // the producer: 24
+  CHECK(test::contains(code, "USETMAXREG.DEALLOC.CTAPOOL 0x20"));      // the producer: 32
   CHECK(test::contains(code, "USETMAXREG.TRY_ALLOC.CTAPOOL UP0, 0xf0"));  // the consumers: 240
   CHECK_FALSE(test::contains(code, "STL"));
 }
