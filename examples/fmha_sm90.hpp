@@ -9,7 +9,7 @@
 // (FlashAttention's) or top-left (PyTorch's is_causal).
 //
 // Warp-specialised, three warpgroups (384 threads) per CTA and 128 queries of one head:
-//  - warpgroup 0, one thread: the producer. It gives up registers (setmaxnreg 32), loads the
+//  - warpgroup 0, one thread: the producer. It gives up registers (setmaxnreg 24), loads the
 //    CTA's Q tile with TMA (head_dim / 64 boxes of 128 rows x 64 columns, 128-byte swizzled,
 //    out of a rank-3 tensor map over (tokens, heads, head_dim)), then streams the key blocks'
 //    K and V tiles (the same boxes, of 128 keys; 64 at hd 256) into two rings of `stages`
@@ -61,8 +61,9 @@ struct Config {
   static constexpr int tile_m = 128;  ///< two consumer warpgroups of 64 queries
   static constexpr int threads = 384;
   static constexpr int box_cols = 64;  ///< head_dim columns per TMA box: one 128-byte swizzle span of 2-byte elements
-  // 32 * 128 + 240 * 256 = 64K, the register file (with 24 the producer's tile arithmetic spilled).
-  static constexpr int producer_registers = 32, consumer_registers = 240;
+  // setmaxnreg moves registers between the warpgroups of the CTA's allocation at launch (168 x
+  // 384): 24 x 128 + 240 x 256 is all of it. (With 32 the consumers' increase waits forever.)
+  static constexpr int producer_registers = 24, consumer_registers = 240;
 
   constexpr int boxes() const { return head_dim / box_cols; }
   constexpr int q_bytes() const { return tile_m * head_dim * 2; }
@@ -132,17 +133,20 @@ void forward(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDesc
   // first key blocks while the consumers finish the last one. Causal: the longest query blocks
   // first, every head and sequence of one before the next; otherwise one head's query blocks one
   // after the other, so that CTAs running together share its K and V in L2.
-  Int heads = o.shape(1), sequences = Int(cu_seqlens_q.shape(0)) - 1;
-  Int tiles = tiles_m * heads * sequences;
+  // Each warpgroup role computes these after its setmaxnreg: values made before it would have
+  // to live through the producer's 24 registers (ptxas spilled them).
+  auto heads = [&] { return Int(o.shape(1)); };
+  auto sequences = [&] { return Int(cu_seqlens_q.shape(0)) - 1; };
+  auto tile_count = [&] { return tiles_m * heads() * sequences(); };
   struct Tile {
     Int m_block, head, q_start, q_len, k_start, kv_head;
     Int m0, diagonal, right, left, k_len, n_begin, n_blocks;
     Bool valid;  ///< some query of the sequence is in the tile
   };
   auto tile_at = [&](const Int& t) {
-    Int m_block = C.mask == Mask::causal ? tiles_m - 1 - t / (heads * sequences) : t % tiles_m;
-    Int rest = C.mask == Mask::causal ? t % (heads * sequences) : t / tiles_m;
-    Int head = rest % heads, batch = rest / heads;
+    Int m_block = C.mask == Mask::causal ? tiles_m - 1 - t / (heads() * sequences()) : t % tiles_m;
+    Int rest = C.mask == Mask::causal ? t % (heads() * sequences()) : t / tiles_m;
+    Int head = rest % heads(), batch = rest / heads();
     Int q_start = cu_seqlens_q(batch), q_len = Int(cu_seqlens_q(batch + 1)) - q_start;
     Int k_start = cu_seqlens_k(batch), k_len = Int(cu_seqlens_k(batch + 1)) - k_start;
     // Query i's diagonal is key i + diagonal: aligned bottom-right (the last query's is the last
@@ -165,7 +169,7 @@ void forward(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDesc
     if_(tid == 0, [&] {
       // The ring's iterations so far (both rings run through every tile's key blocks) and the tiles.
       Var<int32_t> base = 0, count = 0;
-      for_(block_idx().x, tiles, grid_dim().x, [&](Int t) {
+      for_(block_idx().x, tile_count(), grid_dim().x, [&](Int t) {
         Tile x = tile_at(t);
         if_(x.valid, [&] {
           Int it0 = base;
@@ -214,7 +218,7 @@ void forward(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDesc
       auto row_rescale = make_rmem_tensor<f32>(IntTuple{rows});  // what O's rows are rescaled by, per block
 
       Var<int32_t> base = 0, count = 0;  // as the producer's
-      for_(block_idx().x, tiles, grid_dim().x, [&](Int tile) {
+      for_(block_idx().x, tile_count(), grid_dim().x, [&](Int tile) {
         Tile x = tile_at(tile);
         if_(x.valid, [&] {
           const Int &m_block = x.m_block, &head = x.head, &q_start = x.q_start, &q_len = x.q_len, &k_len = x.k_len, &m0 = x.m0,

@@ -40,9 +40,17 @@ TEST_CASE("the Hopper attention forward is HGMMA (shared and register A), UTMALD
     CHECK(test::contains(code, "MUFU.EX2"));
     CHECK(test::contains(code, "SHFL.BFLY"));
     CHECK(test::contains(code, "USETMAXREG"));
-    CHECK_FALSE(test::contains(code, "LDL"));
-    CHECK_FALSE(test::contains(code, "STL"));
-    CHECK(test::contains(test::disassemble(k.cubin, "-res-usage"), "STACK:0"));
+    if (variant < 2) {
+      CHECK_FALSE(test::contains(code, "LDL"));
+      CHECK_FALSE(test::contains(code, "STL"));
+      CHECK(test::contains(test::disassemble(k.cubin, "-res-usage"), "STACK:0"));
+    } else {
+      // The windowed hd 256 producer (24 registers) keeps one value on the stack: one store and
+      // one load, outside the consumers' loop (measured with ptxas 13.0). No more than that.
+      CHECK(count_matches(code, "STL") <= 1);
+      CHECK(count_matches(code, "LDL") <= 1);
+      CHECK(test::contains(test::disassemble(k.cubin, "-res-usage"), "STACK:8"));
+    }
   }
 }
 
@@ -52,7 +60,7 @@ TEST_CASE("a kernel that rebalances registers is assembled by ptxas, whole-progr
   CompiledKernel k = examples::fmha_sm90_compile<bf16, examples::fmha90::hd128>(Target::parse("sm_90a"));
   CHECK(k.assembler == "ptxas");
   std::string code = test::disassemble(k.cubin, "-sass");
-  CHECK(test::contains(code, "USETMAXREG.DEALLOC.CTAPOOL 0x20"));      // the producer: 32
+  CHECK(test::contains(code, "USETMAXREG.DEALLOC.CTAPOOL 0x18"));      // the producer: 24
   CHECK(test::contains(code, "USETMAXREG.TRY_ALLOC.CTAPOOL UP0, 0xf0"));  // the consumers: 240
   CHECK_FALSE(test::contains(code, "STL"));
 }
