@@ -61,9 +61,7 @@ struct Config {
   static constexpr int tile_m = 128;  ///< two consumer warpgroups of 64 queries
   static constexpr int threads = 384;
   static constexpr int box_cols = 64;  ///< head_dim columns per TMA box: one 128-byte swizzle span of 2-byte elements
-  // setmaxnreg moves registers between the warpgroups of the CTA's allocation at launch (168 x
-  // 384): 24 x 128 + 240 x 256 is all of it. (With 32 the consumers' increase waits forever.)
-  static constexpr int producer_registers = 24, consumer_registers = 240;
+  static constexpr int producer_registers = 24, consumer_registers = 240;  // 24 * 128 + 240 * 256 <= 64K
 
   constexpr int boxes() const { return head_dim / box_cols; }
   constexpr int q_bytes() const { return tile_m * head_dim * 2; }
@@ -71,14 +69,13 @@ struct Config {
   constexpr int k_offset() const { return q_bytes(); }
   constexpr int v_offset() const { return k_offset() + stages * block_bytes(); }
   constexpr int barriers_offset() const { return v_offset() + stages * block_bytes(); }
-  /// Q, the K and V rings, Q's two barriers and the rings', and the slack of a 1 KB-aligned start.
+  /// Q, the K and V rings, Q's barrier and the rings', and the slack of a 1 KB-aligned start.
   constexpr uint32_t shared_bytes() const {
-    return uint32_t(barriers_offset() + 16 + 2 * PipelineTmaAsync::barrier_bytes(stages)) + dynamic_shared_slack(1024);
+    return uint32_t(barriers_offset() + 8 + 2 * PipelineTmaAsync::barrier_bytes(stages)) + dynamic_shared_slack(1024);
   }
   friend constexpr bool operator==(const Config&, const Config&) = default;
   std::string name(const char* type) const {
-    const char* masked = mask == Mask::causal ? "_causal" : mask == Mask::window ? "_window" : "";
-    return std::string("fmha90_fwd_") + type + "_hd" + std::to_string(head_dim) + masked + "_" +
+    return std::string("fmha90_fwd_") + type + "_hd" + std::to_string(head_dim) + (mask == Mask::causal ? "_causal" : mask == Mask::window ? "_window" : "") + "_" +
            std::to_string(tile_m) + "x" + std::to_string(tile_n) + "_s" + std::to_string(stages) +
            (overlap ? "" : "_serial");
   }
@@ -100,55 +97,18 @@ constexpr Config hd64_serial{64, Mask::none, 128, 3, false}, hd128_serial{128, M
 template <Element T, Config C>
 void forward(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDescriptor<T>& v, const Tensor<T>& o, const Tensor<f32>& lse,
              const Tensor<int32_t>& cu_seqlens_q, const Tensor<int32_t>& cu_seqlens_k, const Int& group, const F32& scale_log2,
-             const Int& window_left, const Int& window_right, const Int& top_left, const Int& tiles_m) {
+             const Int& window_left, const Int& window_right, const Int& top_left) {
   constexpr int D = C.head_dim, BM = C.tile_m, BN = C.tile_n, W = C.box_cols;
   static_assert(D % W == 0 && BN % 16 == 0 && BN <= 256, "head_dim a multiple of 64; 16 to 256 keys per block");
   launch_bounds(C.threads, 1);
   Int tid = thread_idx().x;
+  Int m_block = block_idx().x, head = block_idx().y, batch = block_idx().z;
+  if (C.mask == Mask::causal) m_block = Int(grid_dim().x) - 1 - m_block;  // the longest query blocks first
+  Int q_start = cu_seqlens_q(batch), q_len = Int(cu_seqlens_q(batch + 1)) - q_start;
+  Int k_start = cu_seqlens_k(batch), k_len = Int(cu_seqlens_k(batch + 1)) - k_start;
+  Int kv_head = head / group;
 
-  // Shared memory: Q's boxes, then K's ring, V's ring (stage s: its boxes side by side), the barriers.
-  Pointer<int8_t> smem = dynamic_shared_aligned<int8_t>(1024);
-  auto q_box = [&](int b) { return Pointer<T>((smem + b * BM * W * 2).id()); };
-  auto k_stage = [&](const Int& s) { return Pointer<T>((smem + C.k_offset() + s * C.block_bytes()).id()); };
-  auto v_stage = [&](const Int& s) { return Pointer<T>((smem + C.v_offset() + s * C.block_bytes()).id()); };
-  // Q's tile: "full" when its boxes have landed, "empty" when both consumer warpgroups are done with it.
-  Pointer<uint64_t> q_full((smem + C.barriers_offset()).id()), q_empty((smem + C.barriers_offset() + 8).id());
-  const int ring_barriers = PipelineTmaAsync::barrier_bytes(C.stages);
-  PipelineTmaAsync k_ring(Pointer<uint64_t>((smem + C.barriers_offset() + 16).id()), C.stages, /*consumers=*/2, C.block_bytes());
-  PipelineTmaAsync v_ring(Pointer<uint64_t>((smem + C.barriers_offset() + 16 + ring_barriers).id()), C.stages, 2, C.block_bytes());
-  if_(tid == 0, [&] {
-    mbarrier_init(q_full, 1);
-    mbarrier_init(q_empty, 2);
-    k_ring.init();
-    v_ring.init();
-    fence_mbarrier_init();
-    q.prefetch();
-    k.prefetch();
-    v.prefetch();
-  });
-  sync_threads();
-
-  // The tiles (query block, head, sequence), which the CTAs take in turn: the grid may have
-  // fewer CTAs than tiles (one per multiprocessor), and then the producer loads a tile's Q and
-  // first key blocks while the consumers finish the last one. Causal: the longest query blocks
-  // first, every head and sequence of one before the next; otherwise one head's query blocks one
-  // after the other, so that CTAs running together share its K and V in L2.
-  // Each warpgroup role computes these after its setmaxnreg: values made before it would have
-  // to live through the producer's 24 registers (ptxas spilled them).
-  auto heads = [&] { return Int(o.shape(1)); };
-  auto sequences = [&] { return Int(cu_seqlens_q.shape(0)) - 1; };
-  auto tile_count = [&] { return tiles_m * heads() * sequences(); };
-  struct Tile {
-    Int m_block, head, q_start, q_len, k_start, kv_head;
-    Int m0, diagonal, right, left, k_len, n_begin, n_blocks;
-    Bool valid;  ///< some query of the sequence is in the tile
-  };
-  auto tile_at = [&](const Int& t) {
-    Int m_block = C.mask == Mask::causal ? tiles_m - 1 - t / (heads() * sequences()) : t % tiles_m;
-    Int rest = C.mask == Mask::causal ? t % (heads() * sequences()) : t / tiles_m;
-    Int head = rest % heads(), batch = rest / heads();
-    Int q_start = cu_seqlens_q(batch), q_len = Int(cu_seqlens_q(batch + 1)) - q_start;
-    Int k_start = cu_seqlens_k(batch), k_len = Int(cu_seqlens_k(batch + 1)) - k_start;
+  if_(m_block * BM < q_len, [&] {
     // Query i's diagonal is key i + diagonal: aligned bottom-right (the last query's is the last
     // key) or top-left (query i's is key i). Query i sees keys i + diagonal - left ... i +
     // diagonal + right: right is 0 for causal masks, and both bounds are the window's (a huge
@@ -161,36 +121,43 @@ void forward(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDesc
     if (C.mask != Mask::none) n_end = min(n_end, (max(m0 + (BM - 1) + diagonal + right, Int(-1)) + BN) / BN);
     if (C.mask == Mask::window) n_begin = max(Int(0), m0 + diagonal - left) / BN;
     Int n_blocks = max(Int(0), n_end - n_begin);  // iteration j visits key block n_begin + j
-    return Tile{m_block, head, q_start, q_len, k_start, head / group, m0, diagonal, right, left, k_len, n_begin, n_blocks, m0 < q_len};
-  };
 
-  if_(tid / 128 == 0, [&] {
-    decrease_max_registers(C.producer_registers);
+    // Shared memory: Q's boxes, then K's ring, V's ring (stage s: its boxes side by side), the barriers.
+    Pointer<int8_t> smem = dynamic_shared_aligned<int8_t>(1024);
+    auto q_box = [&](int b) { return Pointer<T>((smem + b * BM * W * 2).id()); };
+    auto k_stage = [&](const Int& s) { return Pointer<T>((smem + C.k_offset() + s * C.block_bytes()).id()); };
+    auto v_stage = [&](const Int& s) { return Pointer<T>((smem + C.v_offset() + s * C.block_bytes()).id()); };
+    Pointer<uint64_t> q_full((smem + C.barriers_offset()).id());
+    const int ring_barriers = PipelineTmaAsync::barrier_bytes(C.stages);
+    PipelineTmaAsync k_ring(Pointer<uint64_t>((smem + C.barriers_offset() + 8).id()), C.stages, /*consumers=*/2, C.block_bytes());
+    PipelineTmaAsync v_ring(Pointer<uint64_t>((smem + C.barriers_offset() + 8 + ring_barriers).id()), C.stages, 2, C.block_bytes());
     if_(tid == 0, [&] {
-      // The ring's iterations so far (both rings run through every tile's key blocks) and the tiles.
-      Var<int32_t> base = 0, count = 0;
-      for_(block_idx().x, tile_count(), grid_dim().x, [&](Int t) {
-        Tile x = tile_at(t);
-        if_(x.valid, [&] {
-          Int it0 = base;
-          mbarrier_wait(q_empty, Int(1) - Int(count) % 2);  // the consumers are done with the last tile's Q
-          mbarrier_arrive_expect_tx(q_full, C.q_bytes());
-          for (int b = 0; b < C.boxes(); ++b) q.load(q_box(b), q_full, {x.q_start + x.m0, x.head, b * W});
-          for_(0, x.n_blocks, [&](Int j) {
-            PipelineState s = PipelineState::at(it0 + j, C.stages);
-            Int key = x.k_start + (x.n_begin + j) * BN;
-            k_ring.producer_acquire(s);
-            for (int b = 0; b < C.boxes(); ++b) k_ring.load(k, k_stage(s.index) + b * BN * W, s, {key, x.kv_head, b * W});
-            k_ring.producer_commit(s);
-            v_ring.producer_acquire(s);
-            for (int b = 0; b < C.boxes(); ++b) v_ring.load(v, v_stage(s.index) + b * BN * W, s, {key, x.kv_head, b * W});
-            v_ring.producer_commit(s);
-          });
-          base += x.n_blocks;
-          count += 1;
+      mbarrier_init(q_full, 1);
+      k_ring.init();
+      v_ring.init();
+      fence_mbarrier_init();
+      q.prefetch();
+      k.prefetch();
+      v.prefetch();
+    });
+    sync_threads();
+
+    if_(tid / 128 == 0, [&] {
+      decrease_max_registers(C.producer_registers);
+      if_(tid == 0, [&] {
+        mbarrier_arrive_expect_tx(q_full, C.q_bytes());
+        for (int b = 0; b < C.boxes(); ++b) q.load(q_box(b), q_full, {q_start + m_block * BM, head, b * W});
+        for_(0, n_blocks, [&](Int j) {
+          PipelineState s = PipelineState::at(j, C.stages);
+          Int key = k_start + (n_begin + j) * BN;
+          k_ring.producer_acquire(s);
+          for (int b = 0; b < C.boxes(); ++b) k_ring.load(k, k_stage(s.index) + b * BN * W, s, {key, kv_head, b * W});
+          k_ring.producer_commit(s);
+          v_ring.producer_acquire(s);
+          for (int b = 0; b < C.boxes(); ++b) v_ring.load(v, v_stage(s.index) + b * BN * W, s, {key, kv_head, b * W});
+          v_ring.producer_commit(s);
         });
       });
-    });
     }).else_([&] {
       increase_max_registers(C.consumer_registers);
       Int t = tid - 128;  // in the consumer warpgroups' tilings
@@ -202,6 +169,7 @@ void forward(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDesc
       auto thr_s = mma_s.get_slice(t), thr_o = mma_o.get_slice(t);
 
       Tensor<float> acc_o = thr_o.partition_fragment_C({BM, D});
+      fill(acc_o, 0.0f);
       // The accumulators as rows and columns: row r of acc_o, of each S and of cO is one query.
       auto o_rows = accumulator_rowcol(mma_o, acc_o);
       const int64_t rows = size(mode(o_rows.layout(), 0)).value(), o_cols = size(mode(o_rows.layout(), 1)).value();
@@ -215,173 +183,157 @@ void forward(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDesc
       };
       // Per row: the running maximum of the scaled scores (log2 units) and the sum of exp2 below it.
       auto row_max = make_rmem_tensor<f32>(IntTuple{rows}), row_sum = make_rmem_tensor<f32>(IntTuple{rows});
-      auto row_rescale = make_rmem_tensor<f32>(IntTuple{rows});  // what O's rows are rescaled by, per block
+      for (int64_t r = 0; r < rows; ++r) {
+        row_max(IntTuple(r)) = -INFINITY;
+        row_sum(IntTuple(r)) = 0.0f;
+      }
 
-      Var<int32_t> base = 0, count = 0;  // as the producer's
-      for_(block_idx().x, tile_count(), grid_dim().x, [&](Int tile) {
-        Tile x = tile_at(tile);
-        if_(x.valid, [&] {
-          const Int &m_block = x.m_block, &head = x.head, &q_start = x.q_start, &q_len = x.q_len, &k_len = x.k_len, &m0 = x.m0,
-                    &diagonal = x.diagonal, &right = x.right, &left = x.left, &n_begin = x.n_begin, &n_blocks = x.n_blocks;
-          Int it0 = base;  // the rings' iteration of this tile's first key block
-          fill(acc_o, 0.0f);
-          for (int64_t r = 0; r < rows; ++r) {
-            row_max(IntTuple(r)) = -INFINITY;
-            row_sum(IntTuple(r)) = 0.0f;
-          }
-
-          // The steps of iteration j (key block n_begin + j). S = Q K^T: wait for K's stage, issue
-          // the MMAs (64 columns of head_dim per box, four k16 steps each).
-          auto issue_s = [&](const Int& j) {
-            PipelineState s = PipelineState::at(it0 + j, C.stages);
-            Tensor<float> acc_s = thr_s.partition_fragment_C({BM, BN});
-            fill(acc_s, 0.0f);
-            k_ring.consumer_wait(s);
-            wgmma_fence();
-            for (int b = 0; b < C.boxes(); ++b)
-              cutejit::gemm(mma_s, acc_s, WgmmaOperand<T>(q_box(b) + half * (64 * W), TmaSwizzle::bytes128),
-                            WgmmaOperand<T>(k_stage(s.index) + b * BN * W, TmaSwizzle::bytes128));
-            wgmma_commit_group();
-            return acc_s;
-          };
-          // S has landed (after a wgmma_wait_group): K's stage is free.
-          auto s_done = [&](const Int& j, const Tensor<float>& acc_s) {
-            wgmma_fence_operands(acc_s);
-            if_(leader, [&] { k_ring.consumer_release(PipelineState::at(it0 + j, C.stages)); });
-          };
-          // O += P V: P as wgmma's register A, V's stage as the MN-major B (chunks of 64 columns of
-          // head_dim, BN keys each: the stage's boxes as they lie).
-          auto issue_pv = [&](const Int& j, const Tensor<T>& p) {
-            PipelineState s = PipelineState::at(it0 + j, C.stages);
-            v_ring.consumer_wait(s);
-            wgmma_fence();
-            cutejit::gemm(mma_o, acc_o, p, WgmmaOperand<T>::mn_major(v_stage(s.index), TmaSwizzle::bytes128, BN));
-            wgmma_commit_group();
-          };
-          auto pv_done = [&](const Int& j) {
-            wgmma_fence_operands(acc_o);
-            if_(leader, [&] { v_ring.consumer_release(PipelineState::at(it0 + j, C.stages)); });
-          };
-          // Masks block n's scores, then the online softmax: the new row maxima and sums, P =
-          // exp2(S scale - max) in place of S, and the factor O's rows must be rescaled by.
-          auto softmax = [&](const Int& j, const Tensor<float>& acc_s) {
-            Int n = n_begin + j;
-            auto s_rows = accumulator_rowcol(mma_s, acc_s);
-            const int64_t s_cols = size(mode(s_rows.layout(), 1)).value();
-            // Keys past the sequence, and past the diagonal or outside the window, score -inf: only in
-            // the blocks they touch (the first row's last key, the last row's first key).
-            Bool partial = (n + 1) * BN > k_len;
-            if (C.mask != Mask::none) partial = partial || (n + 1) * BN - 1 > m0 + diagonal + right;
-            if (C.mask == Mask::window) partial = partial || n * BN < m0 + (BM - 1) + diagonal - left;
-            if_(partial, [&] {
-              CoordTensor cS = accumulator_rowcol(
-                  mma_s, thr_s.partition_C(local_tile(make_identity_tensor(IntTuple{q_len, k_len}), IntTuple{BM, BN}, IntTuple{m_block, n})));
-              for (int64_t r = 0; r < rows; ++r)
-                for (int64_t c = 0; c < s_cols; ++c) {
-                  Int row = coordinate<0>(cS(IntTuple(r), IntTuple(c))), col = coordinate<1>(cS(IntTuple(r), IntTuple(c)));
-                  Bool keep = col < k_len;
-                  if (C.mask != Mask::none) keep = keep && col <= row + diagonal + right;
-                  if (C.mask == Mask::window) keep = keep && col >= row + diagonal - left;
-                  s_rows(IntTuple(r), IntTuple(c)) = select(keep, F32(s_rows(IntTuple(r), IntTuple(c))), F32(-INFINITY));
-                }
-            });
-            for (int64_t r = 0; r < rows; ++r) {
-              F32 block_max = s_rows(IntTuple(r), IntTuple(0));
-              for (int64_t c = 1; c < s_cols; ++c) block_max = max(block_max, F32(s_rows(IntTuple(r), IntTuple(c))));
-              block_max = row_reduce(block_max, true);
-              F32 old_max = row_max(IntTuple(r));
-              F32 new_max = max(old_max, block_max * scale_log2);
-              // A row that has seen only masked keys keeps its maximum at -inf; 0 keeps exp2 finite.
-              F32 base = select(new_max == F32(-INFINITY), F32(0.0f), new_max);
-              F32 rescale = fast::exp2(old_max - base);
-              row_max(IntTuple(r)) = new_max;
-              F32 sum = 0.0f;
-              for (int64_t c = 0; c < s_cols; ++c) {
-                F32 p = fast::exp2(fma(F32(s_rows(IntTuple(r), IntTuple(c))), scale_log2, -base));
-                s_rows(IntTuple(r), IntTuple(c)) = p;
-                sum = sum + p;
-              }
-              row_sum(IntTuple(r)) = F32(row_sum(IntTuple(r))) * rescale + sum;  // this thread's columns; reduced at the end
-              row_rescale(IntTuple(r)) = rescale;
+      // The steps of iteration j (key block n_begin + j). S = Q K^T: wait for K's stage, issue
+      // the MMAs (64 columns of head_dim per box, four k16 steps each).
+      auto issue_s = [&](const Int& j) {
+        PipelineState s = PipelineState::at(j, C.stages);
+        Tensor<float> acc_s = thr_s.partition_fragment_C({BM, BN});
+        fill(acc_s, 0.0f);
+        k_ring.consumer_wait(s);
+        wgmma_fence();
+        for (int b = 0; b < C.boxes(); ++b)
+          cutejit::gemm(mma_s, acc_s, WgmmaOperand<T>(q_box(b) + half * (64 * W), TmaSwizzle::bytes128),
+                        WgmmaOperand<T>(k_stage(s.index) + b * BN * W, TmaSwizzle::bytes128));
+        wgmma_commit_group();
+        return acc_s;
+      };
+      // S has landed (after a wgmma_wait_group): K's stage is free.
+      auto s_done = [&](const Int& j, const Tensor<float>& acc_s) {
+        wgmma_fence_operands(acc_s);
+        if_(leader, [&] { k_ring.consumer_release(PipelineState::at(j, C.stages)); });
+      };
+      // O += P V: P as wgmma's register A, V's stage as the MN-major B (chunks of 64 columns of
+      // head_dim, BN keys each: the stage's boxes as they lie).
+      auto issue_pv = [&](const Int& j, const Tensor<T>& p) {
+        PipelineState s = PipelineState::at(j, C.stages);
+        v_ring.consumer_wait(s);
+        wgmma_fence();
+        cutejit::gemm(mma_o, acc_o, p, WgmmaOperand<T>::mn_major(v_stage(s.index), TmaSwizzle::bytes128, BN));
+        wgmma_commit_group();
+      };
+      auto pv_done = [&](const Int& j) {
+        wgmma_fence_operands(acc_o);
+        if_(leader, [&] { v_ring.consumer_release(PipelineState::at(j, C.stages)); });
+      };
+      // Masks block n's scores, then the online softmax: the new row maxima and sums, P =
+      // exp2(S scale - max) in place of S, and the factor O's rows must be rescaled by.
+      auto row_rescale = make_rmem_tensor<f32>(IntTuple{rows});
+      auto softmax = [&](const Int& j, const Tensor<float>& acc_s) {
+        Int n = n_begin + j;
+        auto s_rows = accumulator_rowcol(mma_s, acc_s);
+        const int64_t s_cols = size(mode(s_rows.layout(), 1)).value();
+        // Keys past the sequence, and past the diagonal or outside the window, score -inf: only in
+        // the blocks they touch (the first row's last key, the last row's first key).
+        Bool partial = (n + 1) * BN > k_len;
+        if (C.mask != Mask::none) partial = partial || (n + 1) * BN - 1 > m0 + diagonal + right;
+        if (C.mask == Mask::window) partial = partial || n * BN < m0 + (BM - 1) + diagonal - left;
+        if_(partial, [&] {
+          CoordTensor cS = accumulator_rowcol(
+              mma_s, thr_s.partition_C(local_tile(make_identity_tensor(IntTuple{q_len, k_len}), IntTuple{BM, BN}, IntTuple{m_block, n})));
+          for (int64_t r = 0; r < rows; ++r)
+            for (int64_t c = 0; c < s_cols; ++c) {
+              Int row = coordinate<0>(cS(IntTuple(r), IntTuple(c))), col = coordinate<1>(cS(IntTuple(r), IntTuple(c)));
+              Bool keep = col < k_len;
+              if (C.mask != Mask::none) keep = keep && col <= row + diagonal + right;
+              if (C.mask == Mask::window) keep = keep && col >= row + diagonal - left;
+              s_rows(IntTuple(r), IntTuple(c)) = select(keep, F32(s_rows(IntTuple(r), IntTuple(c))), F32(-INFINITY));
             }
-          };
-          auto rescale_o = [&] {
-            for (int64_t r = 0; r < rows; ++r)
-              for (int64_t c = 0; c < o_cols; ++c)
-                o_rows(IntTuple(r), IntTuple(c)) = F32(o_rows(IntTuple(r), IntTuple(c))) * F32(row_rescale(IntTuple(r)));
-          };
-
-          // Q has landed; both warpgroups free it for the next tile once their last S is done.
-          mbarrier_wait(q_full, Int(count) % 2);
-          auto release_q = [&] { if_(leader, [&] { mbarrier_arrive(q_empty); }); };
-          if constexpr (!C.overlap) {
-            // One block at a time: S, softmax, P V, each waiting for the one before.
-            for_(0, n_blocks, [&](Int j) {
-              Tensor<float> acc_s = issue_s(j);
-              wgmma_wait_group(0);
-              s_done(j, acc_s);
-              softmax(j, acc_s);
-              rescale_o();
-              issue_pv(j, accumulator_as_A(mma_o, mma_s, acc_s));
-              wgmma_wait_group(0);
-              pv_done(j);
-            });
-            release_q();
-          } else {
-            // FA3's intra-warpgroup overlap: block n's S = Q K^T is issued, then block n - 1's
-            // P V, and the softmax of block n runs while P V does; O is rescaled once P V lands.
-            // P is carried from one iteration to the next in registers.
-            Tensor<T> p = make_rmem_tensor<T>(IntTuple{8, 1, BN / 16});
-            auto keep_p = [&](const Tensor<float>& acc_s) {
-              Tensor<T> next = accumulator_as_A(mma_o, mma_s, acc_s);
-              for (int64_t i = 0; i < size(next.layout()).value(); ++i) p(IntTuple(i)) = Value<T>(next(IntTuple(i)));
-            };
-            if_(n_blocks > 0, [&] {
-              Tensor<float> first = issue_s(Int(0));
-              wgmma_wait_group(0);
-              s_done(Int(0), first);
-              softmax(Int(0), first);  // O is still 0: nothing to rescale
-              keep_p(first);
-              for_(1, n_blocks, [&](Int j) {
-                Tensor<float> acc_s = issue_s(j);
-                issue_pv(j - 1, p);
-                wgmma_wait_group(1);  // S of this block has landed; the last one's P V may still run
-                s_done(j, acc_s);
-                softmax(j, acc_s);
-                wgmma_wait_group(0);
-                pv_done(j - 1);
-                rescale_o();
-                keep_p(acc_s);
-              });
-              release_q();
-              issue_pv(n_blocks - 1, p);
-              wgmma_wait_group(0);
-              pv_done(n_blocks - 1);
-            }).else_(release_q);
-          }
-
-          // O / sum, in T, stored where it lies inside the sequence; the log-sum-exp by one lane per row.
-          IntTuple q_bound{q_len, D};
-          CoordTensor o_coords = thr_o.partition_C(local_tile(make_identity_tensor(q_bound), IntTuple{BM, D}, IntTuple{m_block, 0}));
-          Tensor<T> gO = local_tile(domain_offset(IntTuple{q_start, 0}, o(_, head, _)), IntTuple{BM, D}, IntTuple{m_block, 0});
-          CoordTensor row_coords = accumulator_rowcol(mma_o, o_coords);
-          for (int64_t r = 0; r < rows; ++r) {
-            F32 sum = row_reduce(row_sum(IntTuple(r)), false);
-            F32 inv = select(sum == F32(0.0f), F32(0.0f), 1.0f / sum);
-            for (int64_t c = 0; c < o_cols; ++c) o_rows(IntTuple(r), IntTuple(c)) = F32(o_rows(IntTuple(r), IntTuple(c))) * inv;
-            Int row = coordinate<0>(row_coords(IntTuple(r), IntTuple(0)));
-            if_(t % row_lanes == 0 && row < q_len, [&] {
-              F32 m = row_max(IntTuple(r));
-              lse(head, q_start + row) = select(sum == F32(0.0f), F32(-INFINITY), m * float(M_LN2) + log(sum));
-            });
-          }
-          auto out = make_rmem_tensor<T>(acc_o.layout());
-          for (int64_t i = 0; i < size(acc_o.layout()).value(); ++i) out(IntTuple(i)) = cast<T>(F32(acc_o(IntTuple(i))));
-          copy_if(o_coords, q_bound, out, thr_o.partition_C(gO));
-          base += n_blocks;
-          count += 1;
         });
-      });
+        for (int64_t r = 0; r < rows; ++r) {
+          F32 block_max = s_rows(IntTuple(r), IntTuple(0));
+          for (int64_t c = 1; c < s_cols; ++c) block_max = max(block_max, F32(s_rows(IntTuple(r), IntTuple(c))));
+          block_max = row_reduce(block_max, true);
+          F32 old_max = row_max(IntTuple(r));
+          F32 new_max = max(old_max, block_max * scale_log2);
+          // A row that has seen only masked keys keeps its maximum at -inf; 0 keeps exp2 finite.
+          F32 base = select(new_max == F32(-INFINITY), F32(0.0f), new_max);
+          F32 rescale = fast::exp2(old_max - base);
+          row_max(IntTuple(r)) = new_max;
+          F32 sum = 0.0f;
+          for (int64_t c = 0; c < s_cols; ++c) {
+            F32 p = fast::exp2(fma(F32(s_rows(IntTuple(r), IntTuple(c))), scale_log2, -base));
+            s_rows(IntTuple(r), IntTuple(c)) = p;
+            sum = sum + p;
+          }
+          row_sum(IntTuple(r)) = F32(row_sum(IntTuple(r))) * rescale + sum;  // this thread's columns; reduced at the end
+          row_rescale(IntTuple(r)) = rescale;
+        }
+      };
+      auto rescale_o = [&] {
+        for (int64_t r = 0; r < rows; ++r)
+          for (int64_t c = 0; c < o_cols; ++c)
+            o_rows(IntTuple(r), IntTuple(c)) = F32(o_rows(IntTuple(r), IntTuple(c))) * F32(row_rescale(IntTuple(r)));
+      };
+
+      mbarrier_wait(q_full, 0);
+      if constexpr (!C.overlap) {
+        // One block at a time: S, softmax, P V, each waiting for the one before.
+        for_(0, n_blocks, [&](Int j) {
+          Tensor<float> acc_s = issue_s(j);
+          wgmma_wait_group(0);
+          s_done(j, acc_s);
+          softmax(j, acc_s);
+          rescale_o();
+          issue_pv(j, accumulator_as_A(mma_o, mma_s, acc_s));
+          wgmma_wait_group(0);
+          pv_done(j);
+        });
+      } else {
+        // FA3's intra-warpgroup overlap: block n's S = Q K^T is issued, then block n - 1's
+        // P V, and the softmax of block n runs while P V does; O is rescaled once P V lands.
+        // P is carried from one iteration to the next in registers.
+        Tensor<T> p = make_rmem_tensor<T>(IntTuple{8, 1, BN / 16});
+        auto keep_p = [&](const Tensor<float>& acc_s) {
+          Tensor<T> next = accumulator_as_A(mma_o, mma_s, acc_s);
+          for (int64_t i = 0; i < size(next.layout()).value(); ++i) p(IntTuple(i)) = Value<T>(next(IntTuple(i)));
+        };
+        if_(n_blocks > 0, [&] {
+          Tensor<float> first = issue_s(Int(0));
+          wgmma_wait_group(0);
+          s_done(Int(0), first);
+          softmax(Int(0), first);  // O is still 0: nothing to rescale
+          keep_p(first);
+          for_(1, n_blocks, [&](Int j) {
+            Tensor<float> acc_s = issue_s(j);
+            issue_pv(j - 1, p);
+            wgmma_wait_group(1);  // S of this block has landed; the last one's P V may still run
+            s_done(j, acc_s);
+            softmax(j, acc_s);
+            wgmma_wait_group(0);
+            pv_done(j - 1);
+            rescale_o();
+            keep_p(acc_s);
+          });
+          issue_pv(n_blocks - 1, p);
+          wgmma_wait_group(0);
+          pv_done(n_blocks - 1);
+        });
+      }
+
+      // O / sum, in T, stored where it lies inside the sequence; the log-sum-exp by one lane per row.
+      IntTuple q_bound{q_len, D};
+      CoordTensor o_coords = thr_o.partition_C(local_tile(make_identity_tensor(q_bound), IntTuple{BM, D}, IntTuple{m_block, 0}));
+      Tensor<T> gO = local_tile(domain_offset(IntTuple{q_start, 0}, o(_, head, _)), IntTuple{BM, D}, IntTuple{m_block, 0});
+      CoordTensor row_coords = accumulator_rowcol(mma_o, o_coords);
+      for (int64_t r = 0; r < rows; ++r) {
+        F32 sum = row_reduce(row_sum(IntTuple(r)), false);
+        F32 inv = select(sum == F32(0.0f), F32(0.0f), 1.0f / sum);
+        for (int64_t c = 0; c < o_cols; ++c) o_rows(IntTuple(r), IntTuple(c)) = F32(o_rows(IntTuple(r), IntTuple(c))) * inv;
+        Int row = coordinate<0>(row_coords(IntTuple(r), IntTuple(0)));
+        if_(t % row_lanes == 0 && row < q_len, [&] {
+          F32 m = row_max(IntTuple(r));
+          lse(head, q_start + row) = select(sum == F32(0.0f), F32(-INFINITY), m * float(M_LN2) + log(sum));
+        });
+      }
+      auto out = make_rmem_tensor<T>(acc_o.layout());
+      for (int64_t i = 0; i < size(acc_o.layout()).value(); ++i) out(IntTuple(i)) = cast<T>(F32(acc_o(IntTuple(i))));
+      copy_if(o_coords, q_bound, out, thr_o.partition_C(gO));
+    });
   });
 }
 
@@ -392,9 +344,8 @@ template <Element T, fmha90::Config C>
 inline auto fmha_forward_sm90 =
     Kernel{C.name(std::is_same_v<T, bf16> ? "bf16" : "f16"),
            [](TmaDescriptor<T> q, TmaDescriptor<T> k, TmaDescriptor<T> v, Tensor<T> o, Tensor<f32> lse, Tensor<int32_t> cu_seqlens_q,
-              Tensor<int32_t> cu_seqlens_k, Int group, F32 scale_log2, Int window_left, Int window_right, Int top_left, Int tiles_m) {
-             fmha90::forward<T, C>(q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k, group, scale_log2, window_left, window_right, top_left,
-                                   tiles_m);
+              Tensor<int32_t> cu_seqlens_k, Int group, F32 scale_log2, Int window_left, Int window_right, Int top_left) {
+             fmha90::forward<T, C>(q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k, group, scale_log2, window_left, window_right, top_left);
            }};
 
 namespace fmha90 {
@@ -432,27 +383,21 @@ auto with_config(const FmhaProblem& p, F&& f) {
   return pick.template operator()<256>();
 }
 
-/// The launch of the kernel of `C`: one CTA per multiprocessor, or per tile when there are fewer
-/// tiles; `one_tile_per_cta` gives every tile a CTA of its own instead (the non-persistent
-/// launch, for comparison).
 template <Element T, Config C>
 PreparedLaunch prepare(const Device& gpu, const FmhaProblem& p, const Buffer<T>& q, const Buffer<T>& k, const Buffer<T>& v,
-                       const Buffer<T>& o, const Buffer<f32>& lse, const Buffer<int32_t>& cu_q, const Buffer<int32_t>& cu_k,
-                       bool one_tile_per_cta = false) {
+                       const Buffer<T>& o, const Buffer<f32>& lse, const Buffer<int32_t>& cu_q, const Buffer<int32_t>& cu_k) {
   const float scale = p.softmax_scale > 0 ? p.softmax_scale : 1.0f / std::sqrt(float(p.head_dim));
   constexpr uint32_t rows = Config::tile_m, keys = uint32_t(C.tile_n), cols = Config::box_cols;
   auto qm = make_tensor_map(q.view({p.total_q, p.heads, p.head_dim}), {rows, 1, cols}, TmaSwizzle::bytes128);
   auto km = make_tensor_map(k.view({p.total_k, p.kv_heads, p.head_dim}), {keys, 1, cols}, TmaSwizzle::bytes128);
   auto vm = make_tensor_map(v.view({p.total_k, p.kv_heads, p.head_dim}), {keys, 1, cols}, TmaSwizzle::bytes128);
-  const int64_t tiles_m = ceil_div(std::max<int64_t>(p.max_seqlen_q, 1), int64_t(rows)), tiles = tiles_m * p.heads * p.batch;
-  const int64_t ctas = one_tile_per_cta ? tiles : std::min<int64_t>(tiles, gpu.multiprocessors());
-  if (tiles >= (int64_t(1) << 31)) detail::fail("fmha_forward_sm90: more than 2^31 tiles", detail::Where::current());
-  Launch l{.grid = uint32_t(ctas), .block = uint32_t(Config::threads), .shared_bytes = C.shared_bytes()};
+  Launch l{.grid = {uint32_t(ceil_div(std::max<int64_t>(p.max_seqlen_q, 1), int64_t(rows))), uint32_t(p.heads), uint32_t(p.batch)},
+           .block = uint32_t(Config::threads),
+           .shared_bytes = C.shared_bytes()};
   return fmha_forward_sm90<T, C>.prepare(gpu, l, qm, km, vm, o.view({p.total_q, p.heads, p.head_dim}), lse.view({p.heads, p.total_q}),
                                          cu_q.view({p.batch + 1}), cu_k.view({p.batch + 1}), int32_t(p.heads / p.kv_heads),
                                          scale * float(M_LOG2E), int32_t(p.window_left >= 0 ? p.window_left : unbounded),
-                                         int32_t(p.causal ? 0 : p.window_right >= 0 ? p.window_right : unbounded), int32_t(p.top_left),
-                                         int32_t(tiles_m));
+                                         int32_t(p.causal ? 0 : p.window_right >= 0 ? p.window_right : unbounded), int32_t(p.top_left));
 }
 }  // namespace fmha90
 
@@ -484,7 +429,7 @@ CompiledKernel fmha_sm90_compile(const Target& t) {
   auto o = DeviceTensor<T>::make(256, std::array<int64_t, 3>{4096, 16, C.head_dim}, std::array<int64_t, 3>{16 * C.head_dim, C.head_dim, 1});
   auto lse = DeviceTensor<f32>::make(256, std::array<int64_t, 2>{16, 4096}, std::array<int64_t, 2>{4096, 1});
   auto cu = DeviceTensor<int32_t>::make(256, std::array<int64_t, 1>{5}, std::array<int64_t, 1>{1});
-  return fmha_forward_sm90<T, C>.compile(t, qm, kvm, kvm, o, lse, cu, cu, int32_t(1), 1.0f, fmha90::unbounded, fmha90::unbounded, int32_t(0), int32_t(32));
+  return fmha_forward_sm90<T, C>.compile(t, qm, kvm, kvm, o, lse, cu, cu, int32_t(1), 1.0f, fmha90::unbounded, fmha90::unbounded, int32_t(0));
 }
 
 /// Four sequences of ragged lengths, BF16, head dim 128, GQA 4:2, causal (as the FA2 example).

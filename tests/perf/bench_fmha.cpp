@@ -41,7 +41,7 @@ void time_jit(Compile&& compile, uint32_t shared_bytes) {
   report_jit(k, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(), shared_bytes);
 }
 
-enum class Forward { sm90, sm90_serial, sm90_one_tile, fa2 };
+enum class Forward { sm90, sm90_serial, fa2 };
 
 /// The Hopper forward without its overlap (fmha90::*_serial).
 PreparedLaunch serial(const Device& gpu, const examples::FmhaProblem& p, const Buffer<bf16>& q, const Buffer<bf16>& k,
@@ -77,11 +77,6 @@ void time_forward(const Device& gpu, Forward which, const std::vector<bf16>& poo
           examples::fmha_forward_sm90_prepare(gpu, p, q.back(), k.back(), v.back(), o.back(), lse.back(), cu_seqlens, cu_seqlens));
     else if (which == Forward::sm90_serial)
       launches.push_back(serial(gpu, p, q.back(), k.back(), v.back(), o.back(), lse.back(), cu_seqlens));
-    else if (which == Forward::sm90_one_tile)
-      launches.push_back(examples::fmha90::with_config(p, [&]<examples::fmha90::Config C>() {
-        return examples::fmha90::prepare<bf16, C>(gpu, p, q.back(), k.back(), v.back(), o.back(), lse.back(), cu_seqlens, cu_seqlens,
-                                                  /*one_tile_per_cta=*/true);
-      }));
     else
       launches.push_back(examples::fmha_forward_prepare(gpu, p, q.back(), k.back(), v.back(), o.back(), lse.back(), cu_seqlens, cu_seqlens));
   }
@@ -89,7 +84,6 @@ void time_forward(const Device& gpu, Forward which, const std::vector<bf16>& poo
   double flops = 4.0 * double(batch * heads) * double(seqlen) * double(seqlen) * double(head_dim) / (causal ? 2 : 1);
   std::printf("%s b%lld h%lld s%lld d%lld%s: %.3f ms, %.1f TFLOP/s\n", which == Forward::sm90          ? "fmha90_fwd_bf16"
               : which == Forward::sm90_serial ? "fmha90_fwd_bf16_serial"
-              : which == Forward::sm90_one_tile ? "fmha90_fwd_bf16_one_tile_per_cta"
                                               : "fmha_fwd_bf16",
               (long long)batch, (long long)heads, (long long)seqlen, (long long)head_dim, causal ? " causal" : "", ms,
               flops / (ms * 1e-3) / 1e12);
@@ -112,9 +106,6 @@ int main() {
       for (bool causal : {false, true})
         if (which == Forward::sm90 || head_dim != 256)  // FA2 has head dims 64 and 128
         for (int64_t seqlen : {1024, 2048, 4096, 8192, 16384}) time_forward(gpu, which, pool, seqlen, head_dim, causal);
-  // What the persistent launch is worth (the same kernel, a CTA per tile).
-  for (bool causal : {false, true})
-    for (int64_t seqlen : {1024, 2048, 8192}) time_forward(gpu, Forward::sm90_one_tile, pool, seqlen, 128, causal);
   // What the overlap of softmax with P V is worth.
   for (auto [head_dim, causal] : {std::pair{64, false}, std::pair{128, false}, std::pair{128, true}})
     for (int64_t seqlen : {2048, 8192}) time_forward(gpu, Forward::sm90_serial, pool, seqlen, head_dim, causal);
