@@ -1,6 +1,8 @@
 /** \file
  * PTX -> cubin for one target: nvJitLink (dlopen'ed from the CUDA toolkit) when present,
- * else the toolkit's `ptxas` as a subprocess. Neither is needed to trace or to emit PTX.
+ * else the toolkit's `ptxas` as a subprocess; and ptxas for a kernel that uses setmaxnreg and
+ * links nothing, since nvJitLink's separate compilation ignores setmaxnreg. Neither is needed
+ * to trace or to emit PTX.
  */
 #pragma once
 
@@ -32,7 +34,8 @@ Assembled assemble(const std::string& ptx, const Target& target, const std::stri
 /// process's first compile.
 void warm_up_assembler();
 
-/// "nvJitLink <path> <size>" or "ptxas ..." — part of the cache key, since it decides the cubin.
+/// "nvJitLink <path> <size>[, ptxas <path> <size>]" or "ptxas ..." — part of the cache key,
+/// since it decides the cubin.
 std::string assembler_version();
 
 }  // namespace cutejit::detail
