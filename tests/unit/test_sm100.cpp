@@ -200,6 +200,49 @@ TEST_CASE("tcgen05 on a target without it, and TMEM misuse, are errors at the us
   CHECK_THROWS_WITH(i8.compile(Target::parse("sm_100f"), v), Contains("is not available on sm_100f"));
 }
 
+namespace {
+/// One tcgen05.mma of the atom over 128-byte-swizzled operand tiles (one row of 128 bytes of K
+/// each), committed to an mbarrier: what the kinds' SASS is read from.
+template <class Atom>
+void one_mma() {
+  using T = typename Atom::element_type;
+  constexpr int row = 128 / int(sizeof(T)), base = sizeof(T) == 4 ? 2 : sizeof(T) == 2 ? 3 : 4;  // log2 of 16 bytes' elements
+  Pointer<T> a = dynamic_shared_aligned<T>(1024), b = dynamic_shared_aligned<T>(1024, 128 * 128);
+  auto tile = [&](const Pointer<T>& p, int rows) { return make_tensor(p, composition(Swizzle(3, base, 3), make_layout({rows, row}, LayoutRight{}))); };
+  auto [A, B] = make_umma_operands(Atom{}, tile(a, Atom::m), tile(b, Atom::n));
+  Pointer<uint64_t> bar = dynamic_shared_aligned<uint64_t>(16, 128 * 128 + Atom::n * 128);
+  if_(thread_idx().x == 0, [&] {
+    cutejit::gemm(Atom{}, Value<uint32_t>(0u), A, B, Bool(false));
+    tcgen05_commit(bar);
+  });
+}
+}  // namespace
+
+TEST_CASE("the TF32 and 8-bit integer tcgen05 atoms: kind::tf32 and kind::i8, UTCHMMA and UTCIMMA", "[unit]") {
+  auto v = test::vector_arg<uint32_t>();
+  Kernel tf32{"umma_tf32", [](Tensor<u32>) { one_mma<SM100_MMA_TF32_SS<128, 64>>(); }};
+  Kernel s8{"umma_s8", [](Tensor<u32>) { one_mma<SM100_MMA_S8_SS<int8_t, 128, 64>>(); }};
+  for (const char* t : {"sm_100a", "sm_110a"}) {
+    INFO(t);
+    CompiledKernel k = tf32.compile(Target::parse(t), v);
+    // Four K steps of 32 bytes over a 128-byte row, each with the atom's descriptor (written out
+    // in test_sm100_umma.cpp from the ISA's table).
+    CHECK(test::count(k.ptx, "tcgen05.mma.cta_group::1.kind::tf32") == 4);
+    CHECK(test::contains(k.ptx, std::to_string(1u << 4 | 2u << 7 | 2u << 10 | 8u << 17 | 8u << 24)));
+    std::string code = test::disassemble(k.cubin, "-sass");
+    INFO(code);
+    CHECK(test::count(code, "UTCHMMA") >= 4);
+    CompiledKernel i = s8.compile(Target::parse(t), v);
+    CHECK(test::count(i.ptx, "tcgen05.mma.cta_group::1.kind::i8") == 4);
+    CHECK(test::contains(i.ptx, std::to_string(2u << 4 | 1u << 7 | 1u << 10 | 8u << 17 | 8u << 24)));
+    CHECK(test::count(test::disassemble(i.cubin, "-sass"), "UTCIMMA") >= 4);
+  }
+  // The family targets have kind::tf32 but not kind::i8, which is refused at the user's line.
+  CHECK_NOTHROW(tf32.compile(Target::parse("sm_103a"), v));
+  CHECK_THROWS_WITH(s8.compile(Target::parse("sm_103a"), v),
+                    Contains("test_sm100.cpp") && Contains("tcgen05.mma .kind::i8 is not available on sm_103a; it needs sm_100a or sm_110a"));
+}
+
 TEST_CASE("a tcgen05 operand off its swizzle pattern, or not the atom's, is an error at the user's line", "[unit]") {
   auto v = test::vector_arg<uint32_t>();
   using Atom = SM100_MMA_F16BF16_SS<bf16, 128, 256>;

@@ -92,4 +92,14 @@ TEST_CASE("the tcgen05 atoms' instruction descriptors", "[unit]") {
   CHECK(SM100_MMA_F8F6F4_SS<f8e4m3, 128, 64>::instruction_descriptor() == (1u << 4 | 8u << 17 | 8u << 24));
   CHECK(SM100_MMA_F8F6F4_SS<f8e5m2, 128, 64>::kind() == sm100::MmaKind::f8f6f4);
   CHECK(SM100_MMA_F16BF16_SS<bf16, 128, 8>::instruction_descriptor() == (1u << 4 | 1u << 7 | 1u << 10 | 1u << 17 | 8u << 24));  // N = 8
+  // kind::tf32 (the ISA's first table): D f32 = 1 in bits 4-5, A and B tf32 = 2 in 7-9 and
+  // 10-12; 128 x 64. K is 8 elements: 32 bytes of f32.
+  CHECK(SM100_MMA_TF32_SS<128, 64>::instruction_descriptor() == (1u << 4 | 2u << 7 | 2u << 10 | 8u << 17 | 8u << 24));
+  CHECK(SM100_MMA_TF32_SS<128, 64>::kind() == sm100::MmaKind::tf32);
+  CHECK(SM100_MMA_TF32_SS<128, 64>::k == 8);
+  // kind::i8: D s32 = 2 in bits 4-5, A and B s8 = 1 (u8 = 0); K is 32.
+  CHECK(SM100_MMA_S8_SS<int8_t, 128, 64>::instruction_descriptor() == (2u << 4 | 1u << 7 | 1u << 10 | 8u << 17 | 8u << 24));
+  CHECK(SM100_MMA_S8_SS<uint8_t, 128, 128>::instruction_descriptor() == (2u << 4 | 16u << 17 | 8u << 24));
+  CHECK(SM100_MMA_S8_SS<int8_t, 128, 64>::kind() == sm100::MmaKind::i8);
+  CHECK(SM100_MMA_S8_SS<int8_t, 128, 64>::k == 32);
 }

@@ -4,7 +4,8 @@
  * CTA and completing asynchronously; `tcgen05_commit(bar)` makes an mbarrier arrive once the
  * MMAs a thread issued are done (that is how a pipeline stage is freed, and how the epilogue
  * learns that the accumulators are ready). One MMA reads 32 bytes of K of each operand row:
- * K = 16 for bf16/f16 (kind::f16), 32 for FP8 (kind::f8f6f4).
+ * K = 16 for bf16/f16 (kind::f16), 8 for f32 read as TF32 (kind::tf32), 32 for FP8
+ * (kind::f8f6f4) and for 8-bit integers (kind::i8, s32 accumulators; sm_100a and sm_110a only).
  *
  * Operands are shared-memory tensors of shape (MN, K), each in one of the layouts the tensor
  * core reads (a TMA box with a 32/64/128-byte swizzle leaves them so): `UmmaOperand` derives the
@@ -16,9 +17,10 @@
  * is a trace-time error at the user's line.
  *
  * The accumulator lives in TMEM (atom/sm100/tmem.hpp): for M = 128, row i of D is lane i,
- * column j is column j of the allocation (f32).
+ * column j is column j of the allocation (f32, or s32 for kind::i8).
  *
- * CuTe names: SM100_MMA_F16BF16_SS<T, M, N, AMajor, BMajor> and SM100_MMA_F8F6F4_SS.
+ * CuTe names: SM100_MMA_F16BF16_SS<T, M, N, AMajor, BMajor>, SM100_MMA_TF32_SS, SM100_MMA_F8F6F4_SS
+ * and SM100_MMA_S8_SS.
  */
 #pragma once
 
@@ -36,16 +38,21 @@ namespace cutejit {
 
 using UmmaMajor = sm100::Major;
 
-/// The element types tcgen05.mma reads here, and the descriptor's name for each.
+/// The element types tcgen05.mma reads here (f32 is read as TF32), and the descriptor's name
+/// for each.
 template <class T>
-inline constexpr bool is_umma_operand_v =
-    std::is_same_v<T, bf16> || std::is_same_v<T, f16> || std::is_same_v<T, f8e4m3> || std::is_same_v<T, f8e5m2>;
+inline constexpr bool is_umma_operand_v = std::is_same_v<T, bf16> || std::is_same_v<T, f16> || std::is_same_v<T, float> ||
+                                          std::is_same_v<T, f8e4m3> || std::is_same_v<T, f8e5m2> || std::is_same_v<T, int8_t> ||
+                                          std::is_same_v<T, uint8_t>;
 
 namespace detail {
 template <class T> sm100::OperandType umma_operand_type() {
   if constexpr (std::is_same_v<T, bf16>) return sm100::OperandType::bf16;
   else if constexpr (std::is_same_v<T, f16>) return sm100::OperandType::f16;
+  else if constexpr (std::is_same_v<T, float>) return sm100::OperandType::tf32;
   else if constexpr (std::is_same_v<T, f8e4m3>) return sm100::OperandType::e4m3;
+  else if constexpr (std::is_same_v<T, int8_t>) return sm100::OperandType::s8;
+  else if constexpr (std::is_same_v<T, uint8_t>) return sm100::OperandType::u8;
   else return sm100::OperandType::e5m2;
 }
 
@@ -116,13 +123,16 @@ struct Tcgen05MmaSS {
   static_assert(M == 128, "this tcgen05.mma atom has M = 128 (row i of D in TMEM lane i); M = 64 is not supported yet");
   static_assert(N % 8 == 0 && N >= 8 && N <= 256, "tcgen05.mma.cta_group::1 with M = 128 has N a multiple of 8 from 8 to 256");
   static_assert(sizeof(T) == 2 || (AMajor == UmmaMajor::k && BMajor == UmmaMajor::k),
-                "tcgen05.mma reads FP8 operands MN-major too, but this atom takes them K-major only");
+                "tcgen05.mma reads TF32, FP8 and 8-bit integer operands MN-major too, but this atom takes them K-major only");
+  static constexpr bool integer = std::is_integral_v<T>;
 
-  /// The instruction descriptor: f32 accumulation, the operands' types and majorness, M and N.
+  /// The instruction descriptor: f32 accumulation (s32 for integers), the operands' types and
+  /// majorness, M and N.
   static uint32_t instruction_descriptor() {
     const sm100::OperandType t = detail::umma_operand_type<T>();
-    return sm100::InstrDescriptor{.kind = sm100::kind_of(t), .a = t, .b = t, .d = sm100::AccumulatorType::f32,
-                                  .a_major = AMajor, .b_major = BMajor, .m = M, .n = N}
+    return sm100::InstrDescriptor{.kind = sm100::kind_of(t), .a = t, .b = t,
+                                  .d = integer ? sm100::AccumulatorType::s32 : sm100::AccumulatorType::f32, .a_major = AMajor,
+                                  .b_major = BMajor, .m = M, .n = N}
         .encode();
   }
   static sm100::MmaKind kind() { return sm100::kind_of(detail::umma_operand_type<T>()); }
@@ -132,6 +142,11 @@ template <class T, int M, int N, UmmaMajor AMajor = UmmaMajor::k, UmmaMajor BMaj
 using SM100_MMA_F16BF16_SS = Tcgen05MmaSS<T, M, N, AMajor, BMajor>;
 template <class T, int M, int N>
 using SM100_MMA_F8F6F4_SS = Tcgen05MmaSS<T, M, N>;
+template <int M, int N>
+using SM100_MMA_TF32_SS = Tcgen05MmaSS<float, M, N>;
+template <class T, int M, int N>
+  requires(std::is_same_v<T, int8_t> || std::is_same_v<T, uint8_t>)
+using SM100_MMA_S8_SS = Tcgen05MmaSS<T, M, N>;
 
 /// The operands of one atom: `a` (M x K) and `b` (N x K) tiles, checked as the atom reads them.
 template <class T, int M, int N, UmmaMajor AM, UmmaMajor BM>
