@@ -17,6 +17,7 @@ bool target_has(const Target& t, Feature f) {
     case Feature::wgmma: return t.sm == 90 && specific;
     case Feature::tcgen05: return (t.sm == 100 || t.sm == 103 || t.sm == 110) && family_wide;
     case Feature::tcgen05_i8: return (t.sm == 100 || t.sm == 110) && specific;
+    case Feature::cluster_launch_control: return t.sm >= 100;
     case Feature::narrow_convert: return t.sm >= 100 && family_wide;
     case Feature::mma_kinds: return (t.sm == 120 || t.sm == 121) && family_wide;
   }
@@ -33,6 +34,7 @@ std::string_view targets_with(Feature f) {
     case Feature::wgmma: return "sm_90a only";
     case Feature::tcgen05: return "sm_100a, sm_100f, sm_103a, sm_103f, sm_110a or sm_110f";
     case Feature::tcgen05_i8: return "sm_100a or sm_110a";
+    case Feature::cluster_launch_control: return "sm_100 and newer (every Blackwell target)";
     case Feature::narrow_convert: return "a Blackwell a or f target (sm_100a/f, sm_103a/f, sm_110a/f, sm_120a/f, sm_121a/f)";
     case Feature::mma_kinds: return "sm_120a, sm_120f, sm_121a or sm_121f";
   }

@@ -23,6 +23,7 @@ enum class Feature {
   wgmma,       ///< sm_90a only
   tcgen05,     ///< the sm_100 and sm_110 families: sm_100a/f, sm_103a/f, sm_110a/f
   tcgen05_i8,  ///< tcgen05.mma .kind::i8: sm_100a and sm_110a only
+  cluster_launch_control,  ///< clusterlaunchcontrol.try_cancel / query_cancel: sm_100 and newer, every variant
   narrow_convert,        ///< cvt to and from e2m1x2, e2m3x2, e3m2x2, ue8m0x2: every Blackwell "a" and "f" target
   mma_kinds,   ///< mma.sync with a .kind (f8f6f4, the block-scaled kinds) and FP6/FP4 operands: sm_120a/f, sm_121a/f
 };

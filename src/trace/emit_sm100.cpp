@@ -146,6 +146,43 @@ void tcgen05_commit(ValueId bar, Where where) {
   emit_ptx(t, where, 0, address, "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [$0];", "r");
 }
 
+void clc_try_cancel(ValueId response, ValueId bar, Where where) {
+  Trace& t = Trace::current(where);
+  t.require(Feature::cluster_launch_control, "clusterlaunchcontrol.try_cancel", where);
+  if (t.get(response, where).known < 16) trace_error("clusterlaunchcontrol.try_cancel's response must be 16-byte aligned", where);
+  auto address = [&](ValueId p, const char* what) {
+    return mlir::LLVM::PtrToIntOp::create(t.builder(), t.loc(where), t.builder().getI32Type(), shared_pointer(t, p, what, where));
+  };
+  emit_ptx(t, where, 0,
+           mlir::ValueRange{address(response, "clusterlaunchcontrol.try_cancel's response"),
+                            address(bar, "clusterlaunchcontrol.try_cancel's mbarrier")},
+           "clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes.b128 [$0], [$1];", "r,r");
+}
+
+namespace {
+/// One query of the 16-byte answer at `response`, loaded into a 128-bit register inside the
+/// statement (inline PTX has no 128-bit operands).
+ValueId clc_query(ValueId response, const std::string& query, const char* what, Where where) {
+  Trace& t = Trace::current(where);
+  t.require(Feature::cluster_launch_control, what, where);
+  mlir::Value address = mlir::LLVM::PtrToIntOp::create(t.builder(), t.loc(where), t.builder().getI32Type(),
+                                                       shared_pointer(t, response, "the cluster launch control response", where));
+  auto op = emit_ptx(t, where, 1, address, "{\n.reg .b128 answer;\nld.shared.b128 answer, [$1];\n" + query + "\n}", "=r,r");
+  return t.add(op.getResult(0), DType::i32);
+}
+}  // namespace
+
+ValueId clc_is_canceled(ValueId response, Where where) {
+  return clc_query(response, ".reg .pred canceled;\nclusterlaunchcontrol.query_cancel.is_canceled.pred.b128 canceled, answer;\n"
+                             "selp.b32 $0, 1, 0, canceled;",
+                   "clusterlaunchcontrol.query_cancel", where);
+}
+
+ValueId clc_first_ctaid_x(ValueId response, Where where) {
+  return clc_query(response, "clusterlaunchcontrol.query_cancel.get_first_ctaid::x.b32.b128 $0, answer;",
+                   "clusterlaunchcontrol.query_cancel", where);
+}
+
 int tmem_registers(TmemShape shape, int num) {
   // Per access, the warp moves lanes x bits: 32x32b and 16x64b are one register per thread,
   // 16x128b two, 16x256b four.

@@ -8,6 +8,7 @@
 
 #include "cutejit/arch/sm100/descriptors.hpp"
 #include "cutejit/atom/sm100/tmem.hpp"
+#include "cutejit/pipeline/clc_tile_scheduler.hpp"
 #include "gemm_sm100.hpp"
 #include "sass.hpp"
 #include "support.hpp"
@@ -241,6 +242,43 @@ TEST_CASE("the TF32 and 8-bit integer tcgen05 atoms: kind::tf32 and kind::i8, UT
   CHECK_NOTHROW(tf32.compile(Target::parse("sm_103a"), v));
   CHECK_THROWS_WITH(s8.compile(Target::parse("sm_103a"), v),
                     Contains("test_sm100.cpp") && Contains("tcgen05.mma .kind::i8 is not available on sm_103a; it needs sm_100a or sm_110a"));
+}
+
+TEST_CASE("cluster launch control: a work-stealing loop is try_cancel and query_cancel, UGETNEXTWORKID in SASS", "[unit]") {
+  // Each CTA scales its block of 256 floats, then the blocks of the CTAs it cancels.
+  Kernel steal{"clc_scale", [](Tensor<f32> x) {
+    Pointer<uint32_t> response = dynamic_shared_aligned<uint32_t>(16);
+    Pointer<uint64_t> barrier = dynamic_shared_aligned<uint64_t>(16, 16);
+    ClcTileScheduler clc(response, barrier);
+    if_(thread_idx().x == 0, [&] {
+      clc.init();
+      fence_mbarrier_init();
+    });
+    sync_threads();
+    Var<int32_t> tile = clc.first_tile(), asks = 0, more = 1;
+    while_([&] { return Int(more) != 0; }, [&] {
+      if_(thread_idx().x == 0, [&] { clc.request(); });
+      Int i = Int(tile) * 256 + thread_idx().x;
+      x(i) = F32(x(i)) * 2.0f;
+      auto [got, next] = clc.answer(asks);
+      sync_threads();
+      more = select(got, Int(1), Int(0));
+      tile = next;
+      asks += 1;
+    });
+  }};
+  auto v = test::vector_arg<float>(1 << 20);
+  for (const char* t : {"sm_100a", "sm_100f", "sm_103a", "sm_110a", "sm_120a", "sm_121a"}) {
+    INFO(t);
+    CompiledKernel k = steal.compile(Target::parse(t), v);
+    CHECK(test::contains(k.ptx, "clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes.b128"));
+    CHECK(test::contains(k.ptx, "clusterlaunchcontrol.query_cancel.is_canceled.pred.b128"));
+    CHECK(test::contains(k.ptx, "clusterlaunchcontrol.query_cancel.get_first_ctaid::x.b32.b128"));
+    CHECK(test::contains(test::disassemble(k.cubin, "-sass"), "UGETNEXTWORKID"));
+  }
+  CHECK_THROWS_WITH(steal.compile(Target::parse("sm_90a"), v),
+                    Contains("test_sm100.cpp") &&
+                        Contains("clusterlaunchcontrol.try_cancel is not available on sm_90a; it needs sm_100 and newer (every Blackwell target)"));
 }
 
 TEST_CASE("a tcgen05 operand off its swizzle pattern, or not the atom's, is an error at the user's line", "[unit]") {

@@ -43,6 +43,16 @@ void tcgen05_cp(const char* shape, ValueId address, ValueId desc, Where where);
 /// thread issued before has completed.
 void tcgen05_commit(ValueId bar, Where where);
 
+/// clusterlaunchcontrol.try_cancel (sm_100 and newer, every variant): asks to cancel the launch
+/// of a cluster that has not started; the 16-byte answer is written to `response` (shared
+/// memory, 16-byte aligned) and completes 16 transaction bytes on the mbarrier at `bar`.
+void clc_try_cancel(ValueId response, ValueId bar, Where where);
+/// Reads the answer at `response`: 1 if a cluster was canceled, else 0 (query_cancel.is_canceled).
+ValueId clc_is_canceled(ValueId response, Where where);
+/// Reads the answer at `response`: the x index of the canceled cluster's first CTA
+/// (query_cancel.get_first_ctaid::x); only meaningful when clc_is_canceled says 1.
+ValueId clc_first_ctaid_x(ValueId response, Where where);
+
 /// The data-movement shapes of tcgen05.ld / st: lanes x bits per access.
 enum class TmemShape { s32x32b, s16x64b, s16x128b, s16x256b };
 /// 32-bit registers per thread of one access of `shape` repeated `num` times (1, 2, 4 ... 128).
