@@ -24,6 +24,7 @@
 
 #include <algorithm>
 #include <array>
+#include <span>
 #include <bit>
 #include <cmath>
 #include <initializer_list>
@@ -309,6 +310,31 @@ inline void check_problem(const FmhaProblem& p, std::initializer_list<int64_t> h
   if (p.causal && p.window_right > 0)
     bad("a causal mask sees no key after the diagonal, but window_right is " + std::to_string(p.window_right) +
         "; give causal, or a window_right, not both");
+}
+
+/// Throws a cutejit::Error at the caller's line unless the host copies of cu_seqlens_q and
+/// cu_seqlens_k describe the problem: batch + 1 offsets each, from 0, never decreasing, ending at
+/// total_q and total_k, and no query sequence longer than max_seqlen_q (the grid's extent: the
+/// queries past it would be left unwritten). The kernels cannot check this on the device; call
+/// it where the offsets are on the host.
+inline void check_seqlens(const FmhaProblem& p, std::span<const int32_t> cu_q, std::span<const int32_t> cu_k,
+                          detail::Where w = detail::Where::current()) {
+  auto check = [&](std::span<const int32_t> cu, const char* name, int64_t total, int64_t longest) {
+    auto bad = [&](const std::string& what) { detail::fail(std::string("fmha: ") + name + " " + what, w); };
+    if (int64_t(cu.size()) != p.batch + 1)
+      bad("has " + std::to_string(cu.size()) + " offsets; a batch of " + std::to_string(p.batch) + " needs " + std::to_string(p.batch + 1));
+    if (cu[0] != 0) bad("starts at " + std::to_string(cu[0]) + ", not 0");
+    for (size_t b = 0; b + 1 < cu.size(); ++b) {
+      if (cu[b + 1] < cu[b])
+        bad("decreases from " + std::to_string(cu[b]) + " to " + std::to_string(cu[b + 1]) + " at sequence " + std::to_string(b));
+      if (longest >= 0 && cu[b + 1] - cu[b] > longest)
+        bad("gives sequence " + std::to_string(b) + " " + std::to_string(cu[b + 1] - cu[b]) + " queries, more than max_seqlen_q (" +
+            std::to_string(longest) + ")");
+    }
+    if (cu.back() != total) bad("ends at " + std::to_string(cu.back()) + ", but the tensors hold " + std::to_string(total) + " tokens");
+  };
+  check(cu_q, "cu_seqlens_q", p.total_q, p.max_seqlen_q);
+  check(cu_k, "cu_seqlens_k", p.total_k, -1);
 }
 
 namespace fmha80 {

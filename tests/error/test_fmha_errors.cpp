@@ -2,6 +2,8 @@
 // what would be valid, before anything is launched.
 #include <catch2/catch.hpp>
 
+#include <vector>
+
 #include "fmha_sm90.hpp"
 
 using Catch::Contains;
@@ -57,4 +59,19 @@ TEST_CASE("the FA2 forward refuses the masks only the Hopper forward has", "[err
   p.window_left = -1;
   p.top_left = true;
   CHECK_THROWS_WITH(examples::fmha80::check(p), Contains("fmha_forward_sm90_prepare, has both"));
+}
+
+TEST_CASE("host copies of cu_seqlens that do not describe the problem are refused", "[error]") {
+  examples::FmhaProblem p{.batch = 3, .heads = 2, .kv_heads = 2, .head_dim = 64, .total_q = 30, .total_k = 40, .max_seqlen_q = 15};
+  using V = std::vector<int32_t>;
+  CHECK_NOTHROW(examples::check_seqlens(p, V{0, 10, 15, 30}, V{0, 0, 20, 40}));  // an empty key sequence is allowed
+  CHECK_THROWS_WITH(examples::check_seqlens(p, V{0, 10, 30}, V{0, 0, 20, 40}),
+                    Contains("test_fmha_errors.cpp") && Contains("cu_seqlens_q has 3 offsets; a batch of 3 needs 4"));
+  CHECK_THROWS_WITH(examples::check_seqlens(p, V{0, 10, 15, 30}, V{0, 25, 20, 40}),
+                    Contains("cu_seqlens_k decreases from 25 to 20 at sequence 1"));
+  CHECK_THROWS_WITH(examples::check_seqlens(p, V{0, 10, 15, 30}, V{0, 0, 20, 41}),
+                    Contains("cu_seqlens_k ends at 41, but the tensors hold 40 tokens"));
+  CHECK_THROWS_WITH(examples::check_seqlens(p, V{1, 10, 15, 30}, V{0, 0, 20, 40}), Contains("cu_seqlens_q starts at 1, not 0"));
+  CHECK_THROWS_WITH(examples::check_seqlens(p, V{0, 5, 10, 30}, V{0, 0, 20, 40}),
+                    Contains("cu_seqlens_q gives sequence 2 20 queries, more than max_seqlen_q (15)"));
 }
