@@ -61,7 +61,9 @@ struct Config {
   static constexpr int tile_m = 128;  ///< two consumer warpgroups of 64 queries
   static constexpr int threads = 384;
   static constexpr int box_cols = 64;  ///< head_dim columns per TMA box: one 128-byte swizzle span of 2-byte elements
-  static constexpr int producer_registers = 24, consumer_registers = 240;  // 24 * 128 + 240 * 256 <= 64K
+  // setmaxnreg moves registers between the warpgroups within the CTA's allocation at launch
+  // (168 x 384): 24 x 128 + 240 x 256 is all of it, and a larger request never completes.
+  static constexpr int producer_registers = 24, consumer_registers = 240;
 
   constexpr int boxes() const { return head_dim / box_cols; }
   constexpr int q_bytes() const { return tile_m * head_dim * 2; }
@@ -75,9 +77,9 @@ struct Config {
   }
   friend constexpr bool operator==(const Config&, const Config&) = default;
   std::string name(const char* type) const {
-    return std::string("fmha90_fwd_") + type + "_hd" + std::to_string(head_dim) + (mask == Mask::causal ? "_causal" : mask == Mask::window ? "_window" : "") + "_" +
-           std::to_string(tile_m) + "x" + std::to_string(tile_n) + "_s" + std::to_string(stages) +
-           (overlap ? "" : "_serial");
+    const char* masked = mask == Mask::causal ? "_causal" : mask == Mask::window ? "_window" : "";
+    return std::string("fmha90_fwd_") + type + "_hd" + std::to_string(head_dim) + masked + "_" + std::to_string(tile_m) + "x" +
+           std::to_string(tile_n) + "_s" + std::to_string(stages) + (overlap ? "" : "_serial");
   }
 };
 
