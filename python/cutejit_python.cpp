@@ -119,7 +119,7 @@ __attribute__((visibility("default"))) int cutejit_launch(void* kernel, const vo
         try {
           converted.push_back(cutejit::dynamic_arg_from_dlpack(t, h.device));
         } catch (const cutejit::Error& e) {
-          return failed("error: argument " + std::to_string(i) + " of kernel '" + k.name + "': " + std::string(e.what()).substr(7));
+          return failed("error: argument " + std::to_string(i) + " of kernel '" + k.name + "': " + std::string(e.message()));
         }
       }
     }

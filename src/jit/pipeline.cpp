@@ -64,7 +64,7 @@ CompiledKernel compile_specialization(const std::string& kernel, const Target& t
       // A check that knows no user line (the layout algebra's, a tensor's) is put on the
       // kernel's: every error from a trace names a line of the user's code.
       if (e.located()) throw;
-      throw Error("in kernel '" + kernel + "' (defined here): " + std::string(e.what()).substr(7), defined_at);
+      throw Error("in kernel '" + kernel + "' (defined here): " + std::string(e.message()), defined_at);
     }
     module = trace.finish();
   }

@@ -36,7 +36,7 @@ Device::Device(int ordinal) : ordinal_(ordinal) {
   try {
     target_ = Target::for_compute_capability(major, minor);
   } catch (const Error& e) {
-    throw Error(name_ + ": " + std::string(e.what()).substr(7));  // e.what() is "error: ..."
+    throw Error(name_ + ": " + std::string(e.message()));
   }
   // Before the context, which takes the longest: what the JIT starts now (nvJitLink's loading)
   // runs while the driver makes it.

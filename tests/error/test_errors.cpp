@@ -194,3 +194,14 @@ TEST_CASE("a Constexpr argument its type cannot hold is an error, not a narrowed
   CHECK_THROWS_WITH(whole.compile(sm90a, test::vector_arg<float>(1024, 256), 2.5), Contains("is 2.500000, which its Constexpr's type does not hold"));
   CHECK_NOTHROW(whole.compile(sm90a, test::vector_arg<float>(1024, 256), 3.0));
 }
+
+TEST_CASE("an Error's message without its location and prefix, for another error's context", "[error]") {
+  CHECK(Error("error: no such kernel").message() == "no such kernel");
+  CHECK(Error("no such kernel").message() == "no such kernel");
+  Error located("a bad shape", std::source_location::current());
+  CHECK(located.located());
+  CHECK_THAT(located.what(), Contains("test_errors.cpp:") && Contains(": error: a bad shape"));
+  CHECK(located.message() == "a bad shape");
+  // A message that itself starts with a word and a colon is not mistaken for a location.
+  CHECK(Error("error: kernel 'k': argument 2").message() == "kernel 'k': argument 2");
+}

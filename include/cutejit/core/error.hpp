@@ -28,6 +28,15 @@ class Error : public std::runtime_error {
   /// Whether the message names a line ("file:line: error: ...").
   bool located() const { return location_length(what()) > 0; }
 
+  /// What went wrong, without the location and the "error: " in front: for putting the message
+  /// into another error's context.
+  std::string_view message() const {
+    std::string_view m = what();
+    m.remove_prefix(location_length(m));
+    if (m.starts_with("error: ")) m.remove_prefix(7);
+    return m;
+  }
+
  private:
   /// The length of a leading "file:line: " (a file name, which may hold blanks but no ": ",
   /// then ":<digits>: "), or 0.
