@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "example.hpp"
+#include "fmha_softmax.hpp"
 
 namespace examples {
 using namespace cutejit;
@@ -136,20 +137,7 @@ void forward(const Tensor<T>& q, const Tensor<T>& k, const Tensor<T>& v, const T
     // The accumulators as rows and columns: row r of acc_o, of each S and of cO is one query.
     auto o_rows = accumulator_rowcol(tiled, acc_o);
     const int64_t rows = size(mode(o_rows.layout(), 0)).value(), o_cols = size(mode(o_rows.layout(), 1)).value();
-    const int row_lanes = accumulator_row_lanes(tiled);
-    auto row_reduce = [&](F32 x, bool is_max) {
-      for (int lane = 1; lane < row_lanes; lane *= 2) {
-        F32 y = shuffle_xor(x, lane);
-        x = is_max ? max(x, y) : x + y;
-      }
-      return x;
-    };
-    // Per row: the running maximum of the scaled scores (log2 units) and the sum of exp2 below it.
-    auto row_max = make_rmem_tensor<f32>(IntTuple{rows}), row_sum = make_rmem_tensor<f32>(IntTuple{rows});
-    for (int64_t r = 0; r < rows; ++r) {
-      row_max(IntTuple(r)) = -INFINITY;
-      row_sum(IntTuple(r)) = 0.0f;
-    }
+    OnlineSoftmax softmax(rows, accumulator_row_lanes(tiled));
 
     for_(0, n_blocks, 1, [&](Int n) {
       auto acc_s = thr.partition_fragment_C({BM, BN});
@@ -167,7 +155,6 @@ void forward(const Tensor<T>& q, const Tensor<T>& k, const Tensor<T>& v, const T
         cutejit::gemm(tiled, acc_s, fq, fk);
       }
       auto s_rows = accumulator_rowcol(tiled, acc_s);
-      const int64_t s_cols = size(mode(s_rows.layout(), 1)).value();
 
       // Keys past the sequence, and (causal) past the diagonal, score -inf: only in the blocks they touch.
       Bool partial = (n + 1) * BN > k_len;
@@ -175,13 +162,11 @@ void forward(const Tensor<T>& q, const Tensor<T>& k, const Tensor<T>& v, const T
       if_(partial, [&] {
         CoordTensor cS = accumulator_rowcol(
             tiled, thr.partition_C(local_tile(make_identity_tensor(IntTuple{q_len, k_len}), IntTuple{BM, BN}, IntTuple{m_block, n})));
-        for (int64_t r = 0; r < rows; ++r)
-          for (int64_t c = 0; c < s_cols; ++c) {
-            Int row = coordinate<0>(cS(IntTuple(r), IntTuple(c))), col = coordinate<1>(cS(IntTuple(r), IntTuple(c)));
-            Bool keep = col < k_len;
-            if (C.causal) keep = keep && col <= row + diagonal;
-            s_rows(IntTuple(r), IntTuple(c)) = select(keep, F32(s_rows(IntTuple(r), IntTuple(c))), F32(-INFINITY));
-          }
+        softmax.mask(s_rows, cS, [&](const Int& row, const Int& col) {
+          Bool keep = col < k_len;
+          if (C.causal) keep = keep && col <= row + diagonal;
+          return keep;
+        });
       });
 
       // V's block n has landed, and every thread is done with K's block n: fetch K's next.
@@ -192,22 +177,7 @@ void forward(const Tensor<T>& q, const Tensor<T>& k, const Tensor<T>& v, const T
 
       // Online softmax: rescale what came before to the new row maximum, P = exp2(S scale - max).
       for (int64_t r = 0; r < rows; ++r) {
-        F32 block_max = s_rows(IntTuple(r), IntTuple(0));
-        for (int64_t c = 1; c < s_cols; ++c) block_max = max(block_max, F32(s_rows(IntTuple(r), IntTuple(c))));
-        block_max = row_reduce(block_max, true);
-        F32 old_max = row_max(IntTuple(r));
-        F32 new_max = max(old_max, block_max * scale_log2);
-        // A row that has seen only masked keys keeps its maximum at -inf; 0 keeps exp2 finite.
-        F32 base = select(new_max == F32(-INFINITY), F32(0.0f), new_max);
-        F32 rescale = fast::exp2(old_max - base);
-        row_max(IntTuple(r)) = new_max;
-        F32 sum = 0.0f;
-        for (int64_t c = 0; c < s_cols; ++c) {
-          F32 p = fast::exp2(fma(F32(s_rows(IntTuple(r), IntTuple(c))), scale_log2, -base));
-          s_rows(IntTuple(r), IntTuple(c)) = p;
-          sum = sum + p;
-        }
-        row_sum(IntTuple(r)) = F32(row_sum(IntTuple(r))) * rescale + sum;  // this thread's columns; reduced at the end
+        F32 rescale = softmax.update(s_rows, r, scale_log2);
         for (int64_t c = 0; c < o_cols; ++c) o_rows(IntTuple(r), IntTuple(c)) = F32(o_rows(IntTuple(r), IntTuple(c))) * rescale;
       }
 
@@ -227,19 +197,7 @@ void forward(const Tensor<T>& q, const Tensor<T>& k, const Tensor<T>& v, const T
     // O / sum, in T, stored where it lies inside the sequence; the log-sum-exp by one lane per row.
     CoordTensor o_coords = thr.partition_C(cQ);
     CoordTensor row_coords = accumulator_rowcol(tiled, o_coords);
-    for (int64_t r = 0; r < rows; ++r) {
-      F32 sum = row_reduce(row_sum(IntTuple(r)), false);
-      F32 inv = select(sum == F32(0.0f), F32(0.0f), 1.0f / sum);
-      for (int64_t c = 0; c < o_cols; ++c) o_rows(IntTuple(r), IntTuple(c)) = F32(o_rows(IntTuple(r), IntTuple(c))) * inv;
-      Int row = coordinate<0>(row_coords(IntTuple(r), IntTuple(0)));
-      if_(t % row_lanes == 0 && row < q_len, [&] {
-        F32 m = row_max(IntTuple(r));
-        lse(head, q_start + row) = select(sum == F32(0.0f), F32(-INFINITY), m * float(M_LN2) + log(sum));
-      });
-    }
-    auto out = make_rmem_tensor<T>(acc_o.layout());
-    for (int64_t i = 0; i < size(acc_o.layout()).value(); ++i) out(IntTuple(i)) = cast<T>(F32(acc_o(IntTuple(i))));
-    copy_if(o_coords, q_bound, out, thr.partition_C(gO));
+    softmax.store(thr, acc_o, o_rows, o_coords, row_coords, q_bound, gO, lse, t, head, q_start, q_len);
   });
 }
 

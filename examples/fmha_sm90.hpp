@@ -175,20 +175,7 @@ void forward(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDesc
       // The accumulators as rows and columns: row r of acc_o, of each S and of cO is one query.
       auto o_rows = accumulator_rowcol(mma_o, acc_o);
       const int64_t rows = size(mode(o_rows.layout(), 0)).value(), o_cols = size(mode(o_rows.layout(), 1)).value();
-      const int row_lanes = accumulator_row_lanes(mma_s);
-      auto row_reduce = [&](F32 x, bool is_max) {
-        for (int lane = 1; lane < row_lanes; lane *= 2) {
-          F32 y = shuffle_xor(x, lane);
-          x = is_max ? max(x, y) : x + y;
-        }
-        return x;
-      };
-      // Per row: the running maximum of the scaled scores (log2 units) and the sum of exp2 below it.
-      auto row_max = make_rmem_tensor<f32>(IntTuple{rows}), row_sum = make_rmem_tensor<f32>(IntTuple{rows});
-      for (int64_t r = 0; r < rows; ++r) {
-        row_max(IntTuple(r)) = -INFINITY;
-        row_sum(IntTuple(r)) = 0.0f;
-      }
+      OnlineSoftmax online(rows, accumulator_row_lanes(mma_s));
 
       // The steps of iteration j (key block n_begin + j). S = Q K^T: wait for K's stage, issue
       // the MMAs (64 columns of head_dim per box, four k16 steps each).
@@ -228,7 +215,6 @@ void forward(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDesc
       auto softmax = [&](const Int& j, const Tensor<float>& acc_s) {
         Int n = n_begin + j;
         auto s_rows = accumulator_rowcol(mma_s, acc_s);
-        const int64_t s_cols = size(mode(s_rows.layout(), 1)).value();
         // Keys past the sequence, and past the diagonal or outside the window, score -inf: only in
         // the blocks they touch (the first row's last key, the last row's first key).
         Bool partial = (n + 1) * BN > k_len;
@@ -237,34 +223,14 @@ void forward(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDesc
         if_(partial, [&] {
           CoordTensor cS = accumulator_rowcol(
               mma_s, thr_s.partition_C(local_tile(make_identity_tensor(IntTuple{q_len, k_len}), IntTuple{BM, BN}, IntTuple{m_block, n})));
-          for (int64_t r = 0; r < rows; ++r)
-            for (int64_t c = 0; c < s_cols; ++c) {
-              Int row = coordinate<0>(cS(IntTuple(r), IntTuple(c))), col = coordinate<1>(cS(IntTuple(r), IntTuple(c)));
-              Bool keep = col < k_len;
-              if (C.mask != Mask::none) keep = keep && col <= row + diagonal + right;
-              if (C.mask == Mask::window) keep = keep && col >= row + diagonal - left;
-              s_rows(IntTuple(r), IntTuple(c)) = select(keep, F32(s_rows(IntTuple(r), IntTuple(c))), F32(-INFINITY));
-            }
+          online.mask(s_rows, cS, [&](const Int& row, const Int& col) {
+            Bool keep = col < k_len;
+            if (C.mask != Mask::none) keep = keep && col <= row + diagonal + right;
+            if (C.mask == Mask::window) keep = keep && col >= row + diagonal - left;
+            return keep;
+          });
         });
-        for (int64_t r = 0; r < rows; ++r) {
-          F32 block_max = s_rows(IntTuple(r), IntTuple(0));
-          for (int64_t c = 1; c < s_cols; ++c) block_max = max(block_max, F32(s_rows(IntTuple(r), IntTuple(c))));
-          block_max = row_reduce(block_max, true);
-          F32 old_max = row_max(IntTuple(r));
-          F32 new_max = max(old_max, block_max * scale_log2);
-          // A row that has seen only masked keys keeps its maximum at -inf; 0 keeps exp2 finite.
-          F32 base = select(new_max == F32(-INFINITY), F32(0.0f), new_max);
-          F32 rescale = fast::exp2(old_max - base);
-          row_max(IntTuple(r)) = new_max;
-          F32 sum = 0.0f;
-          for (int64_t c = 0; c < s_cols; ++c) {
-            F32 p = fast::exp2(fma(F32(s_rows(IntTuple(r), IntTuple(c))), scale_log2, -base));
-            s_rows(IntTuple(r), IntTuple(c)) = p;
-            sum = sum + p;
-          }
-          row_sum(IntTuple(r)) = F32(row_sum(IntTuple(r))) * rescale + sum;  // this thread's columns; reduced at the end
-          row_rescale(IntTuple(r)) = rescale;
-        }
+        for (int64_t r = 0; r < rows; ++r) row_rescale(IntTuple(r)) = online.update(s_rows, r, scale_log2);
       };
       auto rescale_o = [&] {
         for (int64_t r = 0; r < rows; ++r)
@@ -322,19 +288,7 @@ void forward(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDesc
       CoordTensor o_coords = thr_o.partition_C(local_tile(make_identity_tensor(q_bound), IntTuple{BM, D}, IntTuple{m_block, 0}));
       Tensor<T> gO = local_tile(domain_offset(IntTuple{q_start, 0}, o(_, head, _)), IntTuple{BM, D}, IntTuple{m_block, 0});
       CoordTensor row_coords = accumulator_rowcol(mma_o, o_coords);
-      for (int64_t r = 0; r < rows; ++r) {
-        F32 sum = row_reduce(row_sum(IntTuple(r)), false);
-        F32 inv = select(sum == F32(0.0f), F32(0.0f), 1.0f / sum);
-        for (int64_t c = 0; c < o_cols; ++c) o_rows(IntTuple(r), IntTuple(c)) = F32(o_rows(IntTuple(r), IntTuple(c))) * inv;
-        Int row = coordinate<0>(row_coords(IntTuple(r), IntTuple(0)));
-        if_(t % row_lanes == 0 && row < q_len, [&] {
-          F32 m = row_max(IntTuple(r));
-          lse(head, q_start + row) = select(sum == F32(0.0f), F32(-INFINITY), m * float(M_LN2) + log(sum));
-        });
-      }
-      auto out = make_rmem_tensor<T>(acc_o.layout());
-      for (int64_t i = 0; i < size(acc_o.layout()).value(); ++i) out(IntTuple(i)) = cast<T>(F32(acc_o(IntTuple(i))));
-      copy_if(o_coords, q_bound, out, thr_o.partition_C(gO));
+      online.store(thr_o, acc_o, o_rows, o_coords, row_coords, q_bound, gO, lse, t, head, q_start, q_len);
     });
   });
 }
