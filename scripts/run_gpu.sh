@@ -1,16 +1,23 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine, from the repository root, with bundle/ carried: the [gpu] tests,
 # every example, the benchmarks with their peers, and SASS checks. Logs go to $OUT.
+# `run_gpu.sh tests` runs the first half (tests, memcheck, CPU suites, Python, examples, the
+# export consumer), `run_gpu.sh bench` the second (benchmarks, peers, SASS); with no argument,
+# both. Each half fits one 600-second device call; the whole does not.
 set -uo pipefail
+part=${1:-all}
+case $part in tests|bench|all) ;; *) echo "usage: run_gpu.sh [tests|bench]" >&2; exit 2 ;; esac
+want() { [ "$part" = all ] || [ "$part" = "$1" ]; }
 OUT=${OUT:-/tmp/cutejit-out}
 mkdir -p "$OUT" /tmp/cj
 tar -C /tmp/cj -xJf bundle/cutejit-gpu.tar.xz
 cd /tmp/cj
 export CUTEJIT_CACHE_DIR=/tmp/cj/cache
-log="$OUT/gpu.log"
+log="$OUT/gpu-$part.log"
 {
   echo "== $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(cat /tmp/cj/COMMIT 2>/dev/null)"
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv
+  if want tests; then
   # Every step has a time limit: a kernel that hangs must not take the other results with it.
   # Each [gpu] test case in its own process: a kernel fault poisons its CUDA context, and must
   # not fail the cases after it.
@@ -45,6 +52,8 @@ log="$OUT/gpu.log"
   for e in examples/*; do timeout 60 "$e" || echo "$e: exit code $?"; done
   echo "== a program built against a cutejit-cache export (cuda.h and libcuda only)"
   timeout 60 ./tests/export_consumer || echo "export_consumer: exit code $?"
+  fi
+  if want bench; then
   echo "== benchmarks"
   timeout 60 ./tests/perf/cutejit_bench_compile sm_90a
   timeout 120 ./tests/perf/cutejit_bench
@@ -88,4 +97,5 @@ log="$OUT/gpu.log"
     fi
     cuobjdump -sass "$f" 2>&1 | grep -oE '(LDG|STG)\.E\.128|ELECT|SETMAXNREG|WARPGROUP\.(ARRIVE|DEPBAR)[^ ;]*|UCGABAR_[A-Z]+|FENCE\.[A-Z.]*|TCGEN05[^ ;]*|HGMMA\.[^ ;]*|QGMMA\.[^ ;]*|UTMALDG[^ ;]*|UTMASTG[^ ;]*|UTMAREDG[^ ;]*|STSM[^ ;]*|SYNCS\.[A-Z.]*|LDL[^ ;]*|STL[^ ;]*' | sort | uniq -c
   done
+  fi
 } 2>&1 | tee "$log"
