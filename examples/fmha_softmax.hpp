@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cmath>
+#include <utility>
 
 #include "example.hpp"
 
@@ -25,6 +26,7 @@ class OnlineSoftmax {
   }
 
   int64_t rows() const { return rows_; }
+  int row_lanes() const { return row_lanes_; }
 
   /// The maximum (or the sum) of `x` over the lanes that share its row.
   F32 row_reduce(F32 x, bool is_max) const {
@@ -69,6 +71,14 @@ class OnlineSoftmax {
     }
     sum_(IntTuple(r)) = F32(sum_(IntTuple(r))) * rescale + sum;  // this thread's columns; reduced at the end
     return rescale;
+  }
+
+  /// Row r's end: what its row of O is multiplied by (1 / sum, 0 for a row that saw no key)
+  /// and its log-sum-exp (natural log, -inf there), the sum reduced over the row's lanes.
+  std::pair<F32, F32> finish(int64_t r) const {
+    F32 sum = row_reduce(sum_(IntTuple(r)), false);
+    F32 inv = select(sum == F32(0.0f), F32(0.0f), 1.0f / sum);
+    return {inv, select(sum == F32(0.0f), F32(-INFINITY), F32(max_(IntTuple(r))) * float(M_LN2) + log(sum))};
   }
 
   /// The epilogue: O / sum in T, stored into `g_out` (this thread's part by `thr`) where it lies

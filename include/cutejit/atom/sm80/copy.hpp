@@ -41,6 +41,8 @@ template <int Pending = 0>
 void cp_async_wait(detail::Where w = detail::Where::current()) {
   detail::cp_async_wait_group(Pending, w);
 }
+/// The same with a count known only when the kernel is traced (a Constexpr stage count).
+inline void cp_async_wait(int pending, detail::Where w = detail::Where::current()) { detail::cp_async_wait_group(pending, w); }
 
 namespace detail {
 /// One cp.async per group of `Bytes / sizeof(T)` elements that are contiguous and aligned on
