@@ -130,7 +130,7 @@ TEST_CASE("the paged decode is HMMA, LDSM, LDGSTS and MUFU.EX2 on every target; 
       CHECK(test::contains(code, "LDGSTS.E.BYPASS.128"));
       CHECK(test::contains(code, "MUFU.EX2"));
       // The stack holds the 8 bytes of the page check's printf arguments (a path taken only to
-      // trap) and nothing else: no spills. At hd 128, ptxas for sm_80, sm_86 and sm_89 spills 16
+      // trap) and nothing else: no spills. At hd 128, ptxas for sm_80, sm_86 and sm_89 spills 16-40
       // bytes (it keeps each ldmatrix's 64-bit address in registers); sm_90a and newer do not.
       CHECK(test::contains(code, "BPT.TRAP"));
       std::string usage = test::disassemble(split.cubin, "-res-usage");
