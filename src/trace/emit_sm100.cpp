@@ -55,6 +55,7 @@ const char* shape_name(TmemShape s) {
     case TmemShape::s16x64b: return "16x64b";
     case TmemShape::s16x128b: return "16x128b";
     case TmemShape::s16x256b: return "16x256b";
+    case TmemShape::s16x32bx2: return "16x32bx2";
   }
   return "?";
 }
@@ -191,25 +192,34 @@ int tmem_registers(TmemShape shape, int num) {
 }
 
 namespace {
-void check_access(TmemShape shape, int num, const char* op, const Where& w) {
+void check_access(TmemShape shape, int num, int half_offset, const char* op, const Where& w) {
   const int max_num = shape == TmemShape::s16x256b ? 32 : shape == TmemShape::s16x128b ? 64 : 128;
   if (num < 1 || num > max_num || !std::has_single_bit(unsigned(num)))
     trace_error(std::string(op) + "." + shape_name(shape) + " repeats a power of two from 1 to " + std::to_string(max_num) +
                     " times (.x1 ... .x" + std::to_string(max_num) + "), not " + std::to_string(num),
                 w);
+  if (shape == TmemShape::s16x32bx2 && (half_offset < 0 || half_offset > 511))
+    trace_error(std::string(op) + ".16x32bx2 takes the column offset of its second half, 0 to 511, not " + std::to_string(half_offset), w);
+  if (shape != TmemShape::s16x32bx2 && half_offset != -1)
+    trace_error(std::string(op) + "." + shape_name(shape) + " takes no half offset (only .16x32bx2 does)", w);
+}
+/// 16x32bx2's immediate operand, with its comma; nothing for the other shapes.
+std::string half_operand(TmemShape shape, int half_offset) {
+  return shape == TmemShape::s16x32bx2 ? ", " + std::to_string(half_offset) : "";
 }
 }  // namespace
 
-std::vector<ValueId> tmem_load(TmemShape shape, int num, ValueId address, Where where) {
+std::vector<ValueId> tmem_load(TmemShape shape, int num, ValueId address, Where where, int half_offset) {
   Trace& t = Trace::current(where);
   t.require(Feature::tcgen05, "tcgen05.ld (TMEM load)", where);
-  check_access(shape, num, "tcgen05.ld", where);
+  check_access(shape, num, half_offset, "tcgen05.ld", where);
   const int n = tmem_registers(shape, num);
   std::string constraints;
   for (int i = 0; i < n; ++i) constraints += "=r,";
   constraints += "r";
   const std::string ptx = std::string("tcgen05.ld.sync.aligned.") + shape_name(shape) + ".x" + std::to_string(num) + ".b32 " +
-                          register_list(0, n) + ", [$" + std::to_string(n) + "];\ntcgen05.wait::ld.sync.aligned;";
+                          register_list(0, n) + ", [$" + std::to_string(n) + "]" + half_operand(shape, half_offset) +
+                          ";\ntcgen05.wait::ld.sync.aligned;";
   auto op = emit_ptx(t, where, n, i32_operand(t, address, "a TMEM address", where), ptx, constraints);
   std::vector<ValueId> out;
   if (n == 1) return {t.add(op.getResult(0), DType::u32)};
@@ -219,10 +229,10 @@ std::vector<ValueId> tmem_load(TmemShape shape, int num, ValueId address, Where 
   return out;
 }
 
-void tmem_store(TmemShape shape, int num, ValueId address, const std::vector<ValueId>& registers, Where where) {
+void tmem_store(TmemShape shape, int num, ValueId address, const std::vector<ValueId>& registers, Where where, int half_offset) {
   Trace& t = Trace::current(where);
   t.require(Feature::tcgen05, "tcgen05.st (TMEM store)", where);
-  check_access(shape, num, "tcgen05.st", where);
+  check_access(shape, num, half_offset, "tcgen05.st", where);
   const int n = tmem_registers(shape, num);
   if (int(registers.size()) != n)
     trace_error(std::string("tcgen05.st.") + shape_name(shape) + ".x" + std::to_string(num) + " stores " + std::to_string(n) +
@@ -239,8 +249,8 @@ void tmem_store(TmemShape shape, int num, ValueId address, const std::vector<Val
     constraints += ",r";
   }
   emit_ptx(t, where, 0, operands,
-           std::string("tcgen05.st.sync.aligned.") + shape_name(shape) + ".x" + std::to_string(num) + ".b32 [$0], " +
-               register_list(1, n) + ";",
+           std::string("tcgen05.st.sync.aligned.") + shape_name(shape) + ".x" + std::to_string(num) + ".b32 [$0]" +
+               half_operand(shape, half_offset) + ", " + register_list(1, n) + ";",
            constraints);
 }
 

@@ -53,15 +53,17 @@ ValueId clc_is_canceled(ValueId response, Where where);
 /// (query_cancel.get_first_ctaid::x); only meaningful when clc_is_canceled says 1.
 ValueId clc_first_ctaid_x(ValueId response, Where where);
 
-/// The data-movement shapes of tcgen05.ld / st: lanes x bits per access.
-enum class TmemShape { s32x32b, s16x64b, s16x128b, s16x256b };
+/// The data-movement shapes of tcgen05.ld / st: lanes x bits per access (16x32bx2: two
+/// 16-lane x 32-bit accesses, the second `half_offset` columns after the first).
+enum class TmemShape { s32x32b, s16x64b, s16x128b, s16x256b, s16x32bx2 };
 /// 32-bit registers per thread of one access of `shape` repeated `num` times (1, 2, 4 ... 128).
 int tmem_registers(TmemShape shape, int num);
 /// tcgen05.ld.sync.aligned.<shape>.x<num>.b32 from `address`, then tcgen05.wait::ld in the same
 /// statement: the registers (u32 bits) are ready when this returns. Warp-collective.
-std::vector<ValueId> tmem_load(TmemShape shape, int num, ValueId address, Where where);
+/// `half_offset`: 16x32bx2's immediate, in columns (0 to 511); the other shapes take none.
+std::vector<ValueId> tmem_load(TmemShape shape, int num, ValueId address, Where where, int half_offset = -1);
 /// tcgen05.st.sync.aligned.<shape>.x<num>.b32 of `registers` (u32 or f32) to `address`.
-void tmem_store(TmemShape shape, int num, ValueId address, const std::vector<ValueId>& registers, Where where);
+void tmem_store(TmemShape shape, int num, ValueId address, const std::vector<ValueId>& registers, Where where, int half_offset = -1);
 /// tcgen05.wait::st: this thread's TMEM stores are done (before an MMA reads what they wrote).
 void tmem_wait_store(Where where);
 

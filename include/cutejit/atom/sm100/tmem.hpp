@@ -15,11 +15,14 @@
  * shape, lane t of the warp reads TMEM lane 32 (w % 4) + t and `Columns` consecutive columns:
  * one row of an M = 128 accumulator, so thread i of the warpgroup holds row i
  * (`TmemAccumulator::load_row`, which also keeps the columns inside the accumulator).
+ * `tmem_layout_tv` gives every shape's (thread, register) -> (lane, column) map, and
+ * `tmem_load<Shape, Num>` / `tmem_store` move those registers.
  */
 #pragma once
 
 #include <bit>
 #include <string>
+#include <vector>
 
 #include "cutejit/arch/sm100/tcgen05.hpp"
 #include "cutejit/dsl/intrinsics.hpp"
@@ -84,6 +87,73 @@ Tensor<float> tmem_load_32x32b(const Value<uint32_t>& address, detail::Where w =
   return out;
 }
 
+using TmemShape = detail::TmemShape;
+
+/// The cells of one tcgen05.ld / st of `shape` repeated `num` times, as a thread-value layout:
+/// (thread 0-31 of the warp, register) -> lane + 32 column, relative to the address (lane field
+/// L0, column C0). The 32x32b shape spans lanes L0 ... L0 + 31, the others L0 ... L0 + 15 (an
+/// address 16 lanes further reaches the other half of the warp's quarter). With q = t / 4 and
+/// p = t % 4, thread t's register r is the cell
+///   32x32b    (t, r)
+///   16x64b    (q + 8 (t % 2), (t / 2) % 2 + 2 r)
+///   16x128b   (q + 8 (r % 2), p + 4 (r / 2))
+///   16x256b   (q + 8 ((r / 2) % 2), 2 p + r % 2 + 8 (r / 4))         (mma.sync's m16n8 C tile)
+///   16x32bx2  (t % 16, r + half_offset (t / 16))
+/// These are the maps of the PTX ISA's "Matrix fragments" figures for tcgen05.ld/st, which
+/// give them as pictures only; the closed forms come from CUTLASS's TMEM copy traits.
+inline Layout tmem_layout_tv(TmemShape shape, int num, int half_offset = -1) {
+  const int64_t n = num;
+  switch (shape) {
+    case TmemShape::s32x32b: return Layout(IntTuple{32, n}, IntTuple{1, 32});
+    case TmemShape::s16x64b: return Layout(IntTuple{IntTuple{2, 2, 8}, n}, IntTuple{IntTuple{8, 32, 1}, 64});
+    case TmemShape::s16x128b:
+      return Layout(IntTuple{IntTuple{4, 8}, IntTuple{2, n}}, IntTuple{IntTuple{32, 1}, IntTuple{8, 128}});
+    case TmemShape::s16x256b:
+      return Layout(IntTuple{IntTuple{4, 8}, IntTuple{2, 2, n}}, IntTuple{IntTuple{64, 1}, IntTuple{32, 8, 256}});
+    case TmemShape::s16x32bx2: {
+      const int64_t offset = half_offset < 0 ? n : half_offset;
+      return Layout(IntTuple{IntTuple{16, 2}, n}, IntTuple{IntTuple{1, 32 * offset}, 32});
+    }
+  }
+  return {};
+}
+
+/// The columns one access spans (for 16x32bx2 with its second half `half_offset` columns on).
+inline int tmem_columns(TmemShape shape, int num, int half_offset = -1) {
+  switch (shape) {
+    case TmemShape::s32x32b: return num;
+    case TmemShape::s16x64b: return 2 * num;
+    case TmemShape::s16x128b: return 4 * num;
+    case TmemShape::s16x256b: return 8 * num;
+    case TmemShape::s16x32bx2: return (half_offset < 0 ? num : half_offset) + num;
+  }
+  return 0;
+}
+
+/// tcgen05.ld.<Shape>.x<Num> (then wait::ld): this thread's registers as f32, register r being
+/// the cell tmem_layout_tv(Shape, Num)(lane in the warp, r) from `address`. `half_offset`:
+/// 16x32bx2's second half, in columns (default Num: the halves side by side). Warp-collective.
+template <TmemShape Shape, int Num>
+Tensor<float> tmem_load(const Value<uint32_t>& address, int half_offset = -1, detail::Where w = detail::Where::current()) {
+  const int offset = Shape == TmemShape::s16x32bx2 ? (half_offset < 0 ? Num : half_offset) : half_offset;
+  std::vector<detail::ValueId> bits = detail::tmem_load(Shape, Num, address.id(), w, offset);
+  Tensor<float> out = make_rmem_tensor<float>(IntTuple{int64_t(bits.size())}, w);
+  for (size_t i = 0; i < bits.size(); ++i) out(int64_t(i)) = bitcast<float>(Value<uint32_t>(bits[i]), w);
+  return out;
+}
+/// tcgen05.st.<Shape>.x<Num> of `values` (as many as tmem_load returns), to the same cells.
+template <TmemShape Shape, int Num>
+void tmem_store(const Value<uint32_t>& address, const Tensor<float>& values, int half_offset = -1,
+                detail::Where w = detail::Where::current()) {
+  const int offset = Shape == TmemShape::s16x32bx2 ? (half_offset < 0 ? Num : half_offset) : half_offset;
+  std::vector<detail::ValueId> registers;
+  for (int64_t i = 0; i < size(values.layout()).value(); ++i) registers.push_back(F32(values(IntTuple(i))).id());
+  detail::tmem_store(Shape, Num, address.id(), registers, w, offset);
+}
+
+/// tcgen05.wait::st: this thread's TMEM stores are done (before an MMA reads what they wrote).
+inline void tmem_wait_store(detail::Where w = detail::Where::current()) { detail::tmem_wait_store(w); }
+
 /// An M = 128 f32 accumulator in TMEM (what a Tcgen05MmaSS<T, 128, N> writes): row i in lane i,
 /// `columns` (N) columns from `address`. Warp w of a warpgroup reads rows 32 (w % 4) ... + 31.
 struct TmemAccumulator {
@@ -100,6 +170,25 @@ struct TmemAccumulator {
                        std::to_string(columns - 1) + ")",
                    w);
     return tmem_load_32x32b<Count>(tmem_address(address, (warp % 4) * 32, column, w), w);
+  }
+
+  /// One tcgen05.ld.<Shape>.x<Num> by the warp from its quarter's lanes 32 (warp % 4) +
+  /// `lane_offset` (0, or 16 for a 16-lane shape's upper half) and columns from `column`: the
+  /// registers of tmem_load. An access outside the accumulator's lanes or columns is a trace error.
+  template <TmemShape Shape, int Num>
+  Tensor<float> load(const Int& warp, int lane_offset, int column, detail::Where w = detail::Where::current()) const {
+    const bool sixteen = Shape != TmemShape::s32x32b;
+    if (lane_offset != 0 && !(sixteen && lane_offset == 16))
+      detail::fail(std::string("a TMEM load of ") + (sixteen ? "16 lanes starts at lane 0 or 16" : "the 32x32b shape covers all 32 lanes") +
+                       " of its warp's quarter, not at lane " + std::to_string(lane_offset),
+                   w);
+    const int span = tmem_columns(Shape, Num);
+    if (column < 0 || column + span > columns)
+      detail::fail("a TMEM load of columns " + std::to_string(column) + " to " + std::to_string(column + span - 1) +
+                       " reaches outside its accumulator's " + std::to_string(columns) + " columns (0 to " +
+                       std::to_string(columns - 1) + ")",
+                   w);
+    return tmem_load<Shape, Num>(tmem_address(address, (warp % 4) * 32 + lane_offset, column, w), -1, w);
   }
 };
 
