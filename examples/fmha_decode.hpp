@@ -142,8 +142,10 @@ void split(const Config& c, const Tensor<T>& q_in, const Tensor<T>& k_in, const 
   // The warp's j-th block into stage s: its 16 keys lie in one page.
   auto load = [&](const Int& j, const Int& s) {
     Int block = begin + warp + j * W, key = block * BK;
+    // The host checks the lengths and table it has (check_block_table); these may exist only on
+    // the device, so a length past the table's row or a page past the cache traps.
+    device_assert(key / P < block_table.shape(1), "fmha_decode: seqlens_k[b] needs more pages than block_table's row b holds");
     Int page = block_table(b, key / P), slot_block = (key % P) / BK;
-    // The host checks a table it has (check_block_table); this one may exist only on the device.
     device_assert(page >= 0 && page < k_cache.shape(0), "fmha_decode: block_table names a page outside the cache");
     CoordTensor cKV = local_tile(keys, IntTuple{BK, D}, IntTuple{block, 0});
     Tensor<T> gK = local_tile(k_cache(page, _, kv_head, _), IntTuple{BK, D}, IntTuple{slot_block, 0});
