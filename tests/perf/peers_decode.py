@@ -5,8 +5,8 @@ head dim 128, GQA 32:8 and 64:8, batch x cached length from 1 x 32k to 128 x 1k.
     as if no page table existed: what the attention itself costs;
   - gather + sdpa: K and V gathered out of a shuffled cache of 16-token pages through the block
     table, then the same: what a PyTorch program with a paged cache pays.
-The bandwidth counts K and V once, as bench_decode's. FlashInfer and flash_attn are timed too
-where they are importable."""
+The bandwidth counts K and V once, as bench_decode's. Whether FlashInfer and flash_attn are
+importable is printed; neither is timed yet (neither is installed on the GPU machine)."""
 import torch
 import torch.nn.functional as F
 
