@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,17 @@ inline std::string disassemble(const std::vector<char>& cubin, const char* flag)
   INFO(out);
   REQUIRE(rc == 0);
   return out;
+}
+
+/// A kernel's figure in `cuobjdump -res-usage` ("Function k:\n  REG:98 STACK:0 ..."), `field`
+/// being REG, STACK, SHARED or LOCAL. The cubin's other functions (ptxas's slow paths, its TMEM
+/// guardrail traps) have lines of their own, so the line is the one under the kernel's name.
+inline int resource_usage(const std::vector<char>& cubin, const std::string& kernel, const std::string& field) {
+  const std::string usage = disassemble(cubin, "-res-usage");
+  std::smatch m;
+  INFO(usage);
+  REQUIRE(std::regex_search(usage, m, std::regex("Function " + kernel + ":\\s*[^\\n]*\\b" + field + ":([0-9]+)")));
+  return std::stoi(m[1]);
 }
 
 }  // namespace test

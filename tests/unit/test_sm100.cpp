@@ -3,7 +3,6 @@
 // and each tcgen05 misuse a trace-time error at the user's line.
 #include <catch2/catch.hpp>
 
-#include <regex>
 #include <string>
 
 #include "cutejit/arch/sm100/descriptors.hpp"
@@ -18,14 +17,6 @@ using Catch::Contains;
 
 namespace {
 const char* const tcgen05_targets[] = {"sm_100a", "sm_100f", "sm_103a", "sm_103f", "sm_110a", "sm_110f"};
-
-/// The register count cuobjdump -res-usage reports for `kernel` ("Function k:\n  REG:98 ..."):
-/// the cubin also holds ptxas's TMEM guardrail traps, each with a line of its own.
-int registers(const std::string& usage, const std::string& kernel) {
-  std::smatch m;
-  REQUIRE(std::regex_search(usage, m, std::regex("Function " + kernel + ":\\s*REG:([0-9]+)")));
-  return std::stoi(m[1]);
-}
 }  // namespace
 
 TEST_CASE("the sm_100 BF16 GEMM has the tcgen05 instructions in its PTX for every tcgen05 target", "[unit]") {
@@ -64,9 +55,8 @@ TEST_CASE("the sm_100 GEMMs' SASS: UTCHMMA or UTCQMMA, UTCBAR, LDTM, TMA loads, 
       CHECK(test::contains(sass, "UTCATOMSWS"));  // the allocation
       CHECK_FALSE(test::contains(sass, "LDL"));
       CHECK_FALSE(test::contains(sass, "STL"));
-      std::string usage = test::disassemble(k.cubin, "-res-usage");
-      CHECK(test::contains(usage, "STACK:0"));
-      CHECK(registers(usage, fp8 ? "gemm_fp8_sm100" : "gemm_bf16_sm100") <= 128);  // 86 when written
+      CHECK(test::resource_usage(k.cubin, k.name, "STACK") == 0);
+      CHECK(test::resource_usage(k.cubin, k.name, "REG") <= 128);  // 86 when written
     }
   }
 }

@@ -42,7 +42,7 @@ TEST_CASE("the Hopper attention forward is HGMMA (shared and register A), UTMALD
     CHECK(test::contains(code, "USETMAXREG"));
     CHECK_FALSE(test::contains(code, "LDL"));
     CHECK_FALSE(test::contains(code, "STL"));
-    CHECK(test::contains(test::disassemble(k.cubin, "-res-usage"), "STACK:0"));
+    CHECK(test::resource_usage(k.cubin, k.name, "STACK") == 0);
   }
 }
 
