@@ -21,8 +21,8 @@
 //     warps' results are merged through shared memory as the splits are.
 //   - Causal (the default): query i of q_len sees the keys up to seqlens_k - q_len + i, as its
 //     own position in the sequence. Keys past the sequence are zero-filled and masked.
-// Built for sm_90a it runs on Hopper; built for sm_80, sm_86, sm_89 and sm_120a it is
-// compile-verified.
+// Built for sm_90a it runs on Hopper; built for sm_80, sm_86, sm_89, sm_100a and sm_120a it
+// is compile-verified.
 #pragma once
 
 #include <algorithm>
