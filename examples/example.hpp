@@ -21,6 +21,15 @@ inline std::vector<float> random_floats(size_t n, unsigned seed) {
   return v;
 }
 
+/// random_floats rounded to T (bf16, f16, an FP8 type, ...).
+template <class T>
+std::vector<T> random_values(size_t n, unsigned seed) {
+  std::vector<T> v;
+  v.reserve(n);
+  for (float x : random_floats(n, seed)) v.push_back(T(x));
+  return v;
+}
+
 /// ||out - ref|| / ||ref||, with NaN (a poisoned, unwritten element) making it infinite.
 inline double relative_error(const std::vector<float>& out, const std::vector<double>& ref) {
   double num = 0, den = 0;

@@ -506,14 +506,9 @@ DecodeInputs<T> decode_inputs(const std::vector<int32_t>& k_lens, int64_t q_len,
   std::shuffle(order.begin(), order.end(), std::mt19937(seed));
   in.seqlens_k = k_lens;
   in.block_table.assign(order.begin(), order.begin() + p.batch * p.pages_per_sequence);
-  auto random = [](size_t n, unsigned s) {
-    std::vector<T> x;
-    for (float f : random_floats(n, s)) x.push_back(T(f));
-    return x;
-  };
-  in.q = random(size_t(p.total_q() * heads * head_dim), seed + 1);
-  in.k_cache = random(size_t(p.pages * page_size * kv_heads * head_dim), seed + 2);
-  in.v_cache = random(size_t(p.pages * page_size * kv_heads * head_dim), seed + 3);
+  in.q = random_values<T>(size_t(p.total_q() * heads * head_dim), seed + 1);
+  in.k_cache = random_values<T>(size_t(p.pages * page_size * kv_heads * head_dim), seed + 2);
+  in.v_cache = random_values<T>(size_t(p.pages * page_size * kv_heads * head_dim), seed + 3);
   return in;
 }
 

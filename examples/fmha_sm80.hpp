@@ -370,14 +370,9 @@ FmhaInputs<T> fmha_inputs(const std::vector<int32_t>& q_lens, const std::vector<
   }
   p.total_q = in.cu_seqlens_q.back();
   p.total_k = in.cu_seqlens_k.back();
-  auto random = [](size_t n, unsigned s) {
-    std::vector<T> x;
-    for (float f : random_floats(n, s)) x.push_back(T(f));
-    return x;
-  };
-  in.q = random(size_t(p.total_q * heads * head_dim), seed);
-  in.k = random(size_t(p.total_k * kv_heads * head_dim), seed + 1);
-  in.v = random(size_t(p.total_k * kv_heads * head_dim), seed + 2);
+  in.q = random_values<T>(size_t(p.total_q * heads * head_dim), seed);
+  in.k = random_values<T>(size_t(p.total_k * kv_heads * head_dim), seed + 1);
+  in.v = random_values<T>(size_t(p.total_k * kv_heads * head_dim), seed + 2);
   return in;
 }
 

@@ -80,11 +80,7 @@ inline PreparedLaunch gemm_bf16_cluster_prepare(const Device& gpu, const Buffer<
                                    int32_t(k));
 }
 
-inline std::vector<bf16> random_bf16(size_t n, unsigned seed) {
-  std::vector<bf16> v;
-  for (float x : random_floats(n, seed)) v.push_back(bf16(x));
-  return v;
-}
+inline std::vector<bf16> random_bf16(size_t n, unsigned seed) { return random_values<bf16>(n, seed); }
 
 using GemmBf16Prepare = PreparedLaunch (*)(const Device&, const Buffer<bf16>&, const Buffer<bf16>&, const Buffer<bf16>&, int64_t,
                                             int64_t, int64_t);

@@ -59,14 +59,9 @@ inline void gemm_bf16_nn_run(const Device& gpu, const Buffer<bf16>& a, const Buf
 
 template <WgmmaMajor AMajor, WgmmaMajor BMajor>
 Example gemm_bf16_layout_example(int64_t m, int64_t n, int64_t k) {
-  auto random = [](size_t count, unsigned seed) {
-    std::vector<bf16> v;
-    for (float x : random_floats(count, seed)) v.push_back(bf16(x));
-    return v;
-  };
   return {gemm::bf16_layout_name(AMajor, BMajor),
-          [m, n, k, random](const Device& gpu) {
-            auto ha = random(size_t(m * k), 31), hb = random(size_t(n * k), 32);
+          [m, n, k](const Device& gpu) {
+            auto ha = random_values<bf16>(size_t(m * k), 31), hb = random_values<bf16>(size_t(n * k), 32);
             auto a = gpu.upload(ha), b = gpu.upload(hb);
             auto c = gpu.upload(gemm::poisoned_output(m, n));
             gemm_bf16_layout_prepare<AMajor, BMajor>(gpu, a, b, c, m, n, k)();

@@ -49,12 +49,7 @@ inline void gemm_fp8_run(const Device& gpu, const Buffer<f8e4m3>& a, const Buffe
 }
 
 /// Random e4m3 values: uniform floats in [-1, 1) rounded to e4m3.
-inline std::vector<f8e4m3> random_e4m3(size_t n, unsigned seed) {
-  std::vector<f8e4m3> v;
-  v.reserve(n);
-  for (float x : random_floats(n, seed)) v.push_back(f8e4m3(x));
-  return v;
-}
+inline std::vector<f8e4m3> random_e4m3(size_t n, unsigned seed) { return random_values<f8e4m3>(n, seed); }
 
 inline Example gemm_fp8_example(int64_t m = 256, int64_t n = 384, int64_t k = 512) {
   return {"gemm_fp8",

@@ -242,15 +242,15 @@ namespace gemm80 {
 /// Random host operands of type T: uniform in [-1, 1) for floats, every value for 8-bit integers.
 template <Element T>
 std::vector<T> random_operand(size_t n, unsigned seed) {
-  std::vector<T> v;
   if constexpr (std::is_integral_v<T>) {
+    std::vector<T> v;
     std::mt19937 rng(seed);
     std::uniform_int_distribution<int> dist(std::numeric_limits<T>::min(), std::numeric_limits<T>::max());
     for (size_t i = 0; i < n; ++i) v.push_back(T(dist(rng)));
+    return v;
   } else {
-    for (float x : random_floats(n, seed)) v.push_back(T(x));
+    return random_values<T>(n, seed);
   }
-  return v;
 }
 /// An m x n output no kernel writes by accident: NaN, or the most negative int32.
 template <Element Out>
