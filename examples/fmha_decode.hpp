@@ -243,7 +243,7 @@ void split(const Config& c, const Tensor<T>& q_in, const Tensor<T>& k_in, const 
   Tensor<f32> sL = make_tensor(dynamic_shared_aligned<f32>(1024, q_bytes + int64_t(W) * R * D * 4), make_layout(IntTuple{R, W}));
   CoordTensor row_coords = accumulator_rowcol(tiled, thr.partition_C(make_identity_tensor(IntTuple{R, D})));
   for (int64_t r = 0; r < rows; ++r) {
-    auto [inv, row_lse] = softmax.finish(r);
+    F32 sum = softmax.row_sum(r), inv = OnlineSoftmax::normalizer(sum), row_lse = softmax.log_sum_exp(r, sum);
     for (int64_t col = 0; col < o_cols; ++col) o_rows(IntTuple(r), IntTuple(col)) = F32(o_rows(IntTuple(r), IntTuple(col))) * inv;
     Int row = coordinate<0>(row_coords(IntTuple(r), IntTuple(0)));
     if_(lane % softmax.row_lanes() == 0, [&] { sL(row, warp) = row_lse; });

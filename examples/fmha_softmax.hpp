@@ -6,7 +6,6 @@
 #pragma once
 
 #include <cmath>
-#include <utility>
 
 #include "example.hpp"
 
@@ -73,12 +72,13 @@ class OnlineSoftmax {
     return rescale;
   }
 
-  /// Row r's end: what its row of O is multiplied by (1 / sum, 0 for a row that saw no key)
-  /// and its log-sum-exp (natural log, -inf there), the sum reduced over the row's lanes.
-  std::pair<F32, F32> finish(int64_t r) const {
-    F32 sum = row_reduce(sum_(IntTuple(r)), false);
-    F32 inv = select(sum == F32(0.0f), F32(0.0f), 1.0f / sum);
-    return {inv, select(sum == F32(0.0f), F32(-INFINITY), F32(max_(IntTuple(r))) * float(M_LN2) + log(sum))};
+  /// Row r's end. Its sum, reduced over the row's lanes; what its row of O is multiplied by
+  /// (1 / sum, 0 for a row that saw no key); its log-sum-exp (natural log, -inf there).
+  F32 row_sum(int64_t r) const { return row_reduce(sum_(IntTuple(r)), false); }
+  static F32 normalizer(const F32& sum) { return select(sum == F32(0.0f), F32(0.0f), 1.0f / sum); }
+  F32 log_sum_exp(int64_t r, const F32& sum) const {
+    F32 m = max_(IntTuple(r));
+    return select(sum == F32(0.0f), F32(-INFINITY), m * float(M_LN2) + log(sum));
   }
 
   /// The epilogue: O / sum in T, stored into `g_out` (this thread's part by `thr`) where it lies
@@ -92,14 +92,10 @@ class OnlineSoftmax {
              const Int& head, const Int& q_start, const Int& q_len) const {
     const int64_t o_cols = size(mode(o_rows.layout(), 1)).value();
     for (int64_t r = 0; r < rows_; ++r) {
-      F32 sum = row_reduce(sum_(IntTuple(r)), false);
-      F32 inv = select(sum == F32(0.0f), F32(0.0f), 1.0f / sum);
+      F32 sum = row_sum(r), inv = normalizer(sum);
       for (int64_t c = 0; c < o_cols; ++c) o_rows(IntTuple(r), IntTuple(c)) = F32(o_rows(IntTuple(r), IntTuple(c))) * inv;
       Int row = coordinate<0>(row_coords(IntTuple(r), IntTuple(0)));
-      if_(t % row_lanes_ == 0 && row < q_len, [&] {
-        F32 m = max_(IntTuple(r));
-        lse(head, q_start + row) = select(sum == F32(0.0f), F32(-INFINITY), m * float(M_LN2) + log(sum));
-      });
+      if_(t % row_lanes_ == 0 && row < q_len, [&] { lse(head, q_start + row) = log_sum_exp(r, sum); });
     }
     auto out = make_rmem_tensor<T>(acc_o.layout());
     for (int64_t i = 0; i < size(acc_o.layout()).value(); ++i) out(IntTuple(i)) = cast<T>(F32(acc_o(IntTuple(i))));
