@@ -43,6 +43,11 @@ mlir::Value u64_operand(Trace& t, ValueId id, const char* what, const Where& w) 
   return v.value;
 }
 
+/// A shared-memory pointer as the 32-bit shared-window address inline PTX's "r" operands take.
+mlir::Value shared_u32(Trace& t, ValueId p, const char* what, const Where& w) {
+  return mlir::LLVM::PtrToIntOp::create(t.builder(), t.loc(w), t.builder().getI32Type(), shared_pointer(t, p, what, w));
+}
+
 std::string register_list(int first, int count) {
   std::string s = "{";
   for (int i = 0; i < count; ++i) s += (i ? ", $" : "$") + std::to_string(first + i);
@@ -66,9 +71,8 @@ void tmem_alloc(ValueId slot, int columns, Where where) {
   Trace& t = Trace::current(where);
   t.require(Feature::tcgen05, "tcgen05.alloc (TMEM allocation)", where);
   check_columns(columns, "tcgen05.alloc", where);
-  mlir::Value p = shared_pointer(t, slot, "the shared-memory word tcgen05.alloc writes the TMEM address to", where);
+  mlir::Value address = shared_u32(t, slot, "the shared-memory word tcgen05.alloc writes the TMEM address to", where);
   if (t.get(slot, where).known < 4) trace_error("tcgen05.alloc's shared-memory word must be 4-byte aligned", where);
-  mlir::Value address = mlir::LLVM::PtrToIntOp::create(t.builder(), t.loc(where), t.builder().getI32Type(), p);
   emit_ptx(t, where, 0, address, "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [$0], " + std::to_string(columns) + ";", "r");
 }
 
@@ -142,8 +146,7 @@ void tcgen05_cp(const char* shape, ValueId address, ValueId desc, Where where) {
 void tcgen05_commit(ValueId bar, Where where) {
   Trace& t = Trace::current(where);
   t.require(Feature::tcgen05, "tcgen05.commit", where);
-  mlir::Value p = shared_pointer(t, bar, "tcgen05.commit's mbarrier", where);
-  mlir::Value address = mlir::LLVM::PtrToIntOp::create(t.builder(), t.loc(where), t.builder().getI32Type(), p);
+  mlir::Value address = shared_u32(t, bar, "tcgen05.commit's mbarrier", where);
   emit_ptx(t, where, 0, address, "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [$0];", "r");
 }
 
@@ -151,12 +154,9 @@ void clc_try_cancel(ValueId response, ValueId bar, Where where) {
   Trace& t = Trace::current(where);
   t.require(Feature::cluster_launch_control, "clusterlaunchcontrol.try_cancel", where);
   if (t.get(response, where).known < 16) trace_error("clusterlaunchcontrol.try_cancel's response must be 16-byte aligned", where);
-  auto address = [&](ValueId p, const char* what) {
-    return mlir::LLVM::PtrToIntOp::create(t.builder(), t.loc(where), t.builder().getI32Type(), shared_pointer(t, p, what, where));
-  };
   emit_ptx(t, where, 0,
-           mlir::ValueRange{address(response, "clusterlaunchcontrol.try_cancel's response"),
-                            address(bar, "clusterlaunchcontrol.try_cancel's mbarrier")},
+           mlir::ValueRange{shared_u32(t, response, "clusterlaunchcontrol.try_cancel's response", where),
+                            shared_u32(t, bar, "clusterlaunchcontrol.try_cancel's mbarrier", where)},
            "clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes.b128 [$0], [$1];", "r,r");
 }
 
@@ -166,8 +166,7 @@ namespace {
 ValueId clc_query(ValueId response, const std::string& query, const char* what, Where where) {
   Trace& t = Trace::current(where);
   t.require(Feature::cluster_launch_control, what, where);
-  mlir::Value address = mlir::LLVM::PtrToIntOp::create(t.builder(), t.loc(where), t.builder().getI32Type(),
-                                                       shared_pointer(t, response, "the cluster launch control response", where));
+  mlir::Value address = shared_u32(t, response, "the cluster launch control response", where);
   auto op = emit_ptx(t, where, 1, address, "{\n.reg .b128 answer;\nld.shared.b128 answer, [$1];\n" + query + "\n}", "=r,r");
   return t.add(op.getResult(0), DType::i32);
 }
