@@ -75,19 +75,15 @@ inline Value<uint32_t> tmem_address(const Value<uint32_t>& base, const Int& lane
   return base + (cast<uint32_t>(lane) << 16u) + Value<uint32_t>(uint32_t(column));
 }
 
-/// tcgen05.ld.32x32b.x{Columns} (then wait::ld): this thread's `Columns` f32 values from TMEM
-/// lane (address >> 16) + its lane in the warp, columns (address & 0xffff) onwards, as a
-/// register tensor. `address`'s lane must be the warp's quarter, 32 (warp % 4). Warp-collective.
-template <int Columns>
-  requires(Columns >= 1 && Columns <= 128 && std::has_single_bit(unsigned(Columns)))
-Tensor<float> tmem_load_32x32b(const Value<uint32_t>& address, detail::Where w = detail::Where::current()) {
-  std::vector<detail::ValueId> bits = detail::tmem_load(detail::TmemShape::s32x32b, Columns, address.id(), w);
-  Tensor<float> out = make_rmem_tensor<float>(IntTuple{Columns}, w);
-  for (int i = 0; i < Columns; ++i) out(i) = bitcast<float>(Value<uint32_t>(bits[size_t(i)]), w);
-  return out;
-}
-
 using TmemShape = detail::TmemShape;
+
+namespace detail {
+/// 16x32bx2's column offset of its second half: `num` (the halves side by side) unless given.
+/// The other shapes keep what was given: -1 (none), or a value tcgen05.ld/st refuses.
+inline int tmem_half_offset(TmemShape shape, int num, int half_offset) {
+  return shape == TmemShape::s16x32bx2 && half_offset < 0 ? num : half_offset;
+}
+}  // namespace detail
 
 /// The cells of one tcgen05.ld / st of `shape` repeated `num` times, as a thread-value layout:
 /// (thread 0-31 of the warp, register) -> lane + 32 column, relative to the address (lane field
@@ -110,10 +106,8 @@ inline Layout tmem_layout_tv(TmemShape shape, int num, int half_offset = -1) {
       return Layout(IntTuple{IntTuple{4, 8}, IntTuple{2, n}}, IntTuple{IntTuple{32, 1}, IntTuple{8, 128}});
     case TmemShape::s16x256b:
       return Layout(IntTuple{IntTuple{4, 8}, IntTuple{2, 2, n}}, IntTuple{IntTuple{64, 1}, IntTuple{32, 8, 256}});
-    case TmemShape::s16x32bx2: {
-      const int64_t offset = half_offset < 0 ? n : half_offset;
-      return Layout(IntTuple{IntTuple{16, 2}, n}, IntTuple{IntTuple{1, 32 * offset}, 32});
-    }
+    case TmemShape::s16x32bx2:
+      return Layout(IntTuple{IntTuple{16, 2}, n}, IntTuple{IntTuple{1, 32 * int64_t(detail::tmem_half_offset(shape, num, half_offset))}, 32});
   }
   return {};
 }
@@ -125,7 +119,7 @@ inline int tmem_columns(TmemShape shape, int num, int half_offset = -1) {
     case TmemShape::s16x64b: return 2 * num;
     case TmemShape::s16x128b: return 4 * num;
     case TmemShape::s16x256b: return 8 * num;
-    case TmemShape::s16x32bx2: return (half_offset < 0 ? num : half_offset) + num;
+    case TmemShape::s16x32bx2: return detail::tmem_half_offset(shape, num, half_offset) + num;
   }
   return 0;
 }
@@ -135,8 +129,7 @@ inline int tmem_columns(TmemShape shape, int num, int half_offset = -1) {
 /// 16x32bx2's second half, in columns (default Num: the halves side by side). Warp-collective.
 template <TmemShape Shape, int Num>
 Tensor<float> tmem_load(const Value<uint32_t>& address, int half_offset = -1, detail::Where w = detail::Where::current()) {
-  const int offset = Shape == TmemShape::s16x32bx2 ? (half_offset < 0 ? Num : half_offset) : half_offset;
-  std::vector<detail::ValueId> bits = detail::tmem_load(Shape, Num, address.id(), w, offset);
+  std::vector<detail::ValueId> bits = detail::tmem_load(Shape, Num, address.id(), w, detail::tmem_half_offset(Shape, Num, half_offset));
   Tensor<float> out = make_rmem_tensor<float>(IntTuple{int64_t(bits.size())}, w);
   for (size_t i = 0; i < bits.size(); ++i) out(int64_t(i)) = bitcast<float>(Value<uint32_t>(bits[i]), w);
   return out;
@@ -145,10 +138,18 @@ Tensor<float> tmem_load(const Value<uint32_t>& address, int half_offset = -1, de
 template <TmemShape Shape, int Num>
 void tmem_store(const Value<uint32_t>& address, const Tensor<float>& values, int half_offset = -1,
                 detail::Where w = detail::Where::current()) {
-  const int offset = Shape == TmemShape::s16x32bx2 ? (half_offset < 0 ? Num : half_offset) : half_offset;
   std::vector<detail::ValueId> registers;
   for (int64_t i = 0; i < size(values.layout()).value(); ++i) registers.push_back(F32(values(IntTuple(i))).id());
-  detail::tmem_store(Shape, Num, address.id(), registers, w, offset);
+  detail::tmem_store(Shape, Num, address.id(), registers, w, detail::tmem_half_offset(Shape, Num, half_offset));
+}
+
+/// tcgen05.ld.32x32b.x{Columns} (then wait::ld): this thread's `Columns` f32 values from TMEM
+/// lane (address >> 16) + its lane in the warp, columns (address & 0xffff) onwards, as a
+/// register tensor. `address`'s lane must be the warp's quarter, 32 (warp % 4). Warp-collective.
+template <int Columns>
+  requires(Columns >= 1 && Columns <= 128 && std::has_single_bit(unsigned(Columns)))
+Tensor<float> tmem_load_32x32b(const Value<uint32_t>& address, detail::Where w = detail::Where::current()) {
+  return tmem_load<TmemShape::s32x32b, Columns>(address, -1, w);
 }
 
 /// tcgen05.wait::st: this thread's TMEM stores are done (before an MMA reads what they wrote).
@@ -164,12 +165,7 @@ struct TmemAccumulator {
   /// tcgen05.ld.32x32b.x{Count} by the warp. A range outside the accumulator is a trace error.
   template <int Count>
   Tensor<float> load_row(const Int& warp, int column, detail::Where w = detail::Where::current()) const {
-    if (column < 0 || column + Count > columns)
-      detail::fail("a TMEM load of columns " + std::to_string(column) + " to " + std::to_string(column + Count - 1) +
-                       " reaches outside its accumulator's " + std::to_string(columns) + " columns (0 to " +
-                       std::to_string(columns - 1) + ")",
-                   w);
-    return tmem_load_32x32b<Count>(tmem_address(address, (warp % 4) * 32, column, w), w);
+    return load<TmemShape::s32x32b, Count>(warp, 0, column, w);
   }
 
   /// One tcgen05.ld.<Shape>.x<Num> by the warp from its quarter's lanes 32 (warp % 4) +
