@@ -40,6 +40,18 @@ void check(const char* target, const char* ptx_kind, const char* sass) {
 
 const char* const every_target[] = {"sm_80", "sm_86", "sm_89", "sm_90a", "sm_100a", "sm_120a"};
 
+/// What the attention kernels on mma.sync (the FA2 forward, the paged decode) are made of:
+/// `hmma`, ldmatrix for Q (A), K (B stored K-major) and V (B stored N-major), 16-byte cp.async
+/// and exp2.
+void check_attention_sass(const std::string& code, const char* hmma) {
+  CHECK(test::contains(code, hmma));
+  CHECK(test::contains(code, "LDSM.16.M88.4"));   // Q, the A operand
+  CHECK(test::contains(code, "LDSM.16.M88.2"));   // K, B stored K-major
+  CHECK(test::contains(code, "LDSM.16.MT88.2"));  // V, B stored N-major
+  CHECK(test::contains(code, "LDGSTS.E.BYPASS.128"));
+  CHECK(test::contains(code, "MUFU.EX2"));
+}
+
 }  // namespace
 
 TEST_CASE("each mma.sync kind is its tensor-core instruction on every target", "[unit]") {
@@ -101,12 +113,7 @@ TEST_CASE("the FA2 forward is HMMA, LDSM (plain and transposed), LDGSTS and MUFU
                                       : examples::fmha_compile<f16, examples::fmha80::hd128_causal>(Target::parse(t));
       INFO(k.name << " on " << t);
       std::string code = test::disassemble(k.cubin, "-sass");
-      CHECK(test::contains(code, variant == 0 ? "HMMA.16816.F32.BF16" : "HMMA.16816.F32"));
-      CHECK(test::contains(code, "LDSM.16.M88.4"));   // Q, the A operand
-      CHECK(test::contains(code, "LDSM.16.M88.2"));   // K, B stored K-major
-      CHECK(test::contains(code, "LDSM.16.MT88.2"));  // V, B stored N-major
-      CHECK(test::contains(code, "LDGSTS.E.BYPASS.128"));
-      CHECK(test::contains(code, "MUFU.EX2"));
+      check_attention_sass(code, variant == 0 ? "HMMA.16816.F32.BF16" : "HMMA.16816.F32");
       CHECK(test::contains(code, "SHFL.BFLY"));
       CHECK_FALSE(test::contains(code, "LDL"));
       CHECK_FALSE(test::contains(code, "STL"));
@@ -123,12 +130,7 @@ TEST_CASE("the paged decode is HMMA, LDSM, LDGSTS and MUFU.EX2 on every target; 
       auto [split, combine] = examples::decode_compile<bf16>(Target::parse(t), c);
       INFO(split.name << " hd " << head_dim << " on " << t);
       std::string code = test::disassemble(split.cubin, "-sass");
-      CHECK(test::contains(code, "HMMA.16816.F32.BF16"));
-      CHECK(test::contains(code, "LDSM.16.M88.4"));   // Q, the A operand
-      CHECK(test::contains(code, "LDSM.16.M88.2"));   // K, B stored K-major
-      CHECK(test::contains(code, "LDSM.16.MT88.2"));  // V, B stored N-major
-      CHECK(test::contains(code, "LDGSTS.E.BYPASS.128"));
-      CHECK(test::contains(code, "MUFU.EX2"));
+      check_attention_sass(code, "HMMA.16816.F32.BF16");
       // The stack holds the 8 bytes of the page check's printf arguments (a path taken only to
       // trap) and nothing else: no spills. At hd 128, ptxas for sm_80, sm_86 and sm_89 spills 16-40
       // bytes (it keeps each ldmatrix's 64-bit address in registers); sm_90a and newer do not.
