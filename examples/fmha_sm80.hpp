@@ -216,6 +216,7 @@ struct FmhaProblem {
   int64_t batch = 1, heads = 1, kv_heads = 1, head_dim = 128;
   int64_t total_q = 0, total_k = 0;  ///< tokens of all sequences: cu_seqlens_q[batch], cu_seqlens_k[batch]
   int64_t max_seqlen_q = 0;          ///< the longest query sequence (the grid's extent)
+  int64_t max_seqlen_k = 0;          ///< the longest key sequence (the backward's grid); 0: total_k
   bool causal = false;
   float softmax_scale = 0;  ///< 0: 1 / sqrt(head_dim)
   /// A sliding window: query i sees the keys from window_left before its diagonal to
@@ -253,9 +254,11 @@ inline void check_problem(const FmhaProblem& p, std::initializer_list<int64_t> h
     bad("needs a batch of at least 1 and query heads a multiple of the key/value heads, not batch " + std::to_string(p.batch) + ", " +
         std::to_string(p.heads) + " query and " + std::to_string(p.kv_heads) + " key/value heads");
   const int64_t limit = (int64_t(1) << 31) / (p.heads * p.head_dim);
-  if (p.total_q < 0 || p.total_k < 0 || p.total_q >= limit || p.total_k >= limit || p.max_seqlen_q < 0 || p.max_seqlen_q > p.total_q)
-    bad("token counts must be from 0 to " + std::to_string(limit - 1) + " (32-bit offsets) and max_seqlen_q at most total_q, not " +
-        std::to_string(p.total_q) + " and " + std::to_string(p.total_k) + " tokens, max_seqlen_q " + std::to_string(p.max_seqlen_q));
+  if (p.total_q < 0 || p.total_k < 0 || p.total_q >= limit || p.total_k >= limit || p.max_seqlen_q < 0 || p.max_seqlen_q > p.total_q ||
+      p.max_seqlen_k < 0 || p.max_seqlen_k > p.total_k)
+    bad("token counts must be from 0 to " + std::to_string(limit - 1) + " (32-bit offsets), max_seqlen_q at most total_q and " +
+        "max_seqlen_k at most total_k, not " + std::to_string(p.total_q) + " and " + std::to_string(p.total_k) + " tokens, max_seqlen_q " +
+        std::to_string(p.max_seqlen_q) + ", max_seqlen_k " + std::to_string(p.max_seqlen_k));
   const bool windowed = p.window_left >= 0 || p.window_right >= 0;
   if (!windows && (windowed || p.top_left))
     bad("sliding windows and top-left aligned masks are not supported by this kernel (the Hopper forward, "
@@ -272,12 +275,13 @@ inline void check_problem(const FmhaProblem& p, std::initializer_list<int64_t> h
 
 /// Throws a cutejit::Error at the caller's line unless the host copies of cu_seqlens_q and
 /// cu_seqlens_k describe the problem: batch + 1 offsets each, from 0, never decreasing, ending at
-/// total_q and total_k, and no query sequence longer than max_seqlen_q (the grid's extent: the
-/// queries past it would be left unwritten). The kernels cannot check this on the device; call
-/// it where the offsets are on the host.
+/// total_q and total_k, no query sequence longer than max_seqlen_q and, where it is given, no
+/// key sequence longer than max_seqlen_k (the grids' extents: the tokens past them would be left
+/// unwritten). The kernels cannot check this on the device; call it where the offsets are on the
+/// host.
 inline void check_seqlens(const FmhaProblem& p, std::span<const int32_t> cu_q, std::span<const int32_t> cu_k,
                           detail::Where w = detail::Where::current()) {
-  auto check = [&](std::span<const int32_t> cu, const char* name, int64_t total, int64_t longest) {
+  auto check = [&](std::span<const int32_t> cu, const char* name, int64_t total, int64_t longest, const char* longest_name, const char* tokens) {
     auto bad = [&](const std::string& what) { detail::fail(std::string("fmha: ") + name + " " + what, w); };
     if (int64_t(cu.size()) != p.batch + 1)
       bad("has " + std::to_string(cu.size()) + " offsets; a batch of " + std::to_string(p.batch) + " needs " + std::to_string(p.batch + 1));
@@ -286,13 +290,13 @@ inline void check_seqlens(const FmhaProblem& p, std::span<const int32_t> cu_q, s
       if (cu[b + 1] < cu[b])
         bad("decreases from " + std::to_string(cu[b]) + " to " + std::to_string(cu[b + 1]) + " at sequence " + std::to_string(b));
       if (longest >= 0 && cu[b + 1] - cu[b] > longest)
-        bad("gives sequence " + std::to_string(b) + " " + std::to_string(cu[b + 1] - cu[b]) + " queries, more than max_seqlen_q (" +
+        bad("gives sequence " + std::to_string(b) + " " + std::to_string(cu[b + 1] - cu[b]) + " " + tokens + ", more than " + longest_name + " (" +
             std::to_string(longest) + ")");
     }
     if (cu.back() != total) bad("ends at " + std::to_string(cu.back()) + ", but the tensors hold " + std::to_string(total) + " tokens");
   };
-  check(cu_q, "cu_seqlens_q", p.total_q, p.max_seqlen_q);
-  check(cu_k, "cu_seqlens_k", p.total_k, -1);
+  check(cu_q, "cu_seqlens_q", p.total_q, p.max_seqlen_q, "max_seqlen_q", "queries");
+  check(cu_k, "cu_seqlens_k", p.total_k, p.max_seqlen_k > 0 ? p.max_seqlen_k : -1, "max_seqlen_k", "keys");
 }
 
 namespace fmha80 {
@@ -367,6 +371,7 @@ FmhaInputs<T> fmha_inputs(const std::vector<int32_t>& q_lens, const std::vector<
     in.cu_seqlens_q.push_back(in.cu_seqlens_q.back() + q_lens[b]);
     in.cu_seqlens_k.push_back(in.cu_seqlens_k.back() + k_lens[b]);
     p.max_seqlen_q = std::max<int64_t>(p.max_seqlen_q, q_lens[b]);
+    p.max_seqlen_k = std::max<int64_t>(p.max_seqlen_k, k_lens[b]);
   }
   p.total_q = in.cu_seqlens_q.back();
   p.total_k = in.cu_seqlens_k.back();

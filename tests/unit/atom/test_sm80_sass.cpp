@@ -7,6 +7,7 @@
 #include <regex>
 #include <string>
 
+#include "fmha_backward.hpp"
 #include "fmha_decode.hpp"
 #include "fmha_sm80.hpp"
 #include "mma_sync_kernels.hpp"
@@ -142,5 +143,25 @@ TEST_CASE("the paged decode is HMMA, LDSM, LDGSTS and MUFU.EX2 on every target; 
       std::string merged = test::disassemble(combine.cubin, "-sass");
       CHECK(test::contains(merged, "MUFU.EX2"));
       CHECK_FALSE(test::contains(merged, "LDL"));
+    }
+}
+
+TEST_CASE("the attention backward is HMMA, LDSM (plain and transposed), LDGSTS and MUFU.EX2 on every target, in registers", "[unit]") {
+  for (const char* t : every_target)
+    for (int head_dim : {64, 128}) {
+      const bool causal = head_dim == 128;
+      std::vector<CompiledKernel> kernels = examples::backward_compile<bf16>(Target::parse(t), {.head_dim = head_dim, .causal = causal});
+      for (const CompiledKernel& k : kernels) {
+        INFO(k.name << " hd " << head_dim << " on " << t);
+        std::string code = test::disassemble(k.cubin, "-sass");
+        // dot is loads, FMAs and shuffles; dK/dV and dQ are the attention kernels' instructions.
+        if (k.name.starts_with("fmha_bwd_dot"))
+          CHECK(test::contains(code, "SHFL.BFLY"));
+        else
+          check_attention_sass(code, "HMMA.16816.F32.BF16");
+        CHECK_FALSE(test::contains(code, "LDL"));
+        CHECK_FALSE(test::contains(code, "STL"));
+        CHECK(test::resource_usage(k.cubin, k.name, "STACK") == 0);
+      }
     }
 }

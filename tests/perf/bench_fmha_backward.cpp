@@ -1,0 +1,87 @@
+// The attention backward (examples/fmha_backward.hpp) on the GPU: TFLOP/s for 16k tokens
+// (batch x sequence length), 16 heads, sequence lengths 1k to 8k, head dims 64 and 128, causal
+// and not; the median of 30 timed runs after warm-up (CUDA events), rotating through copies of
+// the inputs and gradients (O and the log-sum-exp from the FA2 forward); plus the cold JIT time and registers of each kernel.
+// peers_fmha_backward.py times PyTorch's SDPA backward with the cuDNN and FlashAttention-2
+// backends on the same shapes and method in the same call. FLOPs: 10 B H S^2 D (five products),
+// halved for causal, as FlashAttention counts them; the dQ kernel's two recomputed products
+// are not counted.
+#include <cuda.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <span>
+#include <vector>
+
+#include "fmha_backward.hpp"
+#include "gpu_timing.hpp"
+
+using namespace cutejit;
+
+namespace {
+
+void report_jit(const CompiledKernel& k, double ms) {
+  CUmodule module;
+  CUfunction f;
+  bench::check(cuModuleLoadData(&module, k.cubin.data()), "cuModuleLoadData");
+  bench::check(cuModuleGetFunction(&f, module, k.name.c_str()), "cuModuleGetFunction");
+  int regs = 0, local = 0;
+  bench::check(cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, f), "cuFuncGetAttribute");
+  bench::check(cuFuncGetAttribute(&local, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, f), "cuFuncGetAttribute");
+  std::printf("%s_jit: trace->cubin %.1f ms (trace %.2f verify %.2f lower %.2f O3+PTX %.2f assemble %.2f); %d registers, %d bytes local\n",
+              k.name.c_str(), ms, k.times.trace_ms, k.times.verify_ms, k.times.lower_ms, k.times.codegen_ms, k.times.assemble_ms, regs,
+              local);
+}
+
+void time_backward(const Device& gpu, const std::vector<bf16>& pool, int64_t seqlen, int64_t head_dim, bool causal) {
+  const int64_t batch = 16384 / seqlen, heads = 16, tokens = batch * seqlen, elements = tokens * heads * head_dim;
+  examples::FmhaProblem p{.batch = batch, .heads = heads, .kv_heads = heads, .head_dim = head_dim, .total_q = tokens, .total_k = tokens,
+                          .max_seqlen_q = seqlen, .max_seqlen_k = seqlen, .causal = causal};
+  std::vector<int32_t> cu;
+  for (int64_t b = 0; b <= batch; ++b) cu.push_back(int32_t(b * seqlen));
+  auto cu_seqlens = gpu.upload(cu);
+  // Q, K, V, O, dO in; dQ, dK, dV out.
+  const int sets = bench::rotation_sets(8.0 * double(elements) * sizeof(bf16));
+  std::vector<Buffer<bf16>> buffers;
+  buffers.reserve(size_t(sets) * 8);
+  std::vector<Buffer<float>> lse;
+  std::vector<examples::BackwardLaunch> launches;
+  for (int i = 0; i < sets; ++i) {
+    // Different slices of one random pool: no two copies hold the same data.
+    auto slice = [&](size_t at) {
+      return gpu.upload(std::span<const bf16>(pool.data() + at % (pool.size() - size_t(elements) + 1), size_t(elements)));
+    };
+    // Q, K, V and dO from the pool; O and the log-sum-exp from the FA2 forward on them.
+    for (int t = 0; t < 3; ++t) buffers.push_back(slice(size_t(i) * 5120 + size_t(t) * 1024));
+    buffers.push_back(gpu.alloc<bf16>(size_t(elements)));
+    buffers.push_back(slice(size_t(i) * 5120 + 4096));
+    for (int t = 0; t < 3; ++t) buffers.push_back(gpu.alloc<bf16>(size_t(elements)));
+    lse.push_back(gpu.alloc<float>(size_t(heads * tokens)));
+    const Buffer<bf16>* b = &buffers[buffers.size() - 8];
+    examples::fmha_forward_prepare(gpu, p, b[0], b[1], b[2], b[3], lse.back(), cu_seqlens, cu_seqlens)();
+    launches.push_back(examples::fmha_backward_prepare(gpu, p, b[0], b[1], b[2], b[3], b[4], lse.back(), cu_seqlens, cu_seqlens, b[5], b[6], b[7]));
+  }
+  double ms = bench::median_gpu_ms_rotated([&](int i) { launches[size_t(i)](); }, sets, 30);
+  double flops = 10.0 * double(batch * heads) * double(seqlen) * double(seqlen) * double(head_dim) / (causal ? 2 : 1);
+  std::printf("fmha_bwd_bf16 b%lld h%lld s%lld d%lld%s: %.3f ms, %.1f TFLOP/s\n", (long long)batch, (long long)heads, (long long)seqlen,
+              (long long)head_dim, causal ? " causal" : "", ms, flops / (ms * 1e-3) / 1e12);
+}
+
+}  // namespace
+
+int main() {
+  setenv("CUTEJIT_CACHE", "off", 1);  // the JIT figures below are cold, not cache hits
+  Device gpu;
+  for (int64_t head_dim : {64, 128}) {
+    auto t0 = std::chrono::steady_clock::now();
+    auto kernels = examples::backward_compile<bf16>(gpu.target(), {.head_dim = int(head_dim), .causal = false});
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("fmha_bwd hd%lld: the three kernels cold in %.1f ms\n", (long long)head_dim, ms);
+    for (const CompiledKernel& k : kernels) report_jit(k, k.times.total_ms());
+  }
+  std::vector<bf16> pool = examples::random_values<bf16>(size_t(16384) * 16 * 128 + 8192, 7);
+  for (int64_t head_dim : {64, 128})
+    for (bool causal : {false, true})
+      for (int64_t seqlen : {1024, 2048, 4096, 8192}) time_backward(gpu, pool, seqlen, head_dim, causal);
+}
