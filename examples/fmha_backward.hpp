@@ -422,6 +422,26 @@ struct BackwardLaunch {
   }
 };
 
+namespace fmha_bwd {
+/// Throws a cutejit::Error at the caller's line unless every gradient buffer holds its tensor.
+template <Element T>
+void check_gradients(const FmhaProblem& p, const Buffer<T>& d_o, const Buffer<T>& d_q, const Buffer<T>& d_k, const Buffer<T>& d_v,
+                     detail::Where w) {
+  const size_t q_elems = size_t(p.total_q * p.heads * p.head_dim), kv_elems = size_t(p.total_k * p.kv_heads * p.head_dim);
+  if (d_o.size() < q_elems || d_q.size() < q_elems || d_k.size() < kv_elems || d_v.size() < kv_elems)
+    detail::fail("fmha_backward: a gradient buffer is smaller than the problem's tensors", w);
+}
+
+/// The rowsum(dO * O) kernel's launch, into `delta` (heads, total_q).
+template <Element T>
+PreparedLaunch prepare_dot(const Device& gpu, const FmhaProblem& p, const Buffer<T>& o, const Buffer<T>& d_o, const Buffer<f32>& delta) {
+  const int64_t H = p.heads, D = p.head_dim;
+  Launch l{.grid = {uint32_t(ceil_div(std::max<int64_t>(p.total_q, 1), 4)), uint32_t(H)}, .block = 128};
+  return fmha_backward_dot<T>.prepare(gpu, l, o.view({p.total_q, H, D}), d_o.view({p.total_q, H, D}), delta.view({H, p.total_q}),
+                                      Constexpr<int>{int(D)});
+}
+}  // namespace fmha_bwd
+
 /// The launch of the backward on device buffers: q, o, d_o, d_q (total_q, heads, head_dim), k,
 /// v, d_k, d_v (total_k, kv_heads, head_dim), lse (heads, total_q) as the forward wrote it,
 /// cu_seqlens_q/k (batch + 1 offsets, from 0), all compact. The problem is checked first.
@@ -433,9 +453,7 @@ BackwardLaunch fmha_backward_prepare(const Device& gpu, const FmhaProblem& p, co
                                      const Buffer<T>& d_k, const Buffer<T>& d_v, detail::Where w = detail::Where::current()) {
   check_backward(p, w);
   fmha80::check_buffers(p, q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k, w);
-  const size_t q_elems = size_t(p.total_q * p.heads * p.head_dim), kv_elems = size_t(p.total_k * p.kv_heads * p.head_dim);
-  if (d_o.size() < q_elems || d_q.size() < q_elems || d_k.size() < kv_elems || d_v.size() < kv_elems)
-    detail::fail("fmha_backward: a gradient buffer is smaller than the problem's tensors", w);
+  fmha_bwd::check_gradients(p, d_o, d_q, d_k, d_v, w);
   const fmha_bwd::Config c{.head_dim = int(p.head_dim), .causal = p.causal};
   const int64_t H = p.heads, Hk = p.kv_heads, D = p.head_dim;
   const float scale = p.softmax_scale > 0 ? p.softmax_scale : 1.0f / std::sqrt(float(D));
@@ -444,8 +462,7 @@ BackwardLaunch fmha_backward_prepare(const Device& gpu, const FmhaProblem& p, co
   BackwardLaunch l;
   l.delta = gpu.alloc<float>(size_t(std::max<int64_t>(H * p.total_q, 1)));
   auto delta = l.delta.view({H, p.total_q});
-  l.dot = fmha_backward_dot<T>.prepare(gpu, Launch{.grid = {uint32_t(ceil_div(std::max<int64_t>(p.total_q, 1), 4)), uint32_t(H)}, .block = 128},
-                                       qv(o), qv(d_o), delta, Constexpr<int>{c.head_dim});
+  l.dot = fmha_bwd::prepare_dot(gpu, p, o, d_o, l.delta);
   const int64_t max_k = p.max_seqlen_k > 0 ? p.max_seqlen_k : p.total_k;
   Launch dkdv{.grid = {uint32_t(ceil_div(std::max<int64_t>(max_k, 1), fmha_bwd::Config::tile)), uint32_t(Hk), uint32_t(p.batch)},
               .block = uint32_t(fmha_bwd::Config::threads),
@@ -561,10 +578,11 @@ struct BackwardErrors {
   double worst() const { return std::max({dq, dk, dv}); }
 };
 
-/// Runs the backward on `in` twice with poisoned gradients; their errors against the float64
-/// reference, and whether the two runs agree bit for bit.
-template <Element T>
-BackwardErrors backward_check(const Device& gpu, const BackwardInputs<T>& in) {
+/// Runs a backward on `in` twice with poisoned gradients; their errors against the float64
+/// reference, and whether the two runs agree bit for bit. `prepare(q, k, v, o, d_o, lse,
+/// cu_seqlens_q, cu_seqlens_k, d_q, d_k, d_v)` makes the launch on the buffers.
+template <Element T, class Prepare>
+BackwardErrors backward_check_with(const Device& gpu, const BackwardInputs<T>& in, Prepare&& prepare) {
   const FmhaProblem& p = in.forward.problem;
   check_seqlens(p, in.forward.cu_seqlens_q, in.forward.cu_seqlens_k);
   auto q = gpu.upload(in.forward.q), k = gpu.upload(in.forward.k), v = gpu.upload(in.forward.v);
@@ -572,7 +590,7 @@ BackwardErrors backward_check(const Device& gpu, const BackwardInputs<T>& in) {
   auto cu_q = gpu.upload(in.forward.cu_seqlens_q), cu_k = gpu.upload(in.forward.cu_seqlens_k);
   auto poisoned = [&](size_t n) { return gpu.upload(std::vector<T>(n, T(NAN))); };
   auto d_q = poisoned(in.forward.q.size()), d_k = poisoned(in.forward.k.size()), d_v = poisoned(in.forward.v.size());
-  auto launch = fmha_backward_prepare(gpu, p, q, k, v, o, d_o, lse, cu_q, cu_k, d_q, d_k, d_v);
+  auto launch = prepare(q, k, v, o, d_o, lse, cu_q, cu_k, d_q, d_k, d_v);
   launch();
   gpu.synchronize();
   auto first_q = d_q.to_host(), first_k = d_k.to_host(), first_v = d_v.to_host();
@@ -589,6 +607,12 @@ BackwardErrors backward_check(const Device& gpu, const BackwardInputs<T>& in) {
           .dk = gradient_error(first_k, rk),
           .dv = gradient_error(first_v, rv),
           .deterministic = same(first_q, d_q.to_host()) && same(first_k, d_k.to_host()) && same(first_v, d_v.to_host())};
+}
+
+/// The same for the mma.sync backward (fmha_backward_prepare).
+template <Element T>
+BackwardErrors backward_check(const Device& gpu, const BackwardInputs<T>& in) {
+  return backward_check_with(gpu, in, [&](auto&&... buffers) { return fmha_backward_prepare(gpu, in.forward.problem, buffers...); });
 }
 
 /// Cross-compiles the backward's three kernels (dot, dK/dV, dQ) for target `t`.

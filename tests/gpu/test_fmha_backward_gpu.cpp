@@ -1,4 +1,5 @@
-// The attention backward (examples/fmha_backward.hpp) on the GPU, against float64 gradients
+// The attention backwards (examples/fmha_backward.hpp on mma.sync, fmha_backward_sm90.hpp on
+// wgmma) on the GPU, against float64 gradients
 // computed on the host, on fresh random inputs with poisoned outputs: every element type x head
 // dim x mask x (fixed, variable) lengths x (MHA, GQA), dQ, dK and dV each bounded element by
 // element, and a second run giving the same bits.
@@ -7,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "fmha_backward.hpp"
+#include "fmha_backward_sm90.hpp"
 
 using namespace cutejit;
 
@@ -22,8 +23,8 @@ struct Lengths {
 // errors measured on the H200 are 0.006-0.027 in bf16 and 8 times smaller in f16, the largest
 // in dQ of causal rows that see few keys, where rowsum(dO * O) from the rounded O is the
 // largest share of dS.
-template <Element T>
-void check_all(const Device& gpu, const char* type, double bound) {
+template <Element T, class Check>
+void check_all(const Device& gpu, const char* type, double bound, Check&& check) {
   // Fixed: two sequences of 192 (three key blocks, a query block and a half). Variable: a
   // sequence shorter than a block, one with residues in both, one token, and one with more
   // queries than keys (causal: its first 110 queries see no key, and its keys get only the
@@ -36,7 +37,7 @@ void check_all(const Device& gpu, const char* type, double bound) {
       for (const Lengths& l : lengths)
         for (auto [heads, kv_heads] : {std::pair{2, 2}, std::pair{4, 1}}) {
           auto in = examples::backward_inputs(examples::fmha_inputs<T>(l.q, l.k, heads, kv_heads, head_dim, causal, seed += 5), seed + 4);
-          examples::BackwardErrors e = examples::backward_check(gpu, in);
+          examples::BackwardErrors e = check(gpu, in);
           INFO(type << " hd " << head_dim << (causal ? " causal" : "") << ", " << l.name << " lengths, " << heads << " query / "
                     << kv_heads << " key-value heads: dQ " << e.dq << ", dK " << e.dk << ", dV " << e.dv);
           CHECK(e.dq < bound);
@@ -51,6 +52,13 @@ void check_all(const Device& gpu, const char* type, double bound) {
 TEST_CASE("the attention backward matches float64 gradients for every mask, head dim and length mix, bit for bit on a rerun",
           "[gpu]") {
   Device gpu;
-  check_all<bf16>(gpu, "bf16", 4e-2);
-  check_all<f16>(gpu, "f16", 8e-3);
+  check_all<bf16>(gpu, "bf16", 4e-2, examples::backward_check<bf16>);
+  check_all<f16>(gpu, "f16", 8e-3, examples::backward_check<f16>);
+}
+
+TEST_CASE("the Hopper attention backward matches float64 gradients for every mask, head dim and length mix, bit for bit on a rerun",
+          "[gpu]") {
+  Device gpu;
+  check_all<bf16>(gpu, "bf16", 4e-2, examples::backward_sm90_check<bf16>);
+  check_all<f16>(gpu, "f16", 8e-3, examples::backward_sm90_check<f16>);
 }

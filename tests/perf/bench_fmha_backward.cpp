@@ -1,4 +1,5 @@
-// The attention backward (examples/fmha_backward.hpp) on the GPU: TFLOP/s for 16k tokens
+// The attention backwards on the GPU, the Hopper one (examples/fmha_backward_sm90.hpp) and the
+// mma.sync one (examples/fmha_backward.hpp): TFLOP/s for 16k tokens
 // (batch x sequence length), 16 heads, sequence lengths 1k to 8k, head dims 64 and 128, causal
 // and not; the median of 30 timed runs after warm-up (CUDA events), rotating through copies of
 // the inputs and gradients (O and the log-sum-exp from the FA2 forward); plus the cold JIT time and registers of each kernel.
@@ -14,7 +15,7 @@
 #include <span>
 #include <vector>
 
-#include "fmha_backward.hpp"
+#include "fmha_backward_sm90.hpp"
 #include "gpu_timing.hpp"
 
 using namespace cutejit;
@@ -34,7 +35,7 @@ void report_jit(const CompiledKernel& k, double ms) {
               local);
 }
 
-void time_backward(const Device& gpu, const std::vector<bf16>& pool, int64_t seqlen, int64_t head_dim, bool causal) {
+void time_backward(const Device& gpu, bool hopper, const std::vector<bf16>& pool, int64_t seqlen, int64_t head_dim, bool causal) {
   const int64_t batch = 16384 / seqlen, heads = 16, tokens = batch * seqlen, elements = tokens * heads * head_dim;
   examples::FmhaProblem p{.batch = batch, .heads = heads, .kv_heads = heads, .head_dim = head_dim, .total_q = tokens, .total_k = tokens,
                           .max_seqlen_q = seqlen, .max_seqlen_k = seqlen, .causal = causal};
@@ -60,11 +61,12 @@ void time_backward(const Device& gpu, const std::vector<bf16>& pool, int64_t seq
     lse.push_back(gpu.alloc<float>(size_t(heads * tokens)));
     const Buffer<bf16>* b = &buffers[buffers.size() - 8];
     examples::fmha_forward_prepare(gpu, p, b[0], b[1], b[2], b[3], lse.back(), cu_seqlens, cu_seqlens)();
-    launches.push_back(examples::fmha_backward_prepare(gpu, p, b[0], b[1], b[2], b[3], b[4], lse.back(), cu_seqlens, cu_seqlens, b[5], b[6], b[7]));
+    auto prepare = hopper ? examples::fmha_backward_sm90_prepare<bf16> : examples::fmha_backward_prepare<bf16>;
+    launches.push_back(prepare(gpu, p, b[0], b[1], b[2], b[3], b[4], lse.back(), cu_seqlens, cu_seqlens, b[5], b[6], b[7], detail::Where::current()));
   }
   double ms = bench::median_gpu_ms_rotated([&](int i) { launches[size_t(i)](); }, sets, 30);
   double flops = 10.0 * double(batch * heads) * double(seqlen) * double(seqlen) * double(head_dim) / (causal ? 2 : 1);
-  std::printf("fmha_bwd_bf16 b%lld h%lld s%lld d%lld%s: %.3f ms, %.1f TFLOP/s\n", (long long)batch, (long long)heads, (long long)seqlen,
+  std::printf("%s b%lld h%lld s%lld d%lld%s: %.3f ms, %.1f TFLOP/s\n", hopper ? "fmha90_bwd_bf16" : "fmha_bwd_bf16", (long long)batch, (long long)heads, (long long)seqlen,
               (long long)head_dim, causal ? " causal" : "", ms, flops / (ms * 1e-3) / 1e12);
 }
 
@@ -73,6 +75,15 @@ void time_backward(const Device& gpu, const std::vector<bf16>& pool, int64_t seq
 int main() {
   setenv("CUTEJIT_CACHE", "off", 1);  // the JIT figures below are cold, not cache hits
   Device gpu;
+  auto cold = [](const char* what, auto&& compile) {
+    auto t0 = std::chrono::steady_clock::now();
+    std::vector<CompiledKernel> kernels = compile();
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("%s: its kernels cold in %.1f ms\n", what, ms);
+    for (const CompiledKernel& k : kernels) report_jit(k, k.times.total_ms());
+  };
+  cold("fmha90_bwd hd64", [&] { return examples::backward_sm90_compile<bf16, examples::fmha_bwd90::hd64>(gpu.target()); });
+  cold("fmha90_bwd hd128", [&] { return examples::backward_sm90_compile<bf16, examples::fmha_bwd90::hd128>(gpu.target()); });
   for (int64_t head_dim : {64, 128}) {
     auto t0 = std::chrono::steady_clock::now();
     auto kernels = examples::backward_compile<bf16>(gpu.target(), {.head_dim = int(head_dim), .causal = false});
@@ -81,7 +92,8 @@ int main() {
     for (const CompiledKernel& k : kernels) report_jit(k, k.times.total_ms());
   }
   std::vector<bf16> pool = examples::random_values<bf16>(size_t(16384) * 16 * 128 + 8192, 7);
-  for (int64_t head_dim : {64, 128})
-    for (bool causal : {false, true})
-      for (int64_t seqlen : {1024, 2048, 4096, 8192}) time_backward(gpu, pool, seqlen, head_dim, causal);
+  for (bool hopper : {true, false})
+    for (int64_t head_dim : {64, 128})
+      for (bool causal : {false, true})
+        for (int64_t seqlen : {1024, 2048, 4096, 8192}) time_backward(gpu, hopper, pool, seqlen, head_dim, causal);
 }

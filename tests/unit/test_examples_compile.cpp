@@ -9,7 +9,7 @@
 #include "gemm_bf16_nn.hpp"
 #include "gemm_fp8.hpp"
 #include "gemm_fp8_e4m3_out.hpp"
-#include "fmha_backward.hpp"
+#include "fmha_backward_sm90.hpp"
 #include "fmha_decode.hpp"
 #include "fmha_sm80.hpp"
 #include "fmha_sm90.hpp"
@@ -75,6 +75,9 @@ std::vector<Expectation> expectations() {
       {examples::fmha_backward_example(),
        {"cp.async.cg.shared.global", "ldmatrix.sync.aligned.m8n8.x4.shared.b16", "ldmatrix.sync.aligned.m8n8.x2.shared.b16",
         "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16", "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", "ex2.approx.ftz.f32"}},
+      {examples::fmha_backward_sm90_example(),
+       {"cp.async.bulk.tensor.3d", "mbarrier.try_wait.parity", "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16",
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16", "setmaxnreg.inc.sync.aligned.u32 \t240", "ex2.approx.ftz.f32"}},
       {examples::fmha_forward_sm90_example(),
        {"cp.async.bulk.tensor.3d", "mbarrier.try_wait.parity", "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16",
         "setmaxnreg.inc.sync.aligned.u32 \t240", "ex2.approx.ftz.f32", "shfl.sync.bfly.b32"}},

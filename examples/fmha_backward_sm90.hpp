@@ -1,0 +1,483 @@
+// The attention backward on Hopper tensor cores (sm_90a): the products of fmha_backward.hpp on
+// wgmma, warp-specialised as the Hopper forward (fmha_sm90.hpp) is. The same problem, inputs,
+// outputs and determinism (no atomics); the rowsum(dO * O) kernel is fmha_backward.hpp's.
+//
+// Two kernels of three warpgroups (384 threads), one producer thread loading with TMA
+// (setmaxnreg 24) and two consumer warpgroups of 64 rows each (setmaxnreg 240):
+//  - dK and dV: a CTA per 128 keys of a key/value head. K and V are loaded once (head_dim / 64
+//    boxes of 128 keys x 64 columns, 128-byte swizzled); Q and dO blocks of 64 queries, of every
+//    query head of the group, stream through two rings (PipelineTmaAsync). Per block, on wgmma
+//    with both operands in shared memory (all K-major): S^T = K Q^T and dP^T = V dO^T (64 keys x
+//    64 queries per warpgroup); P^T = exp2(S^T scale - L) and dS^T = P^T (dP^T - D) in their
+//    registers, a column being a query; then dV += P^T dO and dK += dS^T Q with P^T and dS^T
+//    as wgmma's register A (accumulator_as_A) and dO, Q read MN-major where they lie.
+//  - dQ: a CTA per 128 queries of a head, Q and dO loaded once, K and V blocks of 64 keys
+//    streaming: S = Q K^T and dP = dO V^T (SS), P and dS in registers, dQ += dS K with dS as
+//    the register A and K read MN-major.
+// Queries of a block past its sequence are the next sequence's rows (or zeros past the tensor)
+// as TMA loads them: their L is taken as +inf, so P is 0 there; keys past it are masked in the
+// dQ kernel and never stored by the dK/dV kernel. Causal key blocks above the diagonal are
+// skipped by both; the dQ kernel takes the longest query blocks first.
+#pragma once
+
+#include <cutejit/pipeline/pipeline.hpp>
+
+#include <array>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "fmha_backward.hpp"
+
+namespace examples {
+using namespace cutejit;
+
+namespace fmha_bwd90 {
+
+/// The kernels' static choices, and their shared memory: two resident tiles (K and V, or Q and
+/// dO), two rings of `stages` blocks (Q and dO, or K and V), and the barriers.
+struct Config {
+  int head_dim = 128;
+  bool causal = false;
+  static constexpr int tile = 128;  ///< keys per dK/dV CTA, queries per dQ CTA: two warpgroups of 64
+  static constexpr int stages = 2;
+  static constexpr int threads = 384, box_cols = 64;
+  // As the forward's: 24 x 128 + 240 x 256 is the CTA's allocation at launch (168 x 384).
+  static constexpr int producer_registers = 24, consumer_registers = 240;
+
+  /// Queries per dK/dV block: 32 at head dim 128, where dK and dV hold 128 f32 registers per
+  /// thread and S^T, dP^T of 64 queries would spill (144 bytes); 64 at head dim 64.
+  constexpr int dkdv_step() const { return head_dim > 64 ? 32 : 64; }
+  static constexpr int dq_step = 64;  ///< keys per dQ block
+  constexpr int boxes() const { return head_dim / box_cols; }
+  constexpr int tile_bytes() const { return tile * head_dim * 2; }
+  constexpr int step_bytes(int step) const { return step * head_dim * 2; }
+  constexpr int ring_offset(int ring, int step) const { return 2 * tile_bytes() + ring * stages * step_bytes(step); }
+  constexpr int barriers_offset(int step) const { return ring_offset(2, step); }
+  constexpr uint32_t shared_bytes(int step) const {
+    return uint32_t(barriers_offset(step) + 8 + 2 * PipelineTmaAsync::barrier_bytes(stages)) + dynamic_shared_slack(1024);
+  }
+  friend constexpr bool operator==(const Config&, const Config&) = default;
+  std::string name(const char* kernel, const char* type) const {
+    return std::string("fmha90_bwd_") + kernel + "_" + type + "_hd" + std::to_string(head_dim) + (causal ? "_causal" : "");
+  }
+};
+constexpr Config hd64{64, false}, hd64_causal{64, true}, hd128{128, false}, hd128_causal{128, true};
+static_assert(hd128.shared_bytes(Config::dq_step) <= 232448);
+
+/// The shared memory of one kernel whose rings hold blocks of `step` rows: tile(0), tile(1)
+/// (their boxes of 128 rows side by side), stage s of ring r (its boxes of `step` rows), the
+/// resident tiles' barrier, the rings.
+template <Element T>
+struct Smem {
+  Config c;
+  int step;
+  Pointer<int8_t> base = dynamic_shared_aligned<int8_t>(1024);
+  Pointer<T> tile(int which, int box) const { return Pointer<T>((base + which * c.tile_bytes() + box * Config::tile * Config::box_cols * 2).id()); }
+  Pointer<T> stage(int ring, const Int& s, int box = 0) const {
+    return Pointer<T>((base + c.ring_offset(ring, step) + s * c.step_bytes(step) + box * step * Config::box_cols * 2).id());
+  }
+  Pointer<uint64_t> tiles_full() const { return Pointer<uint64_t>((base + c.barriers_offset(step)).id()); }
+  PipelineTmaAsync ring(int r) const {
+    return PipelineTmaAsync(Pointer<uint64_t>((base + c.barriers_offset(step) + 8 + r * PipelineTmaAsync::barrier_bytes(Config::stages)).id()),
+                            Config::stages, /*consumers=*/2, c.step_bytes(step));
+  }
+};
+
+/// acc = A B^T over head_dim, A this warpgroup's 64 rows of a resident tile and B a ring's stage,
+/// both K-major (one box of 64 columns, four k16 steps, at a time).
+template <Element T, class Tiled>
+void gemm_tile_stage(const Config& c, const Tiled& mma, const Tensor<float>& acc, const Smem<T>& smem, int tile, const Int& half,
+                     int ring, const Int& stage) {
+  wgmma_fence();
+  for (int b = 0; b < c.boxes(); ++b)
+    cutejit::gemm(mma, acc, WgmmaOperand<T>(smem.tile(tile, b) + half * (64 * Config::box_cols), TmaSwizzle::bytes128),
+                  WgmmaOperand<T>(smem.stage(ring, stage, b), TmaSwizzle::bytes128));
+  wgmma_commit_group();
+}
+
+/// The producer: one thread loads the two resident tiles at `tile_coords(box)`, then for each
+/// of `steps` blocks the two rings' stages at `step_coords(i, box)` (each a (token, head,
+/// column) of the tensor maps).
+template <Element T, class TileAt, class StepAt>
+void produce(const Config& c, const Smem<T>& smem, const TmaDescriptor<T>& tile0, const TmaDescriptor<T>& tile1,
+             const TmaDescriptor<T>& ring0, const TmaDescriptor<T>& ring1, const Int& steps, TileAt&& tile_coords, StepAt&& step_coords) {
+  PipelineTmaAsync r0 = smem.ring(0), r1 = smem.ring(1);
+  mbarrier_arrive_expect_tx(smem.tiles_full(), 2 * c.tile_bytes());
+  for (int b = 0; b < c.boxes(); ++b) {
+    std::array<Int, 3> at = tile_coords(b);
+    tile0.load(smem.tile(0, b), smem.tiles_full(), {at[0], at[1], at[2]});
+    tile1.load(smem.tile(1, b), smem.tiles_full(), {at[0], at[1], at[2]});
+  }
+  for_(0, steps, [&](Int i) {
+    PipelineState s = PipelineState::at(i, Config::stages);
+    auto load = [&](PipelineTmaAsync& ring, const TmaDescriptor<T>& map, int which) {
+      ring.producer_acquire(s);
+      for (int b = 0; b < c.boxes(); ++b) {
+        std::array<Int, 3> at = step_coords(i, b);
+        ring.load(map, smem.stage(which, s.index, b), s, {at[0], at[1], at[2]});
+      }
+      ring.producer_commit(s);
+    };
+    load(r0, ring0, 0);
+    load(r1, ring1, 1);
+  });
+}
+
+/// Barriers, then the producer warpgroup (thread 0 runs `producer`) and the consumers
+/// (`consumer(t, half, leader)`, t the thread in the two consumer warpgroups).
+template <Element T, class Producer, class Consumer>
+void specialise(const Config& c, const Smem<T>& smem, std::initializer_list<const TmaDescriptor<T>*> maps, Producer&& producer,
+                Consumer&& consumer) {
+  Int tid = thread_idx().x;
+  if_(tid == 0, [&] {
+    mbarrier_init(smem.tiles_full(), 1);
+    smem.ring(0).init();
+    smem.ring(1).init();
+    fence_mbarrier_init();
+    for (const TmaDescriptor<T>* m : maps) m->prefetch();
+  });
+  sync_threads();
+  if_(tid / 128 == 0, [&] {
+    decrease_max_registers(Config::producer_registers);
+    if_(tid == 0, [&] { producer(); });
+  }).else_([&] {
+    increase_max_registers(Config::consumer_registers);
+    Int t = tid - 128;
+    consumer(t, t / 128, t % 128 == 0);
+  });
+}
+
+/// dK and dV of 128 keys of one key/value head (grid: key blocks x kv_heads x batch).
+template <Element T, Config C>
+void dkdv(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDescriptor<T>& v, const TmaDescriptor<T>& d_o,
+          const Tensor<f32>& lse, const Tensor<f32>& delta, const Tensor<T>& dk, const Tensor<T>& dv, const Tensor<int32_t>& cu_seqlens_q,
+          const Tensor<int32_t>& cu_seqlens_k, const Int& group, const F32& scale_log2, const F32& scale) {
+  constexpr int D = C.head_dim, BN = Config::tile, BM = C.dkdv_step(), W = Config::box_cols;
+  launch_bounds(Config::threads, 1);
+  Int n_block = block_idx().x, kv_head = block_idx().y, batch = block_idx().z;
+  Int q_start = cu_seqlens_q(batch), q_len = Int(cu_seqlens_q(batch + 1)) - q_start;
+  Int k_start = cu_seqlens_k(batch), k_len = Int(cu_seqlens_k(batch + 1)) - k_start;
+
+  if_(n_block * BN < k_len, [&] {
+    // Query blocks: all, or (causal) from the first query that sees this block's first key;
+    // block i is query block m_begin + i % per_head of the group's head i / per_head.
+    Int diagonal = k_len - q_len;
+    Int m_blocks = (q_len + (BM - 1)) / BM;
+    Int m_begin = C.causal ? min(m_blocks, max(Int(0), n_block * BN - diagonal) / BM) : Int(0);
+    Int per_head = m_blocks - m_begin, steps = per_head * group;
+    auto step_head = [&](const Int& i) { return kv_head * group + i / per_head; };
+    auto step_block = [&](const Int& i) { return m_begin + i % per_head; };
+
+    Smem<T> smem{C, BM};
+    specialise<T>(
+        C, smem, {&q, &k, &v, &d_o},
+        [&] {
+          produce<T>(
+              C, smem, k, v, q, d_o, steps, [&](int b) { return std::array<Int, 3>{k_start + n_block * BN, kv_head, Int(b * W)}; },
+              [&](const Int& i, int b) { return std::array<Int, 3>{q_start + step_block(i) * BM, step_head(i), Int(b * W)}; });
+        },
+        [&](const Int& t, const Int& half, const Bool& leader) {
+          // S^T, dP^T (128 keys x 64 queries) and dV, dK (128 keys x head_dim), over the two warpgroups.
+          auto mma_s = make_tiled_mma(WgmmaSS<T, BM>{}, make_layout({2, 1, 1}));
+          auto mma_kv = make_tiled_mma(WgmmaRS<T, D, WgmmaMajor::mn>{}, make_layout({2, 1, 1}));
+          auto thr_s = mma_s.get_slice(t), thr_kv = mma_kv.get_slice(t);
+          Tensor<float> acc_dk = thr_kv.partition_fragment_C({BN, D}), acc_dv = thr_kv.partition_fragment_C({BN, D});
+          fill(acc_dk, 0.0f);
+          fill(acc_dv, 0.0f);
+          PipelineTmaAsync q_ring = smem.ring(0), do_ring = smem.ring(1);
+          CoordTensor scores = make_identity_tensor(IntTuple{k_len, q_len});  // (key, query)
+          mbarrier_wait(smem.tiles_full(), 0);
+
+          for_(0, steps, [&](Int i) {
+            PipelineState s = PipelineState::at(i, Config::stages);
+            Int head = step_head(i), m = step_block(i);
+            Tensor<float> acc_s = thr_s.partition_fragment_C({BN, BM}), acc_dp = thr_s.partition_fragment_C({BN, BM});
+            fill(acc_s, 0.0f);
+            fill(acc_dp, 0.0f);
+            q_ring.consumer_wait(s);
+            gemm_tile_stage(C, mma_s, acc_s, smem, 0, half, 0, s.index);  // S^T = K Q^T
+            do_ring.consumer_wait(s);
+            gemm_tile_stage(C, mma_s, acc_dp, smem, 1, half, 1, s.index);  // dP^T = V dO^T
+
+            // Each column's query: its L (log2 units) and D, read while the products run.
+            auto s_rows = accumulator_rowcol(mma_s, acc_s), dp_rows = accumulator_rowcol(mma_s, acc_dp);
+            CoordTensor cS = accumulator_rowcol(mma_s, thr_s.partition_C(local_tile(scores, IntTuple{BN, BM}, IntTuple{n_block, m})));
+            const int64_t rows = size(mode(s_rows.layout(), 0)).value(), cols = size(mode(s_rows.layout(), 1)).value();
+            auto l2 = make_rmem_tensor<f32>(IntTuple{cols}), d = make_rmem_tensor<f32>(IntTuple{cols});
+            for (int64_t col = 0; col < cols; ++col) {
+              Int query = coordinate<1>(cS(IntTuple(0), IntTuple(col)));
+              l2(IntTuple(col)) = fmha_bwd::log2_lse(lse, head, q_start, query, q_len);
+              d(IntTuple(col)) = select(query < q_len, F32(delta(head, q_start + min(query, q_len - 1))), F32(0.0f));
+            }
+
+            // P^T, masked (causal) where the diagonal crosses the block, then dV += P^T dO.
+            wgmma_wait_group(1);
+            wgmma_fence_operands(acc_s);
+            if (C.causal)
+              if_((n_block + 1) * BN - 1 > m * BM + diagonal, [&] {
+                for (int64_t r = 0; r < rows; ++r)
+                  for (int64_t col = 0; col < cols; ++col) {
+                    Int key = coordinate<0>(cS(IntTuple(r), IntTuple(col))), query = coordinate<1>(cS(IntTuple(r), IntTuple(col)));
+                    s_rows(IntTuple(r), IntTuple(col)) =
+                        select(key <= query + diagonal, F32(s_rows(IntTuple(r), IntTuple(col))), F32(-INFINITY));
+                  }
+              });
+            for (int64_t r = 0; r < rows; ++r)
+              for (int64_t col = 0; col < cols; ++col)
+                s_rows(IntTuple(r), IntTuple(col)) =
+                    fast::exp2(fma(F32(s_rows(IntTuple(r), IntTuple(col))), scale_log2, -F32(l2(IntTuple(col)))));
+            wgmma_fence();
+            cutejit::gemm(mma_kv, acc_dv, accumulator_as_A(mma_kv, mma_s, acc_s),
+                          WgmmaOperand<T>::mn_major(smem.stage(1, s.index), TmaSwizzle::bytes128, BM));
+            wgmma_commit_group();
+
+            // dS^T = P^T (dP^T - D), then dK += dS^T Q.
+            wgmma_wait_group(1);
+            wgmma_fence_operands(acc_dp);
+            for (int64_t r = 0; r < rows; ++r)
+              for (int64_t col = 0; col < cols; ++col)
+                dp_rows(IntTuple(r), IntTuple(col)) =
+                    F32(s_rows(IntTuple(r), IntTuple(col))) * (F32(dp_rows(IntTuple(r), IntTuple(col))) - F32(d(IntTuple(col))));
+            wgmma_fence();
+            cutejit::gemm(mma_kv, acc_dk, accumulator_as_A(mma_kv, mma_s, acc_dp),
+                          WgmmaOperand<T>::mn_major(smem.stage(0, s.index), TmaSwizzle::bytes128, BM));
+            wgmma_commit_group();
+            wgmma_wait_group(0);
+            wgmma_fence_operands(acc_dv);
+            wgmma_fence_operands(acc_dk);
+            if_(leader, [&] {
+              q_ring.consumer_release(s);
+              do_ring.consumer_release(s);
+            });
+          });
+
+          IntTuple kv_bound{k_len, D};
+          CoordTensor cOut = local_tile(make_identity_tensor(kv_bound), IntTuple{BN, D}, IntTuple{n_block, 0});
+          Tensor<T> gdK = local_tile(domain_offset(IntTuple{k_start, 0}, dk(_, kv_head, _)), IntTuple{BN, D}, IntTuple{n_block, 0});
+          Tensor<T> gdV = local_tile(domain_offset(IntTuple{k_start, 0}, dv(_, kv_head, _)), IntTuple{BN, D}, IntTuple{n_block, 0});
+          fmha_bwd::store_rows(thr_kv, acc_dk, scale, cOut, kv_bound, gdK);
+          fmha_bwd::store_rows(thr_kv, acc_dv, F32(1.0f), cOut, kv_bound, gdV);
+        });
+  });
+}
+
+/// dQ of 128 queries of one head (grid: query blocks x heads x batch).
+template <Element T, Config C>
+void dq(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDescriptor<T>& v, const TmaDescriptor<T>& d_o,
+        const Tensor<f32>& lse, const Tensor<f32>& delta, const Tensor<T>& d_q, const Tensor<int32_t>& cu_seqlens_q,
+        const Tensor<int32_t>& cu_seqlens_k, const Int& group, const F32& scale_log2, const F32& scale) {
+  constexpr int D = C.head_dim, BM = Config::tile, BN = Config::dq_step, W = Config::box_cols;
+  launch_bounds(Config::threads, 1);
+  Int m_block = block_idx().x, head = block_idx().y, batch = block_idx().z;
+  if (C.causal) m_block = Int(grid_dim().x) - 1 - m_block;  // the longest query blocks first
+  Int q_start = cu_seqlens_q(batch), q_len = Int(cu_seqlens_q(batch + 1)) - q_start;
+  Int k_start = cu_seqlens_k(batch), k_len = Int(cu_seqlens_k(batch + 1)) - k_start;
+  Int kv_head = head / group;
+
+  if_(m_block * BM < q_len, [&] {
+    Int diagonal = k_len - q_len;
+    Int n_blocks = (k_len + (BN - 1)) / BN;
+    if (C.causal) n_blocks = min(n_blocks, max(Int(0), (m_block + 1) * BM + diagonal + (BN - 1)) / BN);
+
+    Smem<T> smem{C, BN};
+    specialise<T>(
+        C, smem, {&q, &k, &v, &d_o},
+        [&] {
+          produce<T>(
+              C, smem, q, d_o, k, v, n_blocks, [&](int b) { return std::array<Int, 3>{q_start + m_block * BM, head, Int(b * W)}; },
+              [&](const Int& n, int b) { return std::array<Int, 3>{k_start + n * BN, kv_head, Int(b * W)}; });
+        },
+        [&](const Int& t, const Int& half, const Bool& leader) {
+          // S, dP (128 queries x 64 keys) and dQ (128 queries x head_dim), over the two warpgroups.
+          auto mma_s = make_tiled_mma(WgmmaSS<T, BN>{}, make_layout({2, 1, 1}));
+          auto mma_q = make_tiled_mma(WgmmaRS<T, D, WgmmaMajor::mn>{}, make_layout({2, 1, 1}));
+          auto thr_s = mma_s.get_slice(t), thr_q = mma_q.get_slice(t);
+          Tensor<float> acc_dq = thr_q.partition_fragment_C({BM, D});
+          fill(acc_dq, 0.0f);
+          PipelineTmaAsync k_ring = smem.ring(0), v_ring = smem.ring(1);
+          CoordTensor scores = make_identity_tensor(IntTuple{q_len, k_len});  // (query, key)
+          // Each of this thread's rows (queries): its L (log2 units) and D, read once.
+          CoordTensor rows_at = accumulator_rowcol(mma_s, thr_s.partition_C(local_tile(scores, IntTuple{BM, BN}, IntTuple{m_block, 0})));
+          const int64_t rows = size(mode(rows_at.layout(), 0)).value();
+          auto l2 = make_rmem_tensor<f32>(IntTuple{rows}), dl = make_rmem_tensor<f32>(IntTuple{rows});
+          for (int64_t r = 0; r < rows; ++r) {
+            Int query = coordinate<0>(rows_at(IntTuple(r), IntTuple(0)));
+            l2(IntTuple(r)) = fmha_bwd::log2_lse(lse, head, q_start, query, q_len);
+            dl(IntTuple(r)) = select(query < q_len, F32(delta(head, q_start + min(query, q_len - 1))), F32(0.0f));
+          }
+          mbarrier_wait(smem.tiles_full(), 0);
+
+          for_(0, n_blocks, [&](Int n) {
+            PipelineState s = PipelineState::at(n, Config::stages);
+            Tensor<float> acc_s = thr_s.partition_fragment_C({BM, BN}), acc_dp = thr_s.partition_fragment_C({BM, BN});
+            fill(acc_s, 0.0f);
+            fill(acc_dp, 0.0f);
+            k_ring.consumer_wait(s);
+            gemm_tile_stage(C, mma_s, acc_s, smem, 0, half, 0, s.index);  // S = Q K^T
+            v_ring.consumer_wait(s);
+            gemm_tile_stage(C, mma_s, acc_dp, smem, 1, half, 1, s.index);  // dP = dO V^T
+            auto s_rows = accumulator_rowcol(mma_s, acc_s), dp_rows = accumulator_rowcol(mma_s, acc_dp);
+            const int64_t cols = size(mode(s_rows.layout(), 1)).value();
+
+            // P, masked where the sequence's end or the diagonal crosses the block.
+            wgmma_wait_group(1);
+            wgmma_fence_operands(acc_s);
+            Bool partial = (n + 1) * BN > k_len;
+            if (C.causal) partial = partial || (n + 1) * BN - 1 > m_block * BM + diagonal;
+            if_(partial, [&] {
+              CoordTensor cS = accumulator_rowcol(mma_s, thr_s.partition_C(local_tile(scores, IntTuple{BM, BN}, IntTuple{m_block, n})));
+              for (int64_t r = 0; r < rows; ++r)
+                for (int64_t col = 0; col < cols; ++col) {
+                  Int query = coordinate<0>(cS(IntTuple(r), IntTuple(col))), key = coordinate<1>(cS(IntTuple(r), IntTuple(col)));
+                  Bool keep = key < k_len;
+                  if (C.causal) keep = keep && key <= query + diagonal;
+                  s_rows(IntTuple(r), IntTuple(col)) = select(keep, F32(s_rows(IntTuple(r), IntTuple(col))), F32(-INFINITY));
+                }
+            });
+
+            // dS = P (dP - D): V's stage is free once dP has landed.
+            wgmma_wait_group(0);
+            wgmma_fence_operands(acc_dp);
+            if_(leader, [&] { v_ring.consumer_release(s); });
+            for (int64_t r = 0; r < rows; ++r)
+              for (int64_t col = 0; col < cols; ++col) {
+                F32 p = fast::exp2(fma(F32(s_rows(IntTuple(r), IntTuple(col))), scale_log2, -F32(l2(IntTuple(r)))));
+                dp_rows(IntTuple(r), IntTuple(col)) = p * (F32(dp_rows(IntTuple(r), IntTuple(col))) - F32(dl(IntTuple(r))));
+              }
+
+            // dQ += dS K, then K's stage is free.
+            wgmma_fence();
+            cutejit::gemm(mma_q, acc_dq, accumulator_as_A(mma_q, mma_s, acc_dp),
+                          WgmmaOperand<T>::mn_major(smem.stage(0, s.index), TmaSwizzle::bytes128, BN));
+            wgmma_commit_group();
+            wgmma_wait_group(0);
+            wgmma_fence_operands(acc_dq);
+            if_(leader, [&] { k_ring.consumer_release(s); });
+          });
+
+          IntTuple q_bound{q_len, D};
+          CoordTensor cOut = local_tile(make_identity_tensor(q_bound), IntTuple{BM, D}, IntTuple{m_block, 0});
+          Tensor<T> gdQ = local_tile(domain_offset(IntTuple{q_start, 0}, d_q(_, head, _)), IntTuple{BM, D}, IntTuple{m_block, 0});
+          fmha_bwd::store_rows(thr_q, acc_dq, scale, cOut, q_bound, gdQ);
+        });
+  });
+}
+
+}  // namespace fmha_bwd90
+
+template <Element T, fmha_bwd90::Config C>
+inline auto fmha_backward_sm90_dkdv =
+    Kernel{C.name("dkdv", fmha_type_name<T>),
+           [](TmaDescriptor<T> q, TmaDescriptor<T> k, TmaDescriptor<T> v, TmaDescriptor<T> d_o, Tensor<f32> lse, Tensor<f32> delta,
+              Tensor<T> dk, Tensor<T> dv, Tensor<int32_t> cu_seqlens_q, Tensor<int32_t> cu_seqlens_k, Int group, F32 scale_log2, F32 scale) {
+             fmha_bwd90::dkdv<T, C>(q, k, v, d_o, lse, delta, dk, dv, cu_seqlens_q, cu_seqlens_k, group, scale_log2, scale);
+           }};
+template <Element T, fmha_bwd90::Config C>
+inline auto fmha_backward_sm90_dq =
+    Kernel{C.name("dq", fmha_type_name<T>),
+           [](TmaDescriptor<T> q, TmaDescriptor<T> k, TmaDescriptor<T> v, TmaDescriptor<T> d_o, Tensor<f32> lse, Tensor<f32> delta,
+              Tensor<T> d_q, Tensor<int32_t> cu_seqlens_q, Tensor<int32_t> cu_seqlens_k, Int group, F32 scale_log2, F32 scale) {
+             fmha_bwd90::dq<T, C>(q, k, v, d_o, lse, delta, d_q, cu_seqlens_q, cu_seqlens_k, group, scale_log2, scale);
+           }};
+
+namespace fmha_bwd90 {
+/// Throws a cutejit::Error at the caller's line unless the Hopper backward supports the
+/// problem: the backward's (head dims 64 and 128, no mask or causal), and at least one query
+/// and one key token in all (TMA maps no empty tensor).
+inline void check(const FmhaProblem& p, detail::Where w = detail::Where::current()) {
+  check_problem(p, {64, 128}, /*windows=*/false, "fmha_backward_sm90", w);
+  if (p.total_q < 1 || p.total_k < 1)
+    detail::fail("fmha_backward_sm90: needs at least one query and one key token in all (TMA maps no empty tensor), not " +
+                     std::to_string(p.total_q) + " and " + std::to_string(p.total_k),
+                 w);
+}
+
+template <Element T, Config C>
+void prepare(BackwardLaunch& l, const Device& gpu, const FmhaProblem& p, const Buffer<T>& q, const Buffer<T>& k, const Buffer<T>& v,
+             const Buffer<T>& d_o, const Buffer<f32>& lse, const Buffer<int32_t>& cu_q, const Buffer<int32_t>& cu_k, const Buffer<T>& d_q,
+             const Buffer<T>& d_k, const Buffer<T>& d_v) {
+  const int64_t H = p.heads, Hk = p.kv_heads, D = p.head_dim;
+  const float scale = p.softmax_scale > 0 ? p.softmax_scale : 1.0f / std::sqrt(float(D));
+  constexpr uint32_t tile = Config::tile, dkdv_step = uint32_t(C.dkdv_step()), dq_step = Config::dq_step, cols = Config::box_cols;
+  auto map = [&](const Buffer<T>& b, int64_t tokens, int64_t heads, uint32_t rows) {
+    return make_tensor_map(b.view({tokens, heads, D}), {rows, 1, cols}, TmaSwizzle::bytes128);
+  };
+  auto delta = l.delta.view({H, p.total_q});
+  auto cu_qv = cu_q.view({p.batch + 1}), cu_kv = cu_k.view({p.batch + 1});
+  const int32_t group = int32_t(H / Hk);
+  const int64_t max_k = p.max_seqlen_k > 0 ? p.max_seqlen_k : p.total_k;
+  Launch dkdv{.grid = {uint32_t(ceil_div(max_k, int64_t(tile))), uint32_t(Hk), uint32_t(p.batch)},
+              .block = uint32_t(Config::threads),
+              .shared_bytes = C.shared_bytes(C.dkdv_step())};
+  l.dkdv = fmha_backward_sm90_dkdv<T, C>.prepare(gpu, dkdv, map(q, p.total_q, H, dkdv_step), map(k, p.total_k, Hk, tile),
+                                                 map(v, p.total_k, Hk, tile), map(d_o, p.total_q, H, dkdv_step), lse.view({H, p.total_q}), delta,
+                                                 d_k.view({p.total_k, Hk, D}), d_v.view({p.total_k, Hk, D}), cu_qv, cu_kv, group,
+                                                 scale * float(M_LOG2E), scale);
+  Launch dq{.grid = {uint32_t(ceil_div(std::max<int64_t>(p.max_seqlen_q, 1), int64_t(tile))), uint32_t(H), uint32_t(p.batch)},
+            .block = uint32_t(Config::threads),
+            .shared_bytes = C.shared_bytes(Config::dq_step)};
+  l.dq = fmha_backward_sm90_dq<T, C>.prepare(gpu, dq, map(q, p.total_q, H, tile), map(k, p.total_k, Hk, dq_step), map(v, p.total_k, Hk, dq_step),
+                                             map(d_o, p.total_q, H, tile), lse.view({H, p.total_q}), delta, d_q.view({p.total_q, H, D}),
+                                             cu_qv, cu_kv, group, scale * float(M_LOG2E), scale);
+}
+}  // namespace fmha_bwd90
+
+/// The launch of the Hopper backward on device buffers, laid out as fmha_backward_prepare's.
+template <Element T>
+  requires(std::is_same_v<T, bf16> || std::is_same_v<T, f16>)
+BackwardLaunch fmha_backward_sm90_prepare(const Device& gpu, const FmhaProblem& p, const Buffer<T>& q, const Buffer<T>& k,
+                                          const Buffer<T>& v, const Buffer<T>& o, const Buffer<T>& d_o, const Buffer<f32>& lse,
+                                          const Buffer<int32_t>& cu_seqlens_q, const Buffer<int32_t>& cu_seqlens_k, const Buffer<T>& d_q,
+                                          const Buffer<T>& d_k, const Buffer<T>& d_v, detail::Where w = detail::Where::current()) {
+  fmha_bwd90::check(p, w);
+  fmha80::check_buffers(p, q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k, w);
+  fmha_bwd::check_gradients(p, d_o, d_q, d_k, d_v, w);
+  BackwardLaunch l;
+  l.delta = gpu.alloc<float>(size_t(p.heads * p.total_q));
+  l.dot = fmha_bwd::prepare_dot(gpu, p, o, d_o, l.delta);
+  using namespace fmha_bwd90;
+  auto go = [&]<Config C>() { prepare<T, C>(l, gpu, p, q, k, v, d_o, lse, cu_seqlens_q, cu_seqlens_k, d_q, d_k, d_v); };
+  if (p.head_dim == 64)
+    p.causal ? go.template operator()<hd64_causal>() : go.template operator()<hd64>();
+  else
+    p.causal ? go.template operator()<hd128_causal>() : go.template operator()<hd128>();
+  return l;
+}
+
+/// Runs the Hopper backward on `in` as backward_check runs the mma.sync one.
+template <Element T>
+BackwardErrors backward_sm90_check(const Device& gpu, const BackwardInputs<T>& in) {
+  return backward_check_with(gpu, in, [&](auto&&... buffers) { return fmha_backward_sm90_prepare(gpu, in.forward.problem, buffers...); });
+}
+
+/// Cross-compiles the Hopper backward's dK/dV and dQ kernels of `C` for target `t`.
+template <Element T, fmha_bwd90::Config C>
+std::vector<CompiledKernel> backward_sm90_compile(const Target& t) {
+  using fmha_bwd90::Config;
+  auto tiles = TensorMap<T>::for_compile(3, {uint32_t(Config::tile), 1, uint32_t(Config::box_cols)}, TmaSwizzle::bytes128);
+  auto dkdv_steps = TensorMap<T>::for_compile(3, {uint32_t(C.dkdv_step()), 1, uint32_t(Config::box_cols)}, TmaSwizzle::bytes128);
+  auto dq_steps = TensorMap<T>::for_compile(3, {uint32_t(Config::dq_step), 1, uint32_t(Config::box_cols)}, TmaSwizzle::bytes128);
+  auto x = DeviceTensor<T>::for_compile({4096, 16, C.head_dim}), kv = DeviceTensor<T>::for_compile({4096, 4, C.head_dim});
+  auto lse = DeviceTensor<f32>::for_compile({16, 4096});
+  auto cu = DeviceTensor<int32_t>::for_compile({5});
+  std::vector<CompiledKernel> kernels;
+  kernels.push_back(fmha_backward_sm90_dkdv<T, C>.compile(t, dkdv_steps, tiles, tiles, dkdv_steps, lse, lse, kv, kv, cu, cu, int32_t(4), 1.0f, 1.0f));
+  kernels.push_back(fmha_backward_sm90_dq<T, C>.compile(t, tiles, dq_steps, dq_steps, tiles, lse, lse, x, cu, cu, int32_t(4), 1.0f, 1.0f));
+  return kernels;
+}
+
+/// The mma.sync backward's example problem on the Hopper kernels.
+inline Example fmha_backward_sm90_example() {
+  return {"fmha90_bwd_dkdv_bf16_hd128_causal",
+          [](const Device& gpu) {
+            auto in = backward_inputs(fmha_inputs<bf16>({77, 200, 1, 150}, {77, 260, 33, 40}, 4, 2, 128, true, 51), 55);
+            BackwardErrors e = backward_sm90_check(gpu, in);
+            return e.deterministic ? e.worst() : INFINITY;
+          },
+          [](const Target& t) { return backward_sm90_compile<bf16, fmha_bwd90::hd128_causal>(t)[0]; },
+          4e-2,  // bf16's rounding of P, dS and O (tests/gpu/test_fmha_backward_gpu.cpp)
+          {"sm_90a"}};
+}
+
+}  // namespace examples
