@@ -5,19 +5,24 @@
 // Two kernels of three warpgroups (384 threads), one producer thread loading with TMA
 // (setmaxnreg 24) and two consumer warpgroups of 64 rows each (setmaxnreg 240):
 //  - dK and dV: a CTA per 128 keys of a key/value head. K and V are loaded once (head_dim / 64
-//    boxes of 128 keys x 64 columns, 128-byte swizzled); Q and dO blocks of 64 queries, of every
-//    query head of the group, stream through two rings (PipelineTmaAsync). Per block, on wgmma
-//    with both operands in shared memory (all K-major): S^T = K Q^T and dP^T = V dO^T (64 keys x
-//    64 queries per warpgroup); P^T = exp2(S^T scale - L) and dS^T = P^T (dP^T - D) in their
+//    boxes of 128 keys x 64 columns, 128-byte swizzled); Q and dO blocks of 64 queries (32 at
+//    head dim 128), of every query head of the group, stream through two rings
+//    (PipelineTmaAsync). Per block, on wgmma with both operands in shared memory (all
+//    K-major): S^T = K Q^T and dP^T = V dO^T (64 keys x the block's queries per warpgroup); P^T = exp2(S^T scale - L) and dS^T = P^T (dP^T - D) in their
 //    registers, a column being a query; then dV += P^T dO and dK += dS^T Q with P^T and dS^T
 //    as wgmma's register A (accumulator_as_A) and dO, Q read MN-major where they lie.
-//  - dQ: a CTA per 128 queries of a head, Q and dO loaded once, K and V blocks of 64 keys
-//    streaming: S = Q K^T and dP = dO V^T (SS), P and dS in registers, dQ += dS K with dS as
+//  - dQ: a CTA per 128 queries of a head, Q and dO loaded once, K and V blocks of 64 keys (128
+//    at head dim 64) streaming: S = Q K^T and dP = dO V^T (SS), P and dS in registers, dQ += dS K with dS as
 //    the register A and K read MN-major.
 // Queries of a block past its sequence are the next sequence's rows (or zeros past the tensor)
 // as TMA loads them: their L is taken as +inf, so P is 0 there; keys past it are masked in the
 // dQ kernel and never stored by the dK/dV kernel. Causal key blocks above the diagonal are
 // skipped by both; the dQ kernel takes the longest query blocks first.
+//
+// The dQ kernel recomputes S and dP (7 products instead of 5). A version that added dQ into f32
+// from the dK/dV kernel with TMA reduce-adds (5 products, FlashAttention-3's way, its last bits
+// varying from run to run) measured 7-10% slower at head dim 128 and was not kept
+// (docs/attention.md).
 #pragma once
 
 #include <cutejit/pipeline/pipeline.hpp>
@@ -40,15 +45,17 @@ struct Config {
   int head_dim = 128;
   bool causal = false;
   static constexpr int tile = 128;  ///< keys per dK/dV CTA, queries per dQ CTA: two warpgroups of 64
-  static constexpr int stages = 2;
+  int stages = 2;    ///< blocks in flight in each ring
+  int queries = 0;   ///< queries per dK/dV block; 0: dkdv_step()'s choice
+  int dq_keys = 64;  ///< keys per dQ block (64 or 128)
   static constexpr int threads = 384, box_cols = 64;
   // As the forward's: 24 x 128 + 240 x 256 is the CTA's allocation at launch (168 x 384).
   static constexpr int producer_registers = 24, consumer_registers = 240;
 
   /// Queries per dK/dV block: 32 at head dim 128, where dK and dV hold 128 f32 registers per
   /// thread and S^T, dP^T of 64 queries would spill (144 bytes); 64 at head dim 64.
-  constexpr int dkdv_step() const { return head_dim > 64 ? 32 : 64; }
-  static constexpr int dq_step = 64;  ///< keys per dQ block
+  constexpr int dkdv_step() const { return queries ? queries : head_dim > 64 ? 32 : 64; }
+  constexpr int dq_step() const { return dq_keys; }
   constexpr int boxes() const { return head_dim / box_cols; }
   constexpr int tile_bytes() const { return tile * head_dim * 2; }
   constexpr int step_bytes(int step) const { return step * head_dim * 2; }
@@ -62,8 +69,11 @@ struct Config {
     return std::string("fmha90_bwd_") + kernel + "_" + type + "_hd" + std::to_string(head_dim) + (causal ? "_causal" : "");
   }
 };
-constexpr Config hd64{64, false}, hd64_causal{64, true}, hd128{128, false}, hd128_causal{128, true};
-static_assert(hd128.shared_bytes(Config::dq_step) <= 232448);
+/// At head dim 64 the dQ kernel takes 128 keys a block (measured 2-6% faster than 64; every
+/// other knob here, a third ring stage or 64 queries a dK/dV block at head dim 128, was within
+/// 2% or slower: docs/benchmarks.md).
+constexpr Config hd64{64, false, 2, 0, 128}, hd64_causal{64, true, 2, 0, 128}, hd128{128, false}, hd128_causal{128, true};
+static_assert(hd128.shared_bytes(hd128.dq_step()) <= 232448);
 
 /// The shared memory of one kernel whose rings hold blocks of `step` rows: tile(0), tile(1)
 /// (their boxes of 128 rows side by side), stage s of ring r (its boxes of `step` rows), the
@@ -79,8 +89,8 @@ struct Smem {
   }
   Pointer<uint64_t> tiles_full() const { return Pointer<uint64_t>((base + c.barriers_offset(step)).id()); }
   PipelineTmaAsync ring(int r) const {
-    return PipelineTmaAsync(Pointer<uint64_t>((base + c.barriers_offset(step) + 8 + r * PipelineTmaAsync::barrier_bytes(Config::stages)).id()),
-                            Config::stages, /*consumers=*/2, c.step_bytes(step));
+    return PipelineTmaAsync(Pointer<uint64_t>((base + c.barriers_offset(step) + 8 + r * PipelineTmaAsync::barrier_bytes(c.stages)).id()),
+                            c.stages, /*consumers=*/2, c.step_bytes(step));
   }
 };
 
@@ -110,7 +120,7 @@ void produce(const Config& c, const Smem<T>& smem, const TmaDescriptor<T>& tile0
     tile1.load(smem.tile(1, b), smem.tiles_full(), {at[0], at[1], at[2]});
   }
   for_(0, steps, [&](Int i) {
-    PipelineState s = PipelineState::at(i, Config::stages);
+    PipelineState s = PipelineState::at(i, c.stages);
     auto load = [&](PipelineTmaAsync& ring, const TmaDescriptor<T>& map, int which) {
       ring.producer_acquire(s);
       for (int b = 0; b < c.boxes(); ++b) {
@@ -190,7 +200,7 @@ void dkdv(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDescrip
           mbarrier_wait(smem.tiles_full(), 0);
 
           for_(0, steps, [&](Int i) {
-            PipelineState s = PipelineState::at(i, Config::stages);
+            PipelineState s = PipelineState::at(i, C.stages);
             Int head = step_head(i), m = step_block(i);
             Tensor<float> acc_s = thr_s.partition_fragment_C({BN, BM}), acc_dp = thr_s.partition_fragment_C({BN, BM});
             fill(acc_s, 0.0f);
@@ -267,7 +277,7 @@ template <Element T, Config C>
 void dq(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDescriptor<T>& v, const TmaDescriptor<T>& d_o,
         const Tensor<f32>& lse, const Tensor<f32>& delta, const Tensor<T>& d_q, const Tensor<int32_t>& cu_seqlens_q,
         const Tensor<int32_t>& cu_seqlens_k, const Int& group, const F32& scale_log2, const F32& scale) {
-  constexpr int D = C.head_dim, BM = Config::tile, BN = Config::dq_step, W = Config::box_cols;
+  constexpr int D = C.head_dim, BM = Config::tile, BN = C.dq_step(), W = Config::box_cols;
   launch_bounds(Config::threads, 1);
   Int m_block = block_idx().x, head = block_idx().y, batch = block_idx().z;
   if (C.causal) m_block = Int(grid_dim().x) - 1 - m_block;  // the longest query blocks first
@@ -289,7 +299,7 @@ void dq(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDescripto
               [&](const Int& n, int b) { return std::array<Int, 3>{k_start + n * BN, kv_head, Int(b * W)}; });
         },
         [&](const Int& t, const Int& half, const Bool& leader) {
-          // S, dP (128 queries x 64 keys) and dQ (128 queries x head_dim), over the two warpgroups.
+          // S, dP (128 queries x BN keys) and dQ (128 queries x head_dim), over the two warpgroups.
           auto mma_s = make_tiled_mma(WgmmaSS<T, BN>{}, make_layout({2, 1, 1}));
           auto mma_q = make_tiled_mma(WgmmaRS<T, D, WgmmaMajor::mn>{}, make_layout({2, 1, 1}));
           auto thr_s = mma_s.get_slice(t), thr_q = mma_q.get_slice(t);
@@ -309,7 +319,7 @@ void dq(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDescripto
           mbarrier_wait(smem.tiles_full(), 0);
 
           for_(0, n_blocks, [&](Int n) {
-            PipelineState s = PipelineState::at(n, Config::stages);
+            PipelineState s = PipelineState::at(n, C.stages);
             Tensor<float> acc_s = thr_s.partition_fragment_C({BM, BN}), acc_dp = thr_s.partition_fragment_C({BM, BN});
             fill(acc_s, 0.0f);
             fill(acc_dp, 0.0f);
@@ -399,7 +409,7 @@ void prepare(BackwardLaunch& l, const Device& gpu, const FmhaProblem& p, const B
              const Buffer<T>& d_k, const Buffer<T>& d_v) {
   const int64_t H = p.heads, Hk = p.kv_heads, D = p.head_dim;
   const float scale = p.softmax_scale > 0 ? p.softmax_scale : 1.0f / std::sqrt(float(D));
-  constexpr uint32_t tile = Config::tile, dkdv_step = uint32_t(C.dkdv_step()), dq_step = Config::dq_step, cols = Config::box_cols;
+  constexpr uint32_t tile = Config::tile, dkdv_step = uint32_t(C.dkdv_step()), dq_step = uint32_t(C.dq_step()), cols = Config::box_cols;
   auto map = [&](const Buffer<T>& b, int64_t tokens, int64_t heads, uint32_t rows) {
     return make_tensor_map(b.view({tokens, heads, D}), {rows, 1, cols}, TmaSwizzle::bytes128);
   };
@@ -416,7 +426,7 @@ void prepare(BackwardLaunch& l, const Device& gpu, const FmhaProblem& p, const B
                                                  scale * float(M_LOG2E), scale);
   Launch dq{.grid = {uint32_t(ceil_div(std::max<int64_t>(p.max_seqlen_q, 1), int64_t(tile))), uint32_t(H), uint32_t(p.batch)},
             .block = uint32_t(Config::threads),
-            .shared_bytes = C.shared_bytes(Config::dq_step)};
+            .shared_bytes = C.shared_bytes(C.dq_step())};
   l.dq = fmha_backward_sm90_dq<T, C>.prepare(gpu, dq, map(q, p.total_q, H, tile), map(k, p.total_k, Hk, dq_step), map(v, p.total_k, Hk, dq_step),
                                              map(d_o, p.total_q, H, tile), lse.view({H, p.total_q}), delta, d_q.view({p.total_q, H, D}),
                                              cu_qv, cu_kv, group, scale * float(M_LOG2E), scale);
@@ -457,7 +467,7 @@ std::vector<CompiledKernel> backward_sm90_compile(const Target& t) {
   using fmha_bwd90::Config;
   auto tiles = TensorMap<T>::for_compile(3, {uint32_t(Config::tile), 1, uint32_t(Config::box_cols)}, TmaSwizzle::bytes128);
   auto dkdv_steps = TensorMap<T>::for_compile(3, {uint32_t(C.dkdv_step()), 1, uint32_t(Config::box_cols)}, TmaSwizzle::bytes128);
-  auto dq_steps = TensorMap<T>::for_compile(3, {uint32_t(Config::dq_step), 1, uint32_t(Config::box_cols)}, TmaSwizzle::bytes128);
+  auto dq_steps = TensorMap<T>::for_compile(3, {uint32_t(C.dq_step()), 1, uint32_t(Config::box_cols)}, TmaSwizzle::bytes128);
   auto x = DeviceTensor<T>::for_compile({4096, 16, C.head_dim}), kv = DeviceTensor<T>::for_compile({4096, 4, C.head_dim});
   auto lse = DeviceTensor<f32>::for_compile({16, 4096});
   auto cu = DeviceTensor<int32_t>::for_compile({5});

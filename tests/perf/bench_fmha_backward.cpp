@@ -65,9 +65,13 @@ void time_backward(const Device& gpu, bool hopper, const std::vector<bf16>& pool
     launches.push_back(prepare(gpu, p, b[0], b[1], b[2], b[3], b[4], lse.back(), cu_seqlens, cu_seqlens, b[5], b[6], b[7], detail::Where::current()));
   }
   double ms = bench::median_gpu_ms_rotated([&](int i) { launches[size_t(i)](); }, sets, 30);
+  // Where the time goes: each of the three kernels alone.
+  double dot_ms = bench::median_gpu_ms_rotated([&](int i) { launches[size_t(i)].dot(); }, sets, 30);
+  double dkdv_ms = bench::median_gpu_ms_rotated([&](int i) { launches[size_t(i)].dkdv(); }, sets, 30);
+  double dq_ms = bench::median_gpu_ms_rotated([&](int i) { launches[size_t(i)].dq(); }, sets, 30);
   double flops = 10.0 * double(batch * heads) * double(seqlen) * double(seqlen) * double(head_dim) / (causal ? 2 : 1);
-  std::printf("%s b%lld h%lld s%lld d%lld%s: %.3f ms, %.1f TFLOP/s\n", hopper ? "fmha90_bwd_bf16" : "fmha_bwd_bf16", (long long)batch, (long long)heads, (long long)seqlen,
-              (long long)head_dim, causal ? " causal" : "", ms, flops / (ms * 1e-3) / 1e12);
+  std::printf("%s b%lld h%lld s%lld d%lld%s: %.3f ms, %.1f TFLOP/s (dot %.3f, dK/dV %.3f, dQ %.3f ms)\n", hopper ? "fmha90_bwd_bf16" : "fmha_bwd_bf16", (long long)batch, (long long)heads, (long long)seqlen,
+              (long long)head_dim, causal ? " causal" : "", ms, flops / (ms * 1e-3) / 1e12, dot_ms, dkdv_ms, dq_ms);
 }
 
 }  // namespace

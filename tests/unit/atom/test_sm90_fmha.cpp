@@ -60,20 +60,20 @@ TEST_CASE("a kernel that rebalances registers is assembled by ptxas, whole-progr
 
 TEST_CASE("the Hopper attention backward is HGMMA (shared and register A), UTMALDG and MUFU.EX2, in registers", "[unit]") {
   // Per block, each kernel issues its two shared-memory products once (head_dim / 16 k16 steps
-  // each: S^T and dP^T of 128 keys x `step` queries, or S and dP of 128 queries x 64 keys) and
-  // its register-A products once (`step` / 16 k16 steps each of m64n{head_dim}: dV and dK; or
-  // 64 / 16 of dQ).
+  // each: S^T and dP^T of 128 keys x `step` queries, or S and dP of 128 queries x `step` keys)
+  // and its register-A products once (`step` / 16 k16 steps of m64n{head_dim} each: dV and dK;
+  // or dQ). The steps: 64 queries and 128 keys at hd 64, 32 queries and 64 keys at hd 128.
   const Target sm90a = Target::parse("sm_90a");
   using namespace examples::fmha_bwd90;
   for (int variant = 0; variant < 2; ++variant) {
     std::vector<CompiledKernel> kernels = variant == 0 ? examples::backward_sm90_compile<bf16, hd64>(sm90a)
                                                        : examples::backward_sm90_compile<f16, hd128_causal>(sm90a);
-    const int d = variant == 0 ? 64 : 128, dkdv_step = d == 64 ? 64 : 32;
+    const int d = variant == 0 ? 64 : 128, dkdv_step = d == 64 ? 64 : 32, dq_step = d == 64 ? 128 : 64;
     const std::string type = variant == 1 ? "" : "\\.BF16";
     for (const CompiledKernel& k : kernels) {
       INFO(k.name);
       const bool dkdv = k.name.find("_dkdv_") != std::string::npos;
-      const int n_ss = dkdv ? dkdv_step : Config::dq_step, k_rs = dkdv ? dkdv_step : Config::dq_step;
+      const int n_ss = dkdv ? dkdv_step : dq_step, k_rs = n_ss;
       std::string code = test::disassemble(k.cubin, "-sass");
       CHECK(count_matches(code, "HGMMA\\.64x" + std::to_string(n_ss) + "x16\\.F32" + type + " R[0-9]+, gdesc") == 2 * d / 16);
       CHECK(count_matches(code, "HGMMA\\.64x" + std::to_string(d) + "x16\\.F32" + type + " R[0-9]+, R[0-9]+, gdesc") ==
