@@ -19,10 +19,10 @@ struct Lengths {
   std::vector<int32_t> q, k;
 };
 
-// The bound is the rounding of P, dS and O to T (8 bits of mantissa in bf16, 11 in f16): the
-// errors measured on the H200 are 0.006-0.027 in bf16 and 8 times smaller in f16, the largest
-// in dQ of causal rows that see few keys, where rowsum(dO * O) from the rounded O is the
-// largest share of dS.
+// The bound is the rounding of P, dS and O to T (8 bits of mantissa in bf16, 11 in f16): dQ's
+// errors measured on the H200 are 0.006-0.027 in bf16 and about 8 times smaller in f16, the
+// largest in causal problems, whose rows that see few keys have rowsum(dO * O) from the rounded
+// O as the largest share of dS.
 template <Element T, class Check>
 void check_all(const Device& gpu, const char* type, double bound, Check&& check) {
   // Fixed: two sequences of 192 (three key blocks, a query block and a half). Variable: a
