@@ -27,5 +27,5 @@ tar -C bundle/stage -cJf bundle/cutejit-gpu.tar.xz .
 rm -rf bundle/stage
 echo "bundle: $(du -h bundle/cutejit-gpu.tar.xz | cut -f1) at bundle/cutejit-gpu.tar.xz"
 echo
-echo "device calls (run tool), one per half: command='bash scripts/run_gpu.sh tests' and then 'bash scripts/run_gpu.sh bench',"
+echo "device calls (run tool), one per part: command='bash scripts/run_gpu.sh tests', then 'bash scripts/run_gpu.sh again' and 'bash scripts/run_gpu.sh bench',"
 echo "each with carry=['bundle'], timeout_s=600"

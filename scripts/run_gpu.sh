@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine, from the repository root, with bundle/ carried: the [gpu] tests,
 # every example, the benchmarks with their peers, and SASS checks. Logs go to $OUT.
-# `run_gpu.sh tests` runs the first half (the [gpu] tests, memcheck, Python, examples, the
-# export consumer), `run_gpu.sh bench` the second (the CPU suites, benchmarks, peers, SASS);
-# with no argument, both. Each half fits one 600-second device call; the whole does not.
+# `run_gpu.sh tests` runs the [gpu] tests, each case in its own process, memcheck, Python,
+# the examples and the export consumer; `run_gpu.sh again` the [gpu] tests all in one process;
+# `run_gpu.sh bench` the CPU suites, benchmarks, peers and SASS; with no argument, all three.
+# Each part fits one 600-second device call; the whole does not.
 set -uo pipefail
 part=${1:-all}
-case $part in tests|bench|all) ;; *) echo "usage: run_gpu.sh [tests|bench]" >&2; exit 2 ;; esac
+case $part in tests|again|bench|all) ;; *) echo "usage: run_gpu.sh [tests|again|bench]" >&2; exit 2 ;; esac
 want() { [ "$part" = all ] || [ "$part" = "$1" ]; }
 OUT=${OUT:-/tmp/cutejit-out}
 mkdir -p "$OUT" /tmp/cj
@@ -26,10 +27,14 @@ log="$OUT/gpu-$part.log"
     spec=$(printf '%s' "$name" | sed 's/[],[\\]/\\&/g')  # test specs treat , [ ] as syntax
     timeout 120 ./tests/cutejit_tests "$spec" --durations yes | grep -vE '^(=+|~+)$|^Filters:'
   done
-  # Then all of them in one process: what one kernel leaves behind (shared memory, L2) must
-  # not change another's result.
+  fi
+  if want again; then
+  # All of them in one process: what one kernel leaves behind (shared memory, L2) must not
+  # change another's result.
   echo "== [gpu] tests again, all in one process"
-  timeout 300 ./tests/cutejit_tests "[gpu]" -r compact | grep -E "Passed|Failed|failed:"
+  timeout 500 ./tests/cutejit_tests "[gpu]" -r compact | grep -E "Passed|Failed|failed:"
+  fi
+  if want tests; then
   # Values in a tile's overhang past N reach the epilogue with their column clamped, so the
   # bias (exactly N values) is never read past its end; such a read would not change a result,
   # so only a memory checker sees it.
