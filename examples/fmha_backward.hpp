@@ -156,8 +156,8 @@ void dkdv(const Config& c, const Tensor<T>& q, const Tensor<T>& k, const Tensor<
   launch_bounds(Config::threads);
   Int t = thread_idx().x;
   Int n_block = block_idx().x, kv_head = block_idx().y, batch = block_idx().z;
-  Int q_start = cu_seqlens_q(batch), q_len = Int(cu_seqlens_q(batch + 1)) - q_start;
-  Int k_start = cu_seqlens_k(batch), k_len = Int(cu_seqlens_k(batch + 1)) - k_start;
+  auto [q_start, q_len] = sequence(cu_seqlens_q, batch, q.shape(0), bad_cu_seqlens_q);
+  auto [k_start, k_len] = sequence(cu_seqlens_k, batch, k.shape(0), bad_cu_seqlens_k);
   Int group = q.shape(1) / k.shape(1);
 
   if_(n_block * BN < k_len, [&] {
@@ -274,8 +274,8 @@ void dq(const Config& c, const Tensor<T>& q, const Tensor<T>& k, const Tensor<T>
   launch_bounds(Config::threads);
   Int t = thread_idx().x;
   Int m_block = block_idx().x, head = block_idx().y, batch = block_idx().z;
-  Int q_start = cu_seqlens_q(batch), q_len = Int(cu_seqlens_q(batch + 1)) - q_start;
-  Int k_start = cu_seqlens_k(batch), k_len = Int(cu_seqlens_k(batch + 1)) - k_start;
+  auto [q_start, q_len] = sequence(cu_seqlens_q, batch, q.shape(0), bad_cu_seqlens_q);
+  auto [k_start, k_len] = sequence(cu_seqlens_k, batch, k.shape(0), bad_cu_seqlens_k);
   Int kv_head = head / (q.shape(1) / k.shape(1));
 
   if_(m_block * BM < q_len, [&] {

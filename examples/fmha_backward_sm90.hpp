@@ -28,6 +28,7 @@
 #include <cutejit/pipeline/pipeline.hpp>
 
 #include <array>
+#include <limits>
 #include <initializer_list>
 #include <string>
 #include <vector>
@@ -166,8 +167,8 @@ void dkdv(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDescrip
   constexpr int D = C.head_dim, BN = Config::tile, BM = C.dkdv_step(), W = Config::box_cols;
   launch_bounds(Config::threads, 1);
   Int n_block = block_idx().x, kv_head = block_idx().y, batch = block_idx().z;
-  Int q_start = cu_seqlens_q(batch), q_len = Int(cu_seqlens_q(batch + 1)) - q_start;
-  Int k_start = cu_seqlens_k(batch), k_len = Int(cu_seqlens_k(batch + 1)) - k_start;
+  auto [q_start, q_len] = sequence(cu_seqlens_q, batch, delta.shape(1), bad_cu_seqlens_q);
+  auto [k_start, k_len] = sequence(cu_seqlens_k, batch, dk.shape(0), bad_cu_seqlens_k);
 
   if_(n_block * BN < k_len, [&] {
     // Query blocks: all, or (causal) from the first query that sees this block's first key;
@@ -281,8 +282,9 @@ void dq(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDescripto
   launch_bounds(Config::threads, 1);
   Int m_block = block_idx().x, head = block_idx().y, batch = block_idx().z;
   if (C.causal) m_block = Int(grid_dim().x) - 1 - m_block;  // the longest query blocks first
-  Int q_start = cu_seqlens_q(batch), q_len = Int(cu_seqlens_q(batch + 1)) - q_start;
-  Int k_start = cu_seqlens_k(batch), k_len = Int(cu_seqlens_k(batch + 1)) - k_start;
+  auto [q_start, q_len] = sequence(cu_seqlens_q, batch, d_q.shape(0), bad_cu_seqlens_q);
+  // (K and V are read by TMA, which fills what lies outside the tensor with zeros.)
+  auto [k_start, k_len] = sequence(cu_seqlens_k, batch, Int(std::numeric_limits<int32_t>::max()), bad_cu_seqlens_k);
   Int kv_head = head / group;
 
   if_(m_block * BM < q_len, [&] {

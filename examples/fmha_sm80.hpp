@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <array>
 #include <span>
+#include <string_view>
 #include <bit>
 #include <cmath>
 #include <initializer_list>
@@ -38,6 +39,23 @@
 
 namespace examples {
 using namespace cutejit;
+
+/// Sequence b of a batch: its first token and its length, from cu_seqlens. The host checks
+/// offsets it has (check_seqlens); on the device, a sequence that starts below 0, ends before it
+/// starts or ends past the `tokens` its tensors hold traps with `message` and the kernel's file
+/// and line, before any read or write outside them.
+struct Sequence {
+  Int start, len;
+};
+inline Sequence sequence(const Tensor<int32_t>& cu_seqlens, const Int& b, const Int& tokens, std::string_view message) {
+  Int start = cu_seqlens(b), end = cu_seqlens(b + 1);
+  device_assert(start >= 0 && start <= end && end <= tokens, message);
+  return {start, end - start};
+}
+inline constexpr const char* bad_cu_seqlens_q =
+    "fmha: cu_seqlens_q has a sequence that starts below 0, ends before it starts, or ends past the tensors' tokens";
+inline constexpr const char* bad_cu_seqlens_k =
+    "fmha: cu_seqlens_k has a sequence that starts below 0, ends before it starts, or ends past the tensors' tokens";
 
 namespace fmha80 {
 
@@ -91,8 +109,8 @@ void forward(const Tensor<T>& q, const Tensor<T>& k, const Tensor<T>& v, const T
   launch_bounds(C.threads());
   Int t = thread_idx().x;
   Int m_block = block_idx().x, head = block_idx().y, batch = block_idx().z;
-  Int q_start = cu_seqlens_q(batch), q_len = Int(cu_seqlens_q(batch + 1)) - q_start;
-  Int k_start = cu_seqlens_k(batch), k_len = Int(cu_seqlens_k(batch + 1)) - k_start;
+  auto [q_start, q_len] = sequence(cu_seqlens_q, batch, q.shape(0), bad_cu_seqlens_q);
+  auto [k_start, k_len] = sequence(cu_seqlens_k, batch, k.shape(0), bad_cu_seqlens_k);
   Int kv_head = head / (q.shape(1) / k.shape(1));
 
   if_(m_block * BM < q_len, [&] {

@@ -38,6 +38,8 @@
 
 #include <cutejit/pipeline/pipeline.hpp>
 
+#include <limits>
+
 #include "fmha_sm80.hpp"
 
 namespace examples {
@@ -106,8 +108,10 @@ void forward(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDesc
   Int tid = thread_idx().x;
   Int m_block = block_idx().x, head = block_idx().y, batch = block_idx().z;
   if (C.mask == Mask::causal) m_block = Int(grid_dim().x) - 1 - m_block;  // the longest query blocks first
-  Int q_start = cu_seqlens_q(batch), q_len = Int(cu_seqlens_q(batch + 1)) - q_start;
-  Int k_start = cu_seqlens_k(batch), k_len = Int(cu_seqlens_k(batch + 1)) - k_start;
+  // (K and V are read by TMA, which fills what lies outside the tensor with zeros: the key
+  // offsets cannot reach past it, and only O's writes need the query offsets bounded.)
+  auto [q_start, q_len] = sequence(cu_seqlens_q, batch, o.shape(0), bad_cu_seqlens_q);
+  auto [k_start, k_len] = sequence(cu_seqlens_k, batch, Int(std::numeric_limits<int32_t>::max()), bad_cu_seqlens_k);
   Int kv_head = head / group;
 
   if_(m_block * BM < q_len, [&] {

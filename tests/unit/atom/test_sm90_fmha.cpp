@@ -12,6 +12,7 @@
 #include "fmha_backward_sm90.hpp"
 #include "fmha_sm90.hpp"
 #include "sass.hpp"
+#include "sequence_assert.hpp"
 #include "support.hpp"
 
 using namespace cutejit;
@@ -43,7 +44,7 @@ TEST_CASE("the Hopper attention forward is HGMMA (shared and register A), UTMALD
     CHECK(test::contains(code, "USETMAXREG"));
     CHECK_FALSE(test::contains(code, "LDL"));
     CHECK_FALSE(test::contains(code, "STL"));
-    CHECK(test::resource_usage(k.cubin, k.name, "STACK") == 0);
+    test::check_sequence_assert(k);
   }
 }
 
@@ -83,7 +84,7 @@ TEST_CASE("the Hopper attention backward is HGMMA (shared and register A), UTMAL
       CHECK(test::contains(code, "USETMAXREG.TRY_ALLOC.CTAPOOL UP0, 0xf0"));
       CHECK_FALSE(test::contains(code, "LDL"));
       CHECK_FALSE(test::contains(code, "STL"));
-      CHECK(test::resource_usage(k.cubin, k.name, "STACK") == 0);
+      test::check_sequence_assert(k);
     }
   }
 }
