@@ -21,7 +21,7 @@
 // The dQ kernel recomputes the two products the dK/dV kernel made (7 products instead of 5):
 // that is the price of determinism without a lock or a second pass over an f32 dQ.
 // Causal key blocks above the diagonal are skipped by both. Built for sm_90a it runs on Hopper;
-// built for sm_80, sm_86, sm_89 and sm_120a it is compile-verified.
+// built for sm_80, sm_86, sm_89, sm_100a and sm_120a it is compile-verified.
 #pragma once
 
 #include <algorithm>
@@ -372,10 +372,11 @@ void dq(const Config& c, const Tensor<T>& q, const Tensor<T>& k, const Tensor<T>
 
 }  // namespace fmha_bwd
 
-/// The backward's kernels for one element type.
+/// The element type in a kernel's name.
 template <Element T>
 inline const char* fmha_type_name = std::is_same_v<T, bf16> ? "bf16" : "f16";
 
+/// The backward's kernels for one element type.
 template <Element T>
 inline auto fmha_backward_dot = Kernel{std::string("fmha_bwd_dot_") + fmha_type_name<T>,
                                        [](Tensor<T> o, Tensor<T> d_o, Tensor<f32> delta, Constexpr<int> head_dim) {

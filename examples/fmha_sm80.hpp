@@ -295,8 +295,8 @@ inline void check_problem(const FmhaProblem& p, std::initializer_list<int64_t> h
 /// cu_seqlens_k describe the problem: batch + 1 offsets each, from 0, never decreasing, ending at
 /// total_q and total_k, no query sequence longer than max_seqlen_q and, where it is given, no
 /// key sequence longer than max_seqlen_k (the grids' extents: the tokens past them would be left
-/// unwritten). The kernels cannot check this on the device; call it where the offsets are on the
-/// host.
+/// unwritten). On the device the kernels check only that each sequence lies inside the tensors
+/// (`sequence`); call this where the offsets are on the host.
 inline void check_seqlens(const FmhaProblem& p, std::span<const int32_t> cu_q, std::span<const int32_t> cu_k,
                           detail::Where w = detail::Where::current()) {
   auto check = [&](std::span<const int32_t> cu, const char* name, int64_t total, int64_t longest, const char* longest_name, const char* tokens) {
