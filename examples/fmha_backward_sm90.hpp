@@ -67,7 +67,10 @@ struct Config {
   }
   friend constexpr bool operator==(const Config&, const Config&) = default;
   std::string name(const char* kernel, const char* type) const {
-    return std::string("fmha90_bwd_") + kernel + "_" + type + "_hd" + std::to_string(head_dim) + (causal ? "_causal" : "");
+    // The knobs away from their defaults, so that no two configurations share a name.
+    std::string knobs = (stages != 2 ? "_s" + std::to_string(stages) : "") + (queries ? "_q" + std::to_string(queries) : "") +
+                        (dq_keys != 64 ? "_k" + std::to_string(dq_keys) : "");
+    return std::string("fmha90_bwd_") + kernel + "_" + type + "_hd" + std::to_string(head_dim) + (causal ? "_causal" : "") + knobs;
   }
 };
 /// At head dim 64 the dQ kernel takes 128 keys a block (measured 2-6% faster than 64; every
