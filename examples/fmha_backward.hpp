@@ -30,8 +30,10 @@
 #include <cmath>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
+#include "fmha_backward_reference.hpp"
 #include "fmha_sm80.hpp"
 
 namespace examples {
@@ -72,6 +74,53 @@ inline F32 log2_lse(const Tensor<f32>& lse, const Int& head, const Int& q_start,
   Bool inside = query < q_len;
   F32 l = F32(lse(head, q_start + min(query, q_len - 1)));
   return select(inside && l != F32(-INFINITY), l * float(M_LOG2E), F32(INFINITY));
+}
+
+/// D of a query: 0 outside the sequence.
+inline F32 query_delta(const Tensor<f32>& delta, const Int& head, const Int& q_start, const Int& query, const Int& q_len) {
+  return select(query < q_len, F32(delta(head, q_start + min(query, q_len - 1))), F32(0.0f));
+}
+
+/// The first block of `bm` queries that sees key block `n_block` of `bn` keys (causal; else 0),
+/// at most the sequence's number of query blocks.
+inline Int first_query_block(const Int& n_block, int bm, int bn, const Int& q_len, const Int& k_len, bool causal) {
+  Int m_blocks = (q_len + (bm - 1)) / bm, diagonal = k_len - q_len;
+  return causal ? min(m_blocks, max(Int(0), n_block * bn - diagonal) / bm) : Int(0);
+}
+
+/// The L2 (log2_lse) and D of the query of each row (`query_mode` 0) or column (1) of a block of
+/// scores whose coordinates (accumulator_rowcol) are `coords`, the query in mode `query_mode`.
+inline std::pair<Tensor<f32>, Tensor<f32>> query_statistics(const CoordTensor& coords, int query_mode, const Tensor<f32>& lse,
+                                                            const Tensor<f32>& delta, const Int& head, const Int& q_start,
+                                                            const Int& q_len) {
+  const int64_t n = size(mode(coords.layout(), query_mode)).value();
+  auto l2 = make_rmem_tensor<f32>(IntTuple{n}), d = make_rmem_tensor<f32>(IntTuple{n});
+  for (int64_t i = 0; i < n; ++i) {
+    auto at = query_mode == 0 ? coords(IntTuple(i), IntTuple(0)) : coords(IntTuple(0), IntTuple(i));
+    Int query = query_mode == 0 ? coordinate<0>(at) : coordinate<1>(at);
+    l2(IntTuple(i)) = log2_lse(lse, head, q_start, query, q_len);
+    d(IntTuple(i)) = query_delta(delta, head, q_start, query, q_len);
+  }
+  return {l2, d};
+}
+
+/// P = exp2(S scale_log2 - L2) in place of a block of scores (accumulator_rowcol), each with the
+/// L2 of its query: the row's (`query_mode` 0) or the column's (1).
+inline void probabilities(const Tensor<float>& s_rows, const Tensor<f32>& l2, int query_mode, const F32& scale_log2) {
+  const int64_t rows = size(mode(s_rows.layout(), 0)).value(), cols = size(mode(s_rows.layout(), 1)).value();
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      s_rows(IntTuple(r), IntTuple(c)) =
+          fast::exp2(fma(F32(s_rows(IntTuple(r), IntTuple(c))), scale_log2, -F32(l2(IntTuple(query_mode == 0 ? r : c)))));
+}
+
+/// dS = P (dP - D) in place of dP, each with the D of its query (as `probabilities`).
+inline void score_gradients(const Tensor<float>& p_rows, const Tensor<float>& dp_rows, const Tensor<f32>& d, int query_mode) {
+  const int64_t rows = size(mode(p_rows.layout(), 0)).value(), cols = size(mode(p_rows.layout(), 1)).value();
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      dp_rows(IntTuple(r), IntTuple(c)) =
+          F32(p_rows(IntTuple(r), IntTuple(c))) * (F32(dp_rows(IntTuple(r), IntTuple(c))) - F32(d(IntTuple(query_mode == 0 ? r : c))));
 }
 
 /// rowsum(dO * O) of every (query, head): delta (heads, total_q); a warp a row, head_dim / 32
@@ -128,7 +177,7 @@ void gemm_rows(const Tiled& tiled, const ThrMma& thr, const LdsmA& ldsm_a, const
                const SliceB& s2r_b, const Tensor<float>& acc, const Tensor<T>& sa, int64_t a_rows, const Tensor<T>& sb, int64_t b_rows,
                int head_dim) {
   using Op = fmha80::Atom<T>;
-  for (int64_t i = 0; i < size(acc.layout()).value(); ++i) acc(IntTuple(i)) = 0.0f;
+  fill(acc, 0.0f);
   for (int kk = 0; kk < head_dim / Op::k; ++kk) {
     auto fa = thr.partition_fragment_A({a_rows, Op::k});
     auto fb = thr.partition_fragment_B({b_rows, Op::k});
@@ -164,9 +213,8 @@ void dkdv(const Config& c, const Tensor<T>& q, const Tensor<T>& k, const Tensor<
     // Query blocks to visit: all, or (causal) those from the first query that sees this block's
     // first key; for each query head of the group in turn.
     Int diagonal = k_len - q_len;  // query i sees keys j <= i + diagonal
-    Int m_blocks = (q_len + (BM - 1)) / BM;
-    Int m_begin = c.causal ? min(m_blocks, max(Int(0), n_block * BN - diagonal) / BM) : Int(0);
-    Int per_head = m_blocks - m_begin, steps = per_head * group;
+    Int m_begin = first_query_block(n_block, BM, BN, q_len, k_len, c.causal);
+    Int per_head = (q_len + (BM - 1)) / BM - m_begin, steps = per_head * group;
 
     IntTuple q_bound{q_len, D}, kv_bound{k_len, D};
     CoordTensor cKV = local_tile(make_identity_tensor(kv_bound), IntTuple{BN, D}, IntTuple{n_block, 0});
@@ -203,10 +251,8 @@ void dkdv(const Config& c, const Tensor<T>& q, const Tensor<T>& k, const Tensor<
     auto s2r_a = ldsm_a.get_slice(t), s2r_b = ldsm_b.get_slice(t), s2r_bt = ldsm_bt.get_slice(t);
 
     auto acc_dk = thr.partition_fragment_C({BN, D}), acc_dv = thr.partition_fragment_C({BN, D});
-    for (int64_t i = 0; i < size(acc_dk.layout()).value(); ++i) {
-      acc_dk(IntTuple(i)) = 0.0f;
-      acc_dv(IntTuple(i)) = 0.0f;
-    }
+    fill(acc_dk, 0.0f);
+    fill(acc_dv, 0.0f);
     CoordTensor scores = make_identity_tensor(IntTuple{k_len, q_len});  // (key, query)
 
     for_(0, steps, 1, [&](Int i) {
@@ -223,28 +269,15 @@ void dkdv(const Config& c, const Tensor<T>& q, const Tensor<T>& k, const Tensor<
       gemm_rows(tiled, thr, ldsm_a, s2r_a, ldsm_b, s2r_b, acc_dp, sV, BN, do_tile, BM, D);  // dP^T = V dO^T
       auto s_rows = accumulator_rowcol(tiled, acc_s), dp_rows = accumulator_rowcol(tiled, acc_dp);
       CoordTensor cS = accumulator_rowcol(tiled, thr.partition_C(local_tile(scores, IntTuple{BN, BM}, IntTuple{n_block, m})));
-      const int64_t rows = size(mode(s_rows.layout(), 0)).value(), cols = size(mode(s_rows.layout(), 1)).value();
 
       // (causal) Keys past a query's diagonal: only in the blocks the diagonal crosses.
       if (c.causal)
-        if_((n_block + 1) * BN - 1 > m * BM + diagonal, [&] {
-          for (int64_t r = 0; r < rows; ++r)
-            for (int64_t col = 0; col < cols; ++col) {
-              Int key = coordinate<0>(cS(IntTuple(r), IntTuple(col))), query = coordinate<1>(cS(IntTuple(r), IntTuple(col)));
-              s_rows(IntTuple(r), IntTuple(col)) = select(key <= query + diagonal, F32(s_rows(IntTuple(r), IntTuple(col))), F32(-INFINITY));
-            }
-        });
+        if_((n_block + 1) * BN - 1 > m * BM + diagonal,
+            [&] { mask_scores(s_rows, cS, [&](const Int& key, const Int& query) { return key <= query + diagonal; }); });
       // P^T and dS^T in place: a column is a query, with its L and D.
-      for (int64_t col = 0; col < cols; ++col) {
-        Int query = coordinate<1>(cS(IntTuple(0), IntTuple(col)));
-        F32 l2 = log2_lse(lse, head, q_start, query, q_len);
-        F32 d = select(query < q_len, F32(delta(head, q_start + min(query, q_len - 1))), F32(0.0f));
-        for (int64_t r = 0; r < rows; ++r) {
-          F32 p = fast::exp2(fma(F32(s_rows(IntTuple(r), IntTuple(col))), scale_log2, -l2));
-          s_rows(IntTuple(r), IntTuple(col)) = p;
-          dp_rows(IntTuple(r), IntTuple(col)) = p * (F32(dp_rows(IntTuple(r), IntTuple(col))) - d);
-        }
-      }
+      auto [l2, d] = query_statistics(cS, 1, lse, delta, head, q_start, q_len);
+      probabilities(s_rows, l2, 1, scale_log2);
+      score_gradients(s_rows, dp_rows, d, 1);
 
       // dV += P^T dO and dK += dS^T Q, 16 queries at a time; dO and Q as (head_dim, queries).
       Tensor<T> do_t = fmha80::transposed(do_tile), q_t = fmha80::transposed(q_tile);
@@ -280,8 +313,7 @@ void dq(const Config& c, const Tensor<T>& q, const Tensor<T>& k, const Tensor<T>
 
   if_(m_block * BM < q_len, [&] {
     Int diagonal = k_len - q_len;
-    Int n_blocks = (k_len + (BN - 1)) / BN;
-    if (c.causal) n_blocks = min(n_blocks, max(Int(0), (m_block + 1) * BM + diagonal + (BN - 1)) / BN);
+    Int n_blocks = key_blocks_seen(m_block, BM, BN, q_len, k_len, c.causal);
 
     IntTuple q_bound{q_len, D}, kv_bound{k_len, D};
     CoordTensor cQ = local_tile(make_identity_tensor(q_bound), IntTuple{BM, D}, IntTuple{m_block, 0});
@@ -314,16 +346,9 @@ void dq(const Config& c, const Tensor<T>& q, const Tensor<T>& k, const Tensor<T>
     auto s2r_a = ldsm_a.get_slice(t), s2r_b = ldsm_b.get_slice(t), s2r_bt = ldsm_bt.get_slice(t);
 
     auto acc_dq = thr.partition_fragment_C({BM, D});
-    for (int64_t i = 0; i < size(acc_dq.layout()).value(); ++i) acc_dq(IntTuple(i)) = 0.0f;
+    fill(acc_dq, 0.0f);
     // Each of this thread's rows (queries): its L (log2 units) and D, read once.
-    CoordTensor row_coords = accumulator_rowcol(tiled, thr.partition_C(cQ));
-    const int64_t rows = size(mode(row_coords.layout(), 0)).value();
-    auto l2 = make_rmem_tensor<f32>(IntTuple{rows}), dl = make_rmem_tensor<f32>(IntTuple{rows});
-    for (int64_t r = 0; r < rows; ++r) {
-      Int query = coordinate<0>(row_coords(IntTuple(r), IntTuple(0)));
-      l2(IntTuple(r)) = log2_lse(lse, head, q_start, query, q_len);
-      dl(IntTuple(r)) = select(query < q_len, F32(delta(head, q_start + min(query, q_len - 1))), F32(0.0f));
-    }
+    auto [l2, dl] = query_statistics(accumulator_rowcol(tiled, thr.partition_C(cQ)), 0, lse, delta, head, q_start, q_len);
     CoordTensor scores = make_identity_tensor(IntTuple{q_len, k_len});  // (query, key)
 
     for_(0, n_blocks, 1, [&](Int n) {
@@ -338,26 +363,20 @@ void dq(const Config& c, const Tensor<T>& q, const Tensor<T>& k, const Tensor<T>
       gemm_rows(tiled, thr, ldsm_a, s2r_a, ldsm_b, s2r_b, acc_s, sQ, BM, k_tile, BN, D);    // S = Q K^T
       gemm_rows(tiled, thr, ldsm_a, s2r_a, ldsm_b, s2r_b, acc_dp, sdO, BM, v_tile, BN, D);  // dP = dO V^T
       auto s_rows = accumulator_rowcol(tiled, acc_s), dp_rows = accumulator_rowcol(tiled, acc_dp);
-      const int64_t cols = size(mode(s_rows.layout(), 1)).value();
 
       // Keys past the sequence, and (causal) past the diagonal: only in the blocks they touch.
       Bool partial = (n + 1) * BN > k_len;
       if (c.causal) partial = partial || (n + 1) * BN - 1 > m_block * BM + diagonal;
       if_(partial, [&] {
         CoordTensor cS = accumulator_rowcol(tiled, thr.partition_C(local_tile(scores, IntTuple{BM, BN}, IntTuple{m_block, n})));
-        for (int64_t r = 0; r < rows; ++r)
-          for (int64_t col = 0; col < cols; ++col) {
-            Int query = coordinate<0>(cS(IntTuple(r), IntTuple(col))), key = coordinate<1>(cS(IntTuple(r), IntTuple(col)));
-            Bool keep = key < k_len;
-            if (c.causal) keep = keep && key <= query + diagonal;
-            s_rows(IntTuple(r), IntTuple(col)) = select(keep, F32(s_rows(IntTuple(r), IntTuple(col))), F32(-INFINITY));
-          }
+        mask_scores(s_rows, cS, [&](const Int& query, const Int& key) {
+          Bool keep = key < k_len;
+          if (c.causal) keep = keep && key <= query + diagonal;
+          return keep;
+        });
       });
-      for (int64_t r = 0; r < rows; ++r)
-        for (int64_t col = 0; col < cols; ++col) {
-          F32 p = fast::exp2(fma(F32(s_rows(IntTuple(r), IntTuple(col))), scale_log2, -F32(l2(IntTuple(r)))));
-          dp_rows(IntTuple(r), IntTuple(col)) = p * (F32(dp_rows(IntTuple(r), IntTuple(col))) - F32(dl(IntTuple(r))));
-        }
+      probabilities(s_rows, l2, 0, scale_log2);
+      score_gradients(s_rows, dp_rows, dl, 0);
 
       // dQ += dS K, 16 keys at a time; K as (head_dim, keys).
       Tensor<T> k_t = fmha80::transposed(k_tile);
@@ -478,136 +497,6 @@ BackwardLaunch fmha_backward_prepare(const Device& gpu, const FmhaProblem& p, co
                                      cu_seqlens_q.view({p.batch + 1}), cu_seqlens_k.view({p.batch + 1}), scale * float(M_LOG2E), scale,
                                      Constexpr<int>{c.head_dim}, Constexpr<int>{c.causal});
   return l;
-}
-
-/// Host inputs of one backward: the forward's inputs, O and L from the float64 reference (O
-/// rounded to T, L to f32), and a random dO.
-template <Element T>
-struct BackwardInputs {
-  FmhaInputs<T> forward;
-  std::vector<T> o, d_o;
-  std::vector<float> lse;
-};
-
-template <Element T>
-BackwardInputs<T> backward_inputs(FmhaInputs<T> forward, unsigned seed) {
-  BackwardInputs<T> in;
-  std::vector<double> o, lse;
-  fmha_reference(forward, o, lse);
-  for (double x : o) in.o.push_back(T(float(x)));
-  for (double x : lse) in.lse.push_back(float(x));
-  in.d_o = random_values<T>(o.size(), seed);
-  in.forward = std::move(forward);
-  return in;
-}
-
-/// The float64 reference gradients of the problem's masks (FmhaProblem::visible_keys), in the
-/// layouts of Q, K and V: P and rowsum(dO * O) recomputed exactly, not from the rounded O and L.
-template <Element T>
-void backward_reference(const BackwardInputs<T>& in, std::vector<double>& dq, std::vector<double>& dk, std::vector<double>& dv) {
-  const FmhaInputs<T>& f = in.forward;
-  const FmhaProblem& p = f.problem;
-  const int64_t H = p.heads, Hk = p.kv_heads, D = p.head_dim;
-  const double scale = p.softmax_scale > 0 ? p.softmax_scale : 1.0 / std::sqrt(double(D));
-  dq.assign(size_t(p.total_q * H * D), 0.0);
-  dk.assign(size_t(p.total_k * Hk * D), 0.0);
-  dv.assign(size_t(p.total_k * Hk * D), 0.0);
-  auto at = [](const std::vector<T>& x, int64_t row, int64_t heads, int64_t h, int64_t D) { return &x[size_t((row * heads + h) * D)]; };
-  std::vector<double> prob, dprob;
-  for (int64_t b = 0; b < p.batch; ++b) {
-    const int64_t q0 = f.cu_seqlens_q[b], sq = f.cu_seqlens_q[b + 1] - q0, k0 = f.cu_seqlens_k[b], sk = f.cu_seqlens_k[b + 1] - k0;
-    for (int64_t h = 0; h < H; ++h) {
-      const int64_t hk = h / (H / Hk);
-      for (int64_t i = 0; i < sq; ++i) {
-        auto [first, last] = p.visible_keys(i, sq, sk);
-        if (first > last) continue;
-        const T* qi = at(f.q, q0 + i, H, h, D);
-        const T* doi = at(in.d_o, q0 + i, H, h, D);
-        prob.assign(size_t(last - first + 1), 0.0);
-        dprob.assign(prob.size(), 0.0);
-        double m = -INFINITY, sum = 0, delta = 0;
-        for (int64_t j = first; j <= last; ++j) {
-          const T* kj = at(f.k, k0 + j, Hk, hk, D);
-          const T* vj = at(f.v, k0 + j, Hk, hk, D);
-          double s = 0, dp = 0;
-          for (int64_t d = 0; d < D; ++d) {
-            s += double(float(qi[d])) * double(float(kj[d]));
-            dp += double(float(doi[d])) * double(float(vj[d]));
-          }
-          prob[size_t(j - first)] = s * scale;
-          dprob[size_t(j - first)] = dp;
-          m = std::max(m, s * scale);
-        }
-        for (double& x : prob) sum += (x = std::exp(x - m));
-        for (size_t j = 0; j < prob.size(); ++j) delta += (prob[j] /= sum) * dprob[j];
-        for (int64_t j = first; j <= last; ++j) {
-          const double pj = prob[size_t(j - first)], ds = pj * (dprob[size_t(j - first)] - delta);
-          const T* kj = at(f.k, k0 + j, Hk, hk, D);
-          double* dqi = &dq[size_t(((q0 + i) * H + h) * D)];
-          double* dkj = &dk[size_t(((k0 + j) * Hk + hk) * D)];
-          double* dvj = &dv[size_t(((k0 + j) * Hk + hk) * D)];
-          for (int64_t d = 0; d < D; ++d) {
-            dqi[d] += scale * ds * double(float(kj[d]));
-            dkj[d] += scale * ds * double(float(qi[d]));
-            dvj[d] += pj * double(float(doi[d]));
-          }
-        }
-      }
-    }
-  }
-}
-
-/// The largest element-wise error of a gradient, |out - ref| / (rms(ref) + |ref|): relative to
-/// the element, or to the tensor's typical size where the element is near 0; infinite where an
-/// element was left unwritten (NaN).
-template <Element T>
-double gradient_error(const std::vector<T>& out, const std::vector<double>& ref) {
-  double squares = 0, worst = 0;
-  for (double x : ref) squares += x * x;
-  const double rms = std::sqrt(squares / double(std::max<size_t>(ref.size(), 1)));
-  for (size_t i = 0; i < ref.size(); ++i) {
-    const double x = float(out[i]);
-    worst = std::isnan(x) ? INFINITY : std::max(worst, std::abs(x - ref[i]) / (rms + std::abs(ref[i])));
-  }
-  return worst;
-}
-
-/// The errors of dQ, dK and dV, and whether a second run gave the same bits.
-struct BackwardErrors {
-  double dq = 0, dk = 0, dv = 0;
-  bool deterministic = false;
-  double worst() const { return std::max({dq, dk, dv}); }
-};
-
-/// Runs a backward on `in` twice with poisoned gradients; their errors against the float64
-/// reference, and whether the two runs agree bit for bit. `prepare(q, k, v, o, d_o, lse,
-/// cu_seqlens_q, cu_seqlens_k, d_q, d_k, d_v)` makes the launch on the buffers.
-template <Element T, class Prepare>
-BackwardErrors backward_check_with(const Device& gpu, const BackwardInputs<T>& in, Prepare&& prepare) {
-  const FmhaProblem& p = in.forward.problem;
-  check_seqlens(p, in.forward.cu_seqlens_q, in.forward.cu_seqlens_k);
-  auto q = gpu.upload(in.forward.q), k = gpu.upload(in.forward.k), v = gpu.upload(in.forward.v);
-  auto o = gpu.upload(in.o), d_o = gpu.upload(in.d_o), lse = gpu.upload(in.lse);
-  auto cu_q = gpu.upload(in.forward.cu_seqlens_q), cu_k = gpu.upload(in.forward.cu_seqlens_k);
-  auto poisoned = [&](size_t n) { return gpu.upload(std::vector<T>(n, T(NAN))); };
-  auto d_q = poisoned(in.forward.q.size()), d_k = poisoned(in.forward.k.size()), d_v = poisoned(in.forward.v.size());
-  auto launch = prepare(q, k, v, o, d_o, lse, cu_q, cu_k, d_q, d_k, d_v);
-  launch();
-  gpu.synchronize();
-  auto first_q = d_q.to_host(), first_k = d_k.to_host(), first_v = d_v.to_host();
-  launch();
-  gpu.synchronize();
-  auto same = [](const std::vector<T>& a, const std::vector<T>& b) {
-    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](T x, T y) {
-             return std::bit_cast<uint16_t>(x) == std::bit_cast<uint16_t>(y);
-           });
-  };
-  std::vector<double> rq, rk, rv;
-  backward_reference(in, rq, rk, rv);
-  return {.dq = gradient_error(first_q, rq),
-          .dk = gradient_error(first_k, rk),
-          .dv = gradient_error(first_v, rv),
-          .deterministic = same(first_q, d_q.to_host()) && same(first_k, d_k.to_host()) && same(first_v, d_v.to_host())};
 }
 
 /// The same for the mma.sync backward (fmha_backward_prepare).

@@ -177,9 +177,8 @@ void dkdv(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDescrip
     // Query blocks: all, or (causal) from the first query that sees this block's first key;
     // block i is query block m_begin + i % per_head of the group's head i / per_head.
     Int diagonal = k_len - q_len;
-    Int m_blocks = (q_len + (BM - 1)) / BM;
-    Int m_begin = C.causal ? min(m_blocks, max(Int(0), n_block * BN - diagonal) / BM) : Int(0);
-    Int per_head = m_blocks - m_begin, steps = per_head * group;
+    Int m_begin = fmha_bwd::first_query_block(n_block, BM, BN, q_len, k_len, C.causal);
+    Int per_head = (q_len + (BM - 1)) / BM - m_begin, steps = per_head * group;
     auto step_head = [&](const Int& i) { return kv_head * group + i / per_head; };
     auto step_block = [&](const Int& i) { return m_begin + i % per_head; };
 
@@ -217,30 +216,15 @@ void dkdv(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDescrip
             // Each column's query: its L (log2 units) and D, read while the products run.
             auto s_rows = accumulator_rowcol(mma_s, acc_s), dp_rows = accumulator_rowcol(mma_s, acc_dp);
             CoordTensor cS = accumulator_rowcol(mma_s, thr_s.partition_C(local_tile(scores, IntTuple{BN, BM}, IntTuple{n_block, m})));
-            const int64_t rows = size(mode(s_rows.layout(), 0)).value(), cols = size(mode(s_rows.layout(), 1)).value();
-            auto l2 = make_rmem_tensor<f32>(IntTuple{cols}), d = make_rmem_tensor<f32>(IntTuple{cols});
-            for (int64_t col = 0; col < cols; ++col) {
-              Int query = coordinate<1>(cS(IntTuple(0), IntTuple(col)));
-              l2(IntTuple(col)) = fmha_bwd::log2_lse(lse, head, q_start, query, q_len);
-              d(IntTuple(col)) = select(query < q_len, F32(delta(head, q_start + min(query, q_len - 1))), F32(0.0f));
-            }
+            auto [l2, d] = fmha_bwd::query_statistics(cS, 1, lse, delta, head, q_start, q_len);
 
             // P^T, masked (causal) where the diagonal crosses the block, then dV += P^T dO.
             wgmma_wait_group(1);
             wgmma_fence_operands(acc_s);
             if (C.causal)
-              if_((n_block + 1) * BN - 1 > m * BM + diagonal, [&] {
-                for (int64_t r = 0; r < rows; ++r)
-                  for (int64_t col = 0; col < cols; ++col) {
-                    Int key = coordinate<0>(cS(IntTuple(r), IntTuple(col))), query = coordinate<1>(cS(IntTuple(r), IntTuple(col)));
-                    s_rows(IntTuple(r), IntTuple(col)) =
-                        select(key <= query + diagonal, F32(s_rows(IntTuple(r), IntTuple(col))), F32(-INFINITY));
-                  }
-              });
-            for (int64_t r = 0; r < rows; ++r)
-              for (int64_t col = 0; col < cols; ++col)
-                s_rows(IntTuple(r), IntTuple(col)) =
-                    fast::exp2(fma(F32(s_rows(IntTuple(r), IntTuple(col))), scale_log2, -F32(l2(IntTuple(col)))));
+              if_((n_block + 1) * BN - 1 > m * BM + diagonal,
+                  [&] { mask_scores(s_rows, cS, [&](const Int& key, const Int& query) { return key <= query + diagonal; }); });
+            fmha_bwd::probabilities(s_rows, l2, 1, scale_log2);
             wgmma_fence();
             cutejit::gemm(mma_kv, acc_dv, accumulator_as_A(mma_kv, mma_s, acc_s),
                           WgmmaOperand<T>::mn_major(smem.stage(1, s.index), TmaSwizzle::bytes128, BM));
@@ -249,10 +233,7 @@ void dkdv(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDescrip
             // dS^T = P^T (dP^T - D), then dK += dS^T Q.
             wgmma_wait_group(1);
             wgmma_fence_operands(acc_dp);
-            for (int64_t r = 0; r < rows; ++r)
-              for (int64_t col = 0; col < cols; ++col)
-                dp_rows(IntTuple(r), IntTuple(col)) =
-                    F32(s_rows(IntTuple(r), IntTuple(col))) * (F32(dp_rows(IntTuple(r), IntTuple(col))) - F32(d(IntTuple(col))));
+            fmha_bwd::score_gradients(s_rows, dp_rows, d, 1);
             wgmma_fence();
             cutejit::gemm(mma_kv, acc_dk, accumulator_as_A(mma_kv, mma_s, acc_dp),
                           WgmmaOperand<T>::mn_major(smem.stage(0, s.index), TmaSwizzle::bytes128, BM));
@@ -292,8 +273,7 @@ void dq(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDescripto
 
   if_(m_block * BM < q_len, [&] {
     Int diagonal = k_len - q_len;
-    Int n_blocks = (k_len + (BN - 1)) / BN;
-    if (C.causal) n_blocks = min(n_blocks, max(Int(0), (m_block + 1) * BM + diagonal + (BN - 1)) / BN);
+    Int n_blocks = key_blocks_seen(m_block, BM, BN, q_len, k_len, C.causal);
 
     Smem<T> smem{C, BN};
     specialise<T>(
@@ -313,14 +293,9 @@ void dq(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDescripto
           PipelineTmaAsync k_ring = smem.ring(0), v_ring = smem.ring(1);
           CoordTensor scores = make_identity_tensor(IntTuple{q_len, k_len});  // (query, key)
           // Each of this thread's rows (queries): its L (log2 units) and D, read once.
-          CoordTensor rows_at = accumulator_rowcol(mma_s, thr_s.partition_C(local_tile(scores, IntTuple{BM, BN}, IntTuple{m_block, 0})));
-          const int64_t rows = size(mode(rows_at.layout(), 0)).value();
-          auto l2 = make_rmem_tensor<f32>(IntTuple{rows}), dl = make_rmem_tensor<f32>(IntTuple{rows});
-          for (int64_t r = 0; r < rows; ++r) {
-            Int query = coordinate<0>(rows_at(IntTuple(r), IntTuple(0)));
-            l2(IntTuple(r)) = fmha_bwd::log2_lse(lse, head, q_start, query, q_len);
-            dl(IntTuple(r)) = select(query < q_len, F32(delta(head, q_start + min(query, q_len - 1))), F32(0.0f));
-          }
+          auto [l2, dl] = fmha_bwd::query_statistics(
+              accumulator_rowcol(mma_s, thr_s.partition_C(local_tile(scores, IntTuple{BM, BN}, IntTuple{m_block, 0}))), 0, lse, delta,
+              head, q_start, q_len);
           mbarrier_wait(smem.tiles_full(), 0);
 
           for_(0, n_blocks, [&](Int n) {
@@ -333,7 +308,6 @@ void dq(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDescripto
             v_ring.consumer_wait(s);
             gemm_tile_stage(C, mma_s, acc_dp, smem, 1, half, 1, s.index);  // dP = dO V^T
             auto s_rows = accumulator_rowcol(mma_s, acc_s), dp_rows = accumulator_rowcol(mma_s, acc_dp);
-            const int64_t cols = size(mode(s_rows.layout(), 1)).value();
 
             // P, masked where the sequence's end or the diagonal crosses the block.
             wgmma_wait_group(1);
@@ -342,24 +316,19 @@ void dq(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDescripto
             if (C.causal) partial = partial || (n + 1) * BN - 1 > m_block * BM + diagonal;
             if_(partial, [&] {
               CoordTensor cS = accumulator_rowcol(mma_s, thr_s.partition_C(local_tile(scores, IntTuple{BM, BN}, IntTuple{m_block, n})));
-              for (int64_t r = 0; r < rows; ++r)
-                for (int64_t col = 0; col < cols; ++col) {
-                  Int query = coordinate<0>(cS(IntTuple(r), IntTuple(col))), key = coordinate<1>(cS(IntTuple(r), IntTuple(col)));
-                  Bool keep = key < k_len;
-                  if (C.causal) keep = keep && key <= query + diagonal;
-                  s_rows(IntTuple(r), IntTuple(col)) = select(keep, F32(s_rows(IntTuple(r), IntTuple(col))), F32(-INFINITY));
-                }
+              mask_scores(s_rows, cS, [&](const Int& query, const Int& key) {
+                Bool keep = key < k_len;
+                if (C.causal) keep = keep && key <= query + diagonal;
+                return keep;
+              });
             });
 
             // dS = P (dP - D): V's stage is free once dP has landed.
             wgmma_wait_group(0);
             wgmma_fence_operands(acc_dp);
             if_(leader, [&] { v_ring.consumer_release(s); });
-            for (int64_t r = 0; r < rows; ++r)
-              for (int64_t col = 0; col < cols; ++col) {
-                F32 p = fast::exp2(fma(F32(s_rows(IntTuple(r), IntTuple(col))), scale_log2, -F32(l2(IntTuple(r)))));
-                dp_rows(IntTuple(r), IntTuple(col)) = p * (F32(dp_rows(IntTuple(r), IntTuple(col))) - F32(dl(IntTuple(r))));
-              }
+            fmha_bwd::probabilities(s_rows, l2, 0, scale_log2);
+            fmha_bwd::score_gradients(s_rows, dp_rows, dl, 0);
 
             // dQ += dS K, then K's stage is free.
             wgmma_fence();

@@ -57,6 +57,15 @@ inline constexpr const char* bad_cu_seqlens_q =
 inline constexpr const char* bad_cu_seqlens_k =
     "fmha: cu_seqlens_k has a sequence that starts below 0, ends before it starts, or ends past the tensors' tokens";
 
+/// The blocks of `bn` keys that query block `m_block` of `bm` queries sees (bottom-right
+/// aligned): all of the sequence's, or (causal) those up to its last query's diagonal.
+inline Int key_blocks_seen(const Int& m_block, int bm, int bn, const Int& q_len, const Int& k_len, bool causal) {
+  Int diagonal = k_len - q_len;  // query i sees keys j <= i + diagonal
+  Int n_blocks = (k_len + (bn - 1)) / bn;
+  if (causal) n_blocks = min(n_blocks, max(Int(0), (m_block + 1) * bm + diagonal + (bn - 1)) / bn);
+  return n_blocks;
+}
+
 namespace fmha80 {
 
 /// The kernel's static choices.
@@ -116,8 +125,7 @@ void forward(const Tensor<T>& q, const Tensor<T>& k, const Tensor<T>& v, const T
   if_(m_block * BM < q_len, [&] {
     // Key blocks to visit: all of them, or (causal) those up to this block's last row's diagonal.
     Int diagonal = k_len - q_len;  // query i sees keys j <= i + diagonal
-    Int n_blocks = (k_len + (BN - 1)) / BN;
-    if (C.causal) n_blocks = min(n_blocks, max(Int(0), (m_block + 1) * BM + diagonal + (BN - 1)) / BN);
+    Int n_blocks = key_blocks_seen(m_block, BM, BN, q_len, k_len, C.causal);
 
     // This CTA's tiles in global memory (K and V: one per key block), with their coordinates.
     Tensor<T> gQ = local_tile(domain_offset(IntTuple{q_start, 0}, q(_, head, _)), IntTuple{BM, D}, IntTuple{m_block, 0});

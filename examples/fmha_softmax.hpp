@@ -12,6 +12,20 @@
 namespace examples {
 using namespace cutejit;
 
+/// The scores of a block that `keep` rejects become -inf: `s_rows` is the accumulator as rows
+/// and columns (accumulator_rowcol), `coords` holds each score's coordinates in the sequence (a
+/// (query, key), or a (key, query) for transposed scores), `keep(first, second)` of them says
+/// whether it is seen.
+template <class Keep>
+void mask_scores(const Tensor<float>& s_rows, const CoordTensor& coords, Keep&& keep) {
+  const int64_t rows = size(mode(s_rows.layout(), 0)).value(), cols = size(mode(s_rows.layout(), 1)).value();
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) {
+      Int first = coordinate<0>(coords(IntTuple(r), IntTuple(c))), second = coordinate<1>(coords(IntTuple(r), IntTuple(c)));
+      s_rows(IntTuple(r), IntTuple(c)) = select(keep(first, second), F32(s_rows(IntTuple(r), IntTuple(c))), F32(-INFINITY));
+    }
+}
+
 class OnlineSoftmax {
  public:
   /// `rows` accumulator rows per thread, each over `row_lanes` lanes; every maximum -inf, every
@@ -36,16 +50,10 @@ class OnlineSoftmax {
     return x;
   }
 
-  /// Scores a row and column of the block do not see become -inf: `coords` holds each score's
-  /// (query, key) in the sequence, `keep(query, key)` says whether it is seen.
+  /// Scores a row and column of the block do not see become -inf (mask_scores).
   template <class Keep>
   void mask(const Tensor<float>& s_rows, const CoordTensor& coords, Keep&& keep) const {
-    const int64_t cols = size(mode(s_rows.layout(), 1)).value();
-    for (int64_t r = 0; r < rows_; ++r)
-      for (int64_t c = 0; c < cols; ++c) {
-        Int row = coordinate<0>(coords(IntTuple(r), IntTuple(c))), col = coordinate<1>(coords(IntTuple(r), IntTuple(c)));
-        s_rows(IntTuple(r), IntTuple(c)) = select(keep(row, col), F32(s_rows(IntTuple(r), IntTuple(c))), F32(-INFINITY));
-      }
+    mask_scores(s_rows, coords, keep);
   }
 
   /// Row r of a block of scores: the row's maximum (log2 units) rises to the block's, the

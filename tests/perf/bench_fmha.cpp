@@ -15,30 +15,17 @@
 #include "fmha_sm90.hpp"
 #include "gemm_bf16.hpp"
 #include "gpu_timing.hpp"
+#include "jit_report.hpp"
 
 using namespace cutejit;
 
 namespace {
 
-/// The cold JIT (trace -> cubin) of one kernel, its registers, local memory and shared memory.
-void report_jit(const CompiledKernel& k, double ms, uint32_t shared_bytes) {
-  CUmodule module;
-  CUfunction f;
-  bench::check(cuModuleLoadData(&module, k.cubin.data()), "cuModuleLoadData");
-  bench::check(cuModuleGetFunction(&f, module, k.name.c_str()), "cuModuleGetFunction");
-  int regs = 0, local = 0;
-  bench::check(cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, f), "cuFuncGetAttribute");
-  bench::check(cuFuncGetAttribute(&local, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, f), "cuFuncGetAttribute");
-  std::printf("%s_jit: trace->cubin %.1f ms (trace %.2f verify %.2f lower %.2f O3+PTX %.2f assemble %.2f); "
-              "%d registers, %d bytes local memory per thread, %u bytes shared per CTA\n",
-              k.name.c_str(), ms, k.times.trace_ms, k.times.verify_ms, k.times.lower_ms, k.times.codegen_ms, k.times.assemble_ms, regs,
-              local, shared_bytes);
-}
 template <class Compile>
 void time_jit(Compile&& compile, uint32_t shared_bytes) {
   auto t0 = std::chrono::steady_clock::now();
   CompiledKernel k = compile();
-  report_jit(k, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(), shared_bytes);
+  bench::report_jit(k, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(), shared_bytes);
 }
 
 enum class Forward { sm90, sm90_serial, fa2 };

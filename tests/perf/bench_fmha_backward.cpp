@@ -17,23 +17,11 @@
 
 #include "fmha_backward_sm90.hpp"
 #include "gpu_timing.hpp"
+#include "jit_report.hpp"
 
 using namespace cutejit;
 
 namespace {
-
-void report_jit(const CompiledKernel& k, double ms) {
-  CUmodule module;
-  CUfunction f;
-  bench::check(cuModuleLoadData(&module, k.cubin.data()), "cuModuleLoadData");
-  bench::check(cuModuleGetFunction(&f, module, k.name.c_str()), "cuModuleGetFunction");
-  int regs = 0, local = 0;
-  bench::check(cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, f), "cuFuncGetAttribute");
-  bench::check(cuFuncGetAttribute(&local, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, f), "cuFuncGetAttribute");
-  std::printf("%s_jit: trace->cubin %.1f ms (trace %.2f verify %.2f lower %.2f O3+PTX %.2f assemble %.2f); %d registers, %d bytes local\n",
-              k.name.c_str(), ms, k.times.trace_ms, k.times.verify_ms, k.times.lower_ms, k.times.codegen_ms, k.times.assemble_ms, regs,
-              local);
-}
 
 void time_backward(const Device& gpu, bool hopper, const std::vector<bf16>& pool, int64_t seqlen, int64_t head_dim, bool causal) {
   const int64_t batch = 16384 / seqlen, heads = 16, tokens = batch * seqlen, elements = tokens * heads * head_dim;
@@ -84,7 +72,7 @@ int main() {
     std::vector<CompiledKernel> kernels = compile();
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     std::printf("%s: its kernels cold in %.1f ms\n", what, ms);
-    for (const CompiledKernel& k : kernels) report_jit(k, k.times.total_ms());
+    for (const CompiledKernel& k : kernels) bench::report_jit(k, k.times.total_ms());
   };
   cold("fmha90_bwd hd64", [&] { return examples::backward_sm90_compile<bf16, examples::fmha_bwd90::hd64>(gpu.target()); });
   cold("fmha90_bwd hd128", [&] { return examples::backward_sm90_compile<bf16, examples::fmha_bwd90::hd128>(gpu.target()); });
@@ -93,7 +81,7 @@ int main() {
     auto kernels = examples::backward_compile<bf16>(gpu.target(), {.head_dim = int(head_dim), .causal = false});
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     std::printf("fmha_bwd hd%lld: the three kernels cold in %.1f ms\n", (long long)head_dim, ms);
-    for (const CompiledKernel& k : kernels) report_jit(k, k.times.total_ms());
+    for (const CompiledKernel& k : kernels) bench::report_jit(k, k.times.total_ms());
   }
   std::vector<bf16> pool = examples::random_values<bf16>(size_t(16384) * 16 * 128 + 8192, 7);
   for (bool hopper : {true, false})
