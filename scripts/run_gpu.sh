@@ -14,6 +14,10 @@ mkdir -p "$OUT" /tmp/cj
 tar -C /tmp/cj -xJf bundle/cutejit-gpu.tar.xz
 cd /tmp/cj
 export CUTEJIT_CACHE_DIR=/tmp/cj/cache
+# NCCL for its interop test, from the machine's Python wheel (nvidia-nccl-cu13) unless given.
+# NVSHMEM is left to cutejit's own search, which finds the nvidia-nvshmem-cu13 wheel.
+wheel_lib() { python3 -c 'import importlib.util, os, sys; print(os.path.join(list(importlib.util.find_spec(sys.argv[1]).submodule_search_locations)[0], "lib"))' "$1" 2>/dev/null; }
+export CUTEJIT_TEST_NCCL=${CUTEJIT_TEST_NCCL:-$(wheel_lib nvidia.nccl)/libnccl.so.2}
 log="$OUT/gpu-$part.log"
 {
   echo "== $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(cat /tmp/cj/COMMIT 2>/dev/null)"

@@ -36,3 +36,15 @@ if [ ! -x "$disasm/nvidia/cu13/bin/cuobjdump" ]; then
   for w in "$disasm"/wheels/*.whl; do python3 -m zipfile -e "$w" "$disasm"; done
   chmod +x "$disasm"/nvidia/cu13/bin/*
 fi
+
+# NVSHMEM, for the tests of kernels that call it (tests/unit/interop/test_nvshmem.cpp): its
+# headers (the ABI check), its device bitcode (linked into those kernels) and its host library.
+# cutejit itself finds NVSHMEM at run time and builds without it.
+nvshmem=build/nvshmem
+if [ ! -f "$nvshmem/nvidia/nvshmem/lib/libnvshmem_host.so.3" ]; then
+  echo "setup: fetching NVSHMEM ${CUTEJIT_NVSHMEM_VERSION:=3.8.0} from PyPI"
+  mkdir -p "$nvshmem/wheels"
+  python3 -m pip download -q --no-deps --only-binary=:all: -d "$nvshmem/wheels" "nvidia-nvshmem-cu13==$CUTEJIT_NVSHMEM_VERSION"
+  python3 -m zipfile -e "$nvshmem"/wheels/*.whl "$nvshmem"
+  rm -rf "$nvshmem/wheels"
+fi

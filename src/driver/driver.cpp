@@ -56,6 +56,7 @@ const Loaded& load() {
     sym(d.cuPointerGetAttribute, "cuPointerGetAttribute");
     sym(d.cuModuleLoadData, "cuModuleLoadData");
     sym(d.cuModuleGetFunction, "cuModuleGetFunction");
+    sym(d.cuModuleGetGlobal, "cuModuleGetGlobal");
     sym(d.cuFuncGetAttribute, "cuFuncGetAttribute");
     sym(d.cuFuncSetAttribute, "cuFuncSetAttribute");
     sym(d.cuLaunchKernelEx, "cuLaunchKernelEx");

@@ -1,5 +1,5 @@
 /** \file
- * LLVM IR -> PTX: libdevice (only when the kernel calls it), LLVM's O3 pipeline as the NVPTX
+ * LLVM IR -> PTX: libdevice and NVSHMEM (only when the kernel calls them), LLVM's O3 pipeline as the NVPTX
  * target configures it, and the NVPTX back end. Only the NVPTX target is initialised, so no
  * other back end is linked into libcutejit.
  */
@@ -40,7 +40,9 @@ namespace {
 
 constexpr const char* nvptx_triple = "nvptx64-nvidia-cuda";
 
-llvm::TargetMachine& target_machine(const Target& target) {
+/// The target's machine; `min_ptx` (e.g. 88), when set, raises its PTX ISA version to what a
+/// linked library's code needs (its inline PTX may use newer syntax than the target's default).
+llvm::TargetMachine& target_machine(const Target& target, int min_ptx) {
   static std::once_flag once;
   std::call_once(once, [] {
     LLVMInitializeNVPTXTargetInfo();
@@ -49,7 +51,7 @@ llvm::TargetMachine& target_machine(const Target& target) {
     LLVMInitializeNVPTXAsmPrinter();
   });
   thread_local std::map<std::string, std::unique_ptr<llvm::TargetMachine>> machines;
-  std::unique_ptr<llvm::TargetMachine>& tm = machines[target.name()];
+  std::unique_ptr<llvm::TargetMachine>& tm = machines[target.name() + "+" + std::to_string(min_ptx)];
   if (!tm) {
     std::string error;
     llvm::Triple triple(nvptx_triple);
@@ -59,10 +61,12 @@ llvm::TargetMachine& target_machine(const Target& target) {
     // for sm_100a, but ptxas takes mbarrier.test_wait.parity only from PTX 7.1, mma.sync with
     // FP8 operands only from 8.4, and tcgen05's kind::mxf4nvf4 and .block16/.block32 scale
     // vectors only from 8.7 / 8.8; every other target's default is new enough.
-    const char* features = target.sm == 89 || target.sm == 90 ? "+ptx84"
+    std::string features = target.sm == 89 || target.sm == 90 ? "+ptx84"
                            : target.sm < 89                   ? "+ptx71"
                            : target.sm == 100                 ? "+ptx88"
                                                               : "";
+    // A ptx feature only ever raises the version LLVM picks.
+    if (min_ptx) features += (features.empty() ? "+ptx" : ",+ptx") + std::to_string(min_ptx);
     tm.reset(t->createTargetMachine(triple, target.name(), features, llvm::TargetOptions(), llvm::Reloc::PIC_, std::nullopt,
                                     llvm::CodeGenOptLevel::Aggressive));
   }
@@ -107,10 +111,10 @@ std::string to_text(const llvm::Module& m) {
 }  // namespace
 
 std::string emit_ptx(llvm::Module& m, const Target& target, const DumpSink& dump) {
-  llvm::TargetMachine& tm = target_machine(target);
   m.setTargetTriple(llvm::Triple(nvptx_triple));
-  m.setDataLayout(tm.createDataLayout());
+  m.setDataLayout(target_machine(target, 0).createDataLayout());
   link_libdevice_if_used(m);
+  llvm::TargetMachine& tm = target_machine(target, link_nvshmem_if_used(m, target));
   if (dump.enabled()) dump.write("ll", to_text(m));
 
   std::string broken;

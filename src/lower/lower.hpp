@@ -36,7 +36,13 @@ mlir::MLIRContext& thread_mlir_context();
 /// translation of the kernel to an LLVM module in `context`.
 std::unique_ptr<llvm::Module> lower_to_llvm(mlir::ModuleOp module, llvm::LLVMContext& context, const DumpSink& dump);
 
-/// Links libdevice when the kernel calls it, runs LLVM O3 for the target and emits PTX.
+/// Whether the module calls NVSHMEM's device API (functions named nvshmem*).
+bool calls_nvshmem(const llvm::Module& module);
+/// Links NVSHMEM's device bitcode for `target` into a module that calls it (link_nvshmem.cpp);
+/// returns the PTX ISA version its code needs (88 for PTX 8.8), 0 when nothing was linked.
+int link_nvshmem_if_used(llvm::Module& module, const Target& target);
+
+/// Links libdevice and NVSHMEM when the kernel calls them, runs LLVM O3 for the target and emits PTX.
 std::string emit_ptx(llvm::Module& module, const Target& target, const DumpSink& dump);
 
 }  // namespace cutejit::detail

@@ -4,6 +4,7 @@
 
 #include "cutejit/runtime/device.hpp"
 #include "driver/driver.hpp"
+#include "runtime/nvshmem_module.hpp"
 
 namespace cutejit::detail {
 
@@ -24,6 +25,7 @@ LoadedFunction load_function(const CompiledKernel& compiled, const Device& devic
   make_current(device);
   CUmodule module = nullptr;
   d.check(d.cuModuleLoadData(&module, compiled.cubin.data()), "cuModuleLoadData");
+  init_nvshmem_module(module, device.context(), compiled.name);
   CUfunction function = nullptr;
   d.check(d.cuModuleGetFunction(&function, module, compiled.name.c_str()), "cuModuleGetFunction");
   LoadedFunction f;

@@ -35,6 +35,11 @@ void memory_fence(Where where) {
   mlir::NVVM::MembarOp::create(t.builder(), t.loc(where), mlir::NVVM::MemScopeKind::GPU);
 }
 
+void memory_fence_system(Where where) {
+  Trace& t = Trace::current(where);
+  mlir::NVVM::MembarOp::create(t.builder(), t.loc(where), mlir::NVVM::MemScopeKind::SYS);
+}
+
 ValueId shuffle(ShuffleKind kind, ValueId value, ValueId lane_or_delta, int width, Where where) {
   Trace& t = Trace::current(where);
   if (width < 1 || width > 32 || (width & (width - 1)))

@@ -152,6 +152,15 @@ ValueId register_array(DType element, int64_t count, Where where) {
   return t.add_pointer(alloca, Space::local, alignment);
 }
 
+ValueId not_null(ValueId ptr, Where where) {
+  Trace& t = Trace::current(where);
+  const ValueInfo& p = pointer_arg(t, ptr, where);
+  mlir::OpBuilder& b = t.builder();
+  const mlir::Location l = t.loc(where);
+  mlir::Value null = mlir::LLVM::ZeroOp::create(b, l, p.value.getType());
+  return t.add(mlir::LLVM::ICmpOp::create(b, l, mlir::LLVM::ICmpPredicate::ne, p.value, null), DType::i1);
+}
+
 ValueId atomic(AtomicOp op, ValueId ptr, ValueId value, Where where) {
   Trace& t = Trace::current(where);
   const ValueInfo& p = pointer_arg(t, ptr, where);

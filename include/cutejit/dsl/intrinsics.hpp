@@ -36,6 +36,9 @@ inline void sync_threads(detail::Where w = detail::Where::current()) { detail::s
 inline void sync_warp(detail::Where w = detail::Where::current()) { detail::sync_warp(w); }
 /// A device-wide memory fence (membar.gl / fence.acq_rel.gpu).
 inline void thread_fence(detail::Where w = detail::Where::current()) { detail::memory_fence(w); }
+/// A system-wide memory fence (membar.sys): orders this thread's accesses as other GPUs and the
+/// host see them, e.g. stores into a peer GPU's memory before the flag that announces them.
+inline void thread_fence_system(detail::Where w = detail::Where::current()) { detail::memory_fence_system(w); }
 
 // ---- warp shuffles, all 32 lanes taking part; `width` splits the warp into segments ----
 template <Element T>

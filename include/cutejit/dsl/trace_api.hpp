@@ -83,6 +83,8 @@ void store_vector(ValueId ptr, std::span<const ValueId> values, Where where);
 ValueId static_shared(DType element, int64_t count, int64_t alignment, Where where);
 ValueId dynamic_shared(Where where);
 ValueId register_array(DType element, int64_t count, Where where);
+/// Whether a pointer is not null (an i1).
+ValueId not_null(ValueId ptr, Where where);
 ValueId atomic(AtomicOp op, ValueId ptr, ValueId value, Where where);
 ValueId atomic_cas(ValueId ptr, ValueId expected, ValueId desired, Where where);
 
@@ -90,6 +92,7 @@ ValueId atomic_cas(ValueId ptr, ValueId expected, ValueId desired, Where where);
 void sync_threads(Where where);
 void sync_warp(Where where);
 void memory_fence(Where where);
+void memory_fence_system(Where where);
 ValueId shuffle(ShuffleKind kind, ValueId value, ValueId lane_or_delta, int width, Where where);
 ValueId vote(VoteKind kind, ValueId predicate, Where where);
 
@@ -106,6 +109,12 @@ void wgmma_commit_group(Where where);
 void wgmma_wait_group(int pending, Where where);
 void tcgen05_fence_before_thread_sync(Where where);
 void tcgen05_fence_after_thread_sync(Where where);
+
+// ---- NVSHMEM's device API, linked from its bitcode (dsl/nvshmem.hpp) ----
+enum class LibraryResult : uint8_t { none, i32, u64, pointer };
+/// Calls the NVSHMEM device function `function` (its C name): pointers pass as generic
+/// addresses, 32-bit integers as i32 and 64-bit ones as i64. A pointer result is a global one.
+ValueId nvshmem_call(std::string_view function, LibraryResult result, std::span<const ValueId> args, Where where);
 
 // ---- diagnostics ----
 void print(std::string_view format, std::span<const ValueId> args, Where where);

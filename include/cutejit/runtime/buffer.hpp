@@ -93,14 +93,17 @@ template <class T>
 class Buffer {
  public:
   Buffer() = default;
-  Buffer(uint64_t ptr, size_t count, void* context) : ptr_(ptr), count_(count), context_(context) {}
+  /// How an allocation is given back: cuMemFree for Device::alloc, nvshmem_free for symmetric memory.
+  using Release = void (*)(uint64_t ptr, void* context) noexcept;
+  Buffer(uint64_t ptr, size_t count, void* context, Release release = detail::free_device_memory)
+      : ptr_(ptr), count_(count), context_(context), release_(release) {}
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
-  Buffer(Buffer&& o) noexcept : ptr_(o.ptr_), count_(o.count_), context_(o.context_) { o.ptr_ = 0, o.count_ = 0; }
+  Buffer(Buffer&& o) noexcept : ptr_(o.ptr_), count_(o.count_), context_(o.context_), release_(o.release_) { o.ptr_ = 0, o.count_ = 0; }
   Buffer& operator=(Buffer&& o) noexcept {
     if (this != &o) {
       release();
-      ptr_ = o.ptr_, count_ = o.count_, context_ = o.context_;
+      ptr_ = o.ptr_, count_ = o.count_, context_ = o.context_, release_ = o.release_;
       o.ptr_ = 0, o.count_ = 0;
     }
     return *this;
@@ -174,12 +177,13 @@ class Buffer {
 
  private:
   void release() {
-    if (ptr_) detail::free_device_memory(ptr_, context_);
+    if (ptr_) release_(ptr_, context_);
     ptr_ = 0;
   }
   uint64_t ptr_ = 0;
   size_t count_ = 0;
   void* context_ = nullptr;
+  Release release_ = detail::free_device_memory;
 };
 
 }  // namespace cutejit

@@ -1,0 +1,3 @@
+#include "allreduce.hpp"
+
+int main() { return examples::run(examples::allreduce_example()); }
