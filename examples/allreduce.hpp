@@ -94,11 +94,12 @@ class AllReduce {
       : session_(&session), blocks_(blocks), flags_(session.alloc<uint64_t>(size_t(2 * blocks * session.n_pes()))) {
     flags_.zero();
   }
-  /// y = the sum over PEs of x, on every PE; x and y symmetric, of the same size, a multiple of 8.
-  void operator()(Shape shape, const Buffer<bf16>& x, const Buffer<bf16>& y, StreamHandle stream = nullptr) {
-    if (x.size() != y.size() || x.size() % allreduce::vector != 0)
-      throw Error("AllReduce: x and y must have the same size, a multiple of 8 elements (" + std::to_string(x.size()) + " and " +
-                  std::to_string(y.size()) + " given)");
+  /// y = the sum over PEs of x, on every PE; x and y symmetric (a whole Buffer from
+  /// Session::alloc, or a view of one), of the same size, a multiple of 8.
+  void operator()(Shape shape, const DeviceTensor<bf16>& x, const DeviceTensor<bf16>& y, StreamHandle stream = nullptr) {
+    if (x.rank != 1 || y.rank != 1 || x.stride[0] != 1 || y.stride[0] != 1 || x.shape[0] != y.shape[0] || x.shape[0] % allreduce::vector != 0)
+      throw Error("AllReduce: x and y must be contiguous vectors of the same size, a multiple of 8 elements (" + std::to_string(x.shape[0]) +
+                  " and " + std::to_string(y.shape[0]) + " given)");
     Launch launch{.grid = uint32_t(blocks_), .block = allreduce::threads, .stream = stream};
     const Constexpr<int> pes(session_->n_pes());
     if (shape == Shape::one_shot)
