@@ -38,6 +38,11 @@
 // stored. For each chunk, a thread calls it on all the chunk's values before it writes any of
 // them, so the loads of values sharing a column are merged. `Identity` (the default) is no
 // call at all.
+//
+// The feed hook (for operands that arrive while the kernel runs, as an all-gather's do): an
+// object with `wait(m0, kt)`, which the producer calls before each TMA load of A's rows m0 ...
+// m0 + 127 at K tile kt, and `side(thread, threads)`, which the producer warpgroup's three other
+// warps (96 threads, idle otherwise) run meanwhile. `NoFeed`, the default, adds nothing.
 #pragma once
 
 #include <algorithm>
@@ -149,14 +154,24 @@ ComposedLayout chunk_pair_layout() {
                                                      IntTuple{IntTuple{chunk_cols, next_warpgroup}, 1}));
 }
 
+/// The feed hook's default: A is all in memory before the kernel starts.
+struct NoFeed {};
+template <class F>
+concept Feed = std::is_same_v<F, NoFeed> || requires(const F& f, const Int& i) {
+  f.wait(i, i);
+  f.side(i, 96);
+};
+
 /// The kernel body; call it from a Kernel's lambda, which declares the arguments the epilogue
 /// captures. `c` is C's tensor map (output_map). An MN-major operand (C.a_major, C.b_major)
 /// arrives as boxes of tile_k K rows by one 128-byte span of M or N (`mn_chunk` elements), side
 /// by side in the stage (2 boxes of A, tile_n / 64 of B): the same bytes as the K-major boxes,
 /// so the stage's size does not change.
-template <class T, Config C = Config{}, Epilogue E = Identity>
+template <class T, Config C = Config{}, Epilogue E = Identity, Feed F = NoFeed>
 void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const TmaDescriptor<output_t<C>>& c, const Int& m, const Int& n,
-            const Int& k, const E& epilogue = {}) {
+            const Int& k, const E& epilogue = {}, const F& feed = {}) {
+  constexpr bool fed = !std::is_same_v<F, NoFeed>;
+  static_assert(!fed || (C.a_major == WgmmaMajor::k && C.cluster_m == 1), "a fed A is stored M x K, in CTAs of their own");
   using Out = output_t<C>;
   static_assert(C.out == DType::bf16 || C.out == DType::f8e4m3, "C is bf16 or f8e4m3");
   constexpr WgmmaMajor AMajor = C.a_major, BMajor = C.b_major;
@@ -230,6 +245,7 @@ void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const TmaDescr
         for_(0, k_tiles, [&](Int kt) {
           PipelineState s = PipelineState::at(j * k_tiles + kt, stages);
           pipe.producer_acquire(s);
+          if constexpr (fed) feed.wait(m0, kt);
           if constexpr (AMajor == WgmmaMajor::k) {
             pipe.load(a, a_tile(s.index), s, {m0, kt * tile_k});
           } else {
@@ -250,6 +266,7 @@ void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const TmaDescr
         });
       });
     });
+    if constexpr (fed) if_(tid >= 32, [&] { feed.side(tid - 32, 96); });
   }).else_([&] {
     increase_max_registers(consumer_registers);
     Int half = warpgroup - 1;  // which 64 rows of the tile this warpgroup computes

@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "allgather_gemm.hpp"
 #include "allreduce.hpp"
 
 extern char** environ;
@@ -62,6 +63,16 @@ void check_ring(const nvshmem::Session& s, uint64_t epoch) {
   CHECK(signal.to_host() == std::vector<uint64_t>{epoch});
 }
 
+/// The all-gather GEMM at a few shapes (M a multiple of 128 per PE), against a float64 product.
+void check_allgather_gemm(const nvshmem::Session& s) {
+  const int64_t p = s.n_pes();
+  for (auto [m, n, k] : {std::array<int64_t, 3>{128 * p, 256, 512}, std::array<int64_t, 3>{512 * p, 1000, 1024},
+                         std::array<int64_t, 3>{1024 * p, 2048, 512}}) {
+    INFO("M = " << m << ", N = " << n << ", K = " << k << " on PE " << s.my_pe() << " of " << p);
+    CHECK(examples::allgather_gemm_error(s, m, n, k) < 1e-2);
+  }
+}
+
 /// Both all-reduce shapes at sizes from one vector to 32 MiB, bit for bit.
 void check_allreduce(const nvshmem::Session& s) {
   for (size_t n : {size_t(8), size_t(4096 + 8), size_t(1 << 20) + 8, size_t(1) << 24}) {
@@ -72,7 +83,7 @@ void check_allreduce(const nvshmem::Session& s) {
 
 }  // namespace
 
-TEST_CASE("nvshmem: one PE in this process — puts, gets, signals and the all-reduces, and misuse refused", "[gpu]") {
+TEST_CASE("nvshmem: one PE in this process — puts, gets, signals, the all-reduces and the all-gather GEMM, and misuse refused", "[gpu]") {
   Device gpu;
   {
     nvshmem::UniqueId id;
@@ -96,6 +107,7 @@ TEST_CASE("nvshmem: one PE in this process — puts, gets, signals and the all-r
 
   for (uint64_t epoch = 1; epoch <= 2; ++epoch) check_ring(s, epoch);
   check_allreduce(s);
+  check_allgather_gemm(s);
 
   Buffer<float> x = s.alloc<float>(1000);
   CHECK(s.peer_address(x, 0) == x.data());
@@ -121,6 +133,7 @@ TEST_CASE("nvshmem: one PE of a job of processes", "[.nvshmem_rank]") {
   CHECK(s.node_pes() == ranks);
   check_ring(s, 1);
   check_allreduce(s);
+  check_allgather_gemm(s);
   // Every PE asks for a different size: each is told, and nothing is allocated. (With one PE
   // there is nothing to disagree with: that run does not check this.)
   if (ranks > 1) CHECK_THROWS_WITH(s.alloc<float>(size_t(1000 + rank)), Contains("the PEs' requests range from 4000 to"));

@@ -12,6 +12,7 @@
 
 #include <unistd.h>
 
+#include "allgather_gemm.hpp"
 #include "allreduce.hpp"
 #include "cutejit/atom/nvshmem.hpp"
 #include "cutejit/runtime/nvshmem.hpp"
@@ -163,4 +164,17 @@ TEST_CASE("nvshmem: rank 0's unique id reaches the other ranks through a file", 
   CHECK_THROWS_WITH(nvshmem::exchange_unique_id(file, 0), Contains("exists already"));
   std::filesystem::remove(file);
   CHECK_THROWS_WITH(nvshmem::exchange_unique_id(file, 2, std::chrono::milliseconds(50)), Contains("rank 2 waited 50 ms"));
+}
+
+TEST_CASE("nvshmem: the all-gather GEMM compiles: HGMMA fed by TMA loads that wait for their tile's flag", "[unit][nvshmem]") {
+  auto [a, b] = examples::gemm::tensor_maps_for_compile<bf16>();
+  CompiledKernel c = examples::allgather_gemm::kernel<256>.compile(
+      Target::parse("sm_90a"), a, b, examples::gemm::output_map_for_compile(), test::vector_arg<bf16>(), test::vector_arg<uint64_t>(),
+      uint64_t(1), int32_t(1024), int32_t(1024), int32_t(1024), int32_t(512), Constexpr<int>{2});
+  const std::string sass = test::disassemble(c.cubin, "-sass");
+  CHECK(contains(sass, "HGMMA.64x256x16.F32.BF16"));
+  CHECK(contains(sass, "UTMALDG"));
+  CHECK(contains(c.ptx, "fence.proxy.async.global"));
+  CHECK(contains(c.ptx, "st.global.v4."));  // the pushes into the other PEs' copies of A
+  CHECK(test::resource_usage(c.cubin, c.name, "LOCAL") == 0);
 }
