@@ -90,8 +90,10 @@ inline Kernel two_shot{"allreduce_two_shot", [](Tensor<bf16> x, Tensor<bf16> y, 
 class AllReduce {
  public:
   enum class Shape { one_shot, two_shot };
-  AllReduce(const nvshmem::Session& session, int blocks = 32)
-      : session_(&session), blocks_(blocks), flags_(session.alloc<uint64_t>(size_t(2 * blocks * session.n_pes()))) {
+  /// `blocks` CTAs on each PE, one per multiprocessor unless given.
+  explicit AllReduce(const nvshmem::Session& session, int blocks = 0)
+      : session_(&session), blocks_(blocks > 0 ? blocks : session.device().multiprocessors()),
+        flags_(session.alloc<uint64_t>(size_t(2 * blocks_ * session.n_pes()))) {
     flags_.zero();
   }
   /// y = the sum over PEs of x, on every PE; x and y symmetric (a whole Buffer from
