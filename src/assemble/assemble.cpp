@@ -143,6 +143,17 @@ std::filesystem::path find_ptxas() {
   return {};
 }
 
+/// ptxas accepts a kernel whose wgmma it had to serialize, and says so only in its log (C7510:
+/// a function call such as device_printf's, or wgmma fenced across a branch it cannot follow);
+/// such a kernel runs its tensor cores one instruction at a time, so the log line is passed on.
+void warn_if_wgmma_serialized(const std::string& log, const std::string& kernel) {
+  const size_t at = log.find("(C7510)");
+  if (at == std::string::npos) return;
+  const size_t end = log.find('\n', at);
+  warn_once("C7510 " + kernel, "kernel '" + kernel + "': ptxas serialized its wgmma instructions, which costs their overlap:" +
+                                   log.substr(at + 7, end == std::string::npos ? std::string::npos : end - at - 7));
+}
+
 std::vector<char> with_ptxas(const std::filesystem::path& ptxas, const std::string& ptx, const Target& target,
                              const std::string& kernel) {
   char dir_template[] = "/tmp/cutejit-ptxas-XXXXXX";
@@ -177,6 +188,7 @@ std::vector<char> with_ptxas(const std::filesystem::path& ptxas, const std::stri
   std::filesystem::remove_all(dir, ec);
   if (!ok || cubin.empty())
     throw Error("error: ptxas rejected the PTX of kernel '" + kernel + "' for " + target.name() + ":\n" + log_text.str());
+  warn_if_wgmma_serialized(log_text.str(), kernel);
   return cubin;
 }
 

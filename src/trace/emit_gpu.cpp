@@ -161,7 +161,9 @@ void device_assert(const Operand<bool>& cond, std::string_view message) {
   std::string text = std::string(w.file_name()) + ":" + std::to_string(w.line()) + ": device assertion failed";
   if (!message.empty()) text += ": " + std::string(message);
   if_(Value<bool>(detail::unary(detail::UnaryOp::bit_not, cond.id, w)), [&] {
-    detail::print(text + "\n", {}, w);
+    detail::Trace& t = detail::Trace::current(w);
+    auto printf = mlir::gpu::PrintfOp::create(t.builder(), t.loc(w), t.builder().getStringAttr(text + "\n"), mlir::ValueRange{});
+    t.add_assert_message(printf);
     detail::trap(w);
   }, w);
 }

@@ -232,10 +232,27 @@ void Trace::require(Feature f, const char* instruction, const Where& w) const {
                 w);
 }
 
+namespace {
+/// Whether the function issues wgmma: the NVVM ops (A from shared memory) or inline PTX (A from
+/// registers, or the user's own).
+bool issues_wgmma(mlir::gpu::GPUFuncOp f) {
+  bool found = false;
+  f.walk([&](mlir::Operation* op) {
+    if (op->getName().getStringRef().starts_with("nvvm.wgmma.mma_async")) found = true;
+    if (auto asm_op = mlir::dyn_cast<mlir::LLVM::InlineAsmOp>(op); asm_op && asm_op.getAsmString().contains("wgmma.mma_async")) found = true;
+    return found ? mlir::WalkResult::interrupt() : mlir::WalkResult::advance();
+  });
+  return found;
+}
+}  // namespace
+
 mlir::OwningOpRef<mlir::ModuleOp> Trace::finish() {
   if (!saved_.empty()) trace_error("a control-flow region was left open (an if_/for_/while_ body threw?)", defined_at_);
   builder_.setInsertionPointToEnd(&function_.getBody().back());
   mlir::gpu::ReturnOp::create(builder_, loc(defined_at_));
+  if (!assert_messages_.empty() && issues_wgmma(function_))
+    for (mlir::Operation* printf : assert_messages_) printf->erase();
+  assert_messages_.clear();
   return std::move(module_);
 }
 

@@ -90,6 +90,11 @@ class Trace {
 
   /// Throws unless the target has `f`, naming the instruction, the target and the user's line.
   void require(Feature f, const char* instruction, const Where& w) const;
+  /// A device_assert's printf of its message: finish() drops it from a kernel that issues
+  /// wgmma (the assert then only traps), because ptxas serializes every wgmma of a function that
+  /// makes any call (C7510; printf is a call to vprintf): the Hopper attention forward ran 28%
+  /// slower with its checks of cu_seqlens printing.
+  void add_assert_message(mlir::Operation* printf) { assert_messages_.push_back(printf); }
   /// Finishes the function (terminator) and hands the module over.
   mlir::OwningOpRef<mlir::ModuleOp> finish();
 
@@ -112,6 +117,7 @@ class Trace {
   std::vector<FlatParam> params_;
   std::vector<mlir::OpBuilder::InsertPoint> saved_;
   std::vector<mlir::Operation*> if_ops_;
+  std::vector<mlir::Operation*> assert_messages_;
   mlir::Operation* prologue_end_ = nullptr;
   std::map<std::tuple<int, uint64_t, bool>, ValueId> constants_;
   std::map<std::tuple<uint32_t, uint32_t, int>, ValueId> register_elements_;

@@ -107,7 +107,8 @@ Value<T> atomic_cas(const detail::Ref<T>& at, const std::type_identity_t<Operand
 }
 
 // ---- device printf and traps ----
-/// printf on the device; the format uses C conversions (%d, %u, %f, %lld, ...).
+/// printf on the device; the format uses C conversions (%d, %u, %f, %lld, ...). It is a call
+/// (vprintf): in a kernel that issues wgmma, ptxas then serializes every wgmma (a warning says so).
 template <class... Ts>
 void device_printf(detail::Where w, std::string_view format, const Value<Ts>&... args) {
   std::array<detail::ValueId, sizeof...(Ts)> ids{args.id()...};
@@ -119,7 +120,9 @@ void device_printf(std::string_view format, const Value<Ts>&... args) {
 }
 /// Aborts the kernel (and the CUDA context: later calls report an illegal instruction).
 inline void trap(detail::Where w = detail::Where::current()) { detail::trap(w); }
-/// Traps with a message naming the user's file:line when `cond` is false on any thread.
+/// Traps with a message naming the user's file:line when `cond` is false on any thread. In a
+/// kernel that issues wgmma it traps without the message: printing is a call (vprintf), and
+/// ptxas serializes every wgmma of a function that makes one.
 void device_assert(const Operand<bool>& cond, std::string_view message = "");
 
 // ---- target-specific ----

@@ -1,5 +1,6 @@
 // What every attention kernel that reads cu_seqlens shows in its code: the device check of each
-// sequence's offsets (examples::sequence).
+// sequence's offsets (examples::sequence), and in the kernels on wgmma, that nothing made ptxas
+// serialize the tensor cores.
 #pragma once
 
 #include <catch2/catch.hpp>
@@ -11,14 +12,37 @@
 
 namespace test {
 
-/// The check's message in the PTX (a .b8 array of its bytes), its trap in the SASS, and a stack
-/// of exactly the 8 bytes of its printf arguments (a path taken only to trap): no spills.
-inline void check_sequence_assert(const cutejit::CompiledKernel& k) {
+/// How a kernel's device check fails: printing its message then trapping, or (in a kernel that
+/// issues wgmma, where the printf's call would serialize every wgmma) trapping only.
+enum class AssertFailure { prints, traps };
+
+/// The check's trap in the SASS; where it prints, its message in the PTX (a .b8 array of its
+/// bytes) and a stack of exactly the 8 bytes of its printf arguments (a path taken only to
+/// trap): no spills. Where it only traps: no call to vprintf, and no stack at all.
+inline void check_sequence_assert(const cutejit::CompiledKernel& k, AssertFailure failure) {
   std::string bytes;
   for (char c : std::string("cu_seqlens_q has a sequence that starts below 0")) bytes += (bytes.empty() ? "" : ", ") + std::to_string(int(c));
-  CHECK(contains(k.ptx, bytes));
   CHECK(contains(disassemble(k.cubin, "-sass"), "BPT.TRAP"));
-  CHECK(resource_usage(k.cubin, k.name, "STACK") == 8);
+  if (failure == AssertFailure::prints) {
+    CHECK(contains(k.ptx, bytes));
+    CHECK(resource_usage(k.cubin, k.name, "STACK") == 8);
+  } else {
+    CHECK_FALSE(contains(k.ptx, "vprintf"));
+    CHECK(resource_usage(k.cubin, k.name, "STACK") == 0);
+  }
+}
+
+/// Every wgmma wait in the SASS is one the PTX asked for (wgmma.wait_group): ptxas added none,
+/// as it does after each wgmma when it serializes them (C7510).
+inline void check_wgmma_not_serialized(const cutejit::CompiledKernel& k) {
+  auto count = [](const std::string& text, const std::string& what) {
+    int n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  const int asked = count(k.ptx, "wgmma.wait_group.sync.aligned");
+  CHECK(asked > 0);
+  CHECK(count(disassemble(k.cubin, "-sass"), "WARPGROUP.DEPBAR") == asked);
 }
 
 }  // namespace test

@@ -119,7 +119,7 @@ TEST_CASE("the FA2 forward is HMMA, LDSM (plain and transposed), LDGSTS and MUFU
       CHECK(test::contains(code, "SHFL.BFLY"));
       CHECK_FALSE(test::contains(code, "LDL"));
       CHECK_FALSE(test::contains(code, "STL"));
-      test::check_sequence_assert(k);
+      test::check_sequence_assert(k, test::AssertFailure::prints);
     }
   }
 }
@@ -165,7 +165,7 @@ TEST_CASE("the attention backward is HMMA, LDSM (plain and transposed), LDGSTS a
         if (k.name.starts_with("fmha_bwd_dot"))
           CHECK(test::resource_usage(k.cubin, k.name, "STACK") == 0);
         else
-          test::check_sequence_assert(k);
+          test::check_sequence_assert(k, test::AssertFailure::prints);
       }
     }
 }

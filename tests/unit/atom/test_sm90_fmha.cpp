@@ -44,7 +44,8 @@ TEST_CASE("the Hopper attention forward is HGMMA (shared and register A), UTMALD
     CHECK(test::contains(code, "USETMAXREG"));
     CHECK_FALSE(test::contains(code, "LDL"));
     CHECK_FALSE(test::contains(code, "STL"));
-    test::check_sequence_assert(k);
+    test::check_sequence_assert(k, test::AssertFailure::traps);
+    test::check_wgmma_not_serialized(k);
   }
 }
 
@@ -84,7 +85,8 @@ TEST_CASE("the Hopper attention backward is HGMMA (shared and register A), UTMAL
       CHECK(test::contains(code, "USETMAXREG.TRY_ALLOC.CTAPOOL UP0, 0xf0"));
       CHECK_FALSE(test::contains(code, "LDL"));
       CHECK_FALSE(test::contains(code, "STL"));
-      test::check_sequence_assert(k);
+      test::check_sequence_assert(k, test::AssertFailure::traps);
+      test::check_wgmma_not_serialized(k);
     }
   }
 }

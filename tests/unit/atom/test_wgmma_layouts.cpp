@@ -9,6 +9,7 @@
 
 #include <cutejit/cutejit.hpp>
 
+#include "sequence_assert.hpp"
 #include "support.hpp"
 
 using namespace cutejit;
@@ -176,6 +177,34 @@ TEST_CASE("wgmma with A in registers over a tiled atom: one wgmma per k16 slice 
   }};
   std::string ptx = rs.compile(sm90a, test::vector_arg<bf16>(64 * 32), test::vector_arg<float>(64 * 64)).ptx;
   CHECK(count(ptx, "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16") == 2);
+}
+
+TEST_CASE("a device_assert in a kernel that issues wgmma traps without printing, and its wgmma stay asynchronous", "[unit]") {
+  // printf is a call to vprintf, and ptxas serializes every wgmma of a function that makes any
+  // call (C7510): a wait after each one. So the assert keeps only its trap.
+  Kernel k{"wgmma_with_assert", [](Tensor<bf16> a, Tensor<f32> out) {
+    Int t = thread_idx().x;
+    device_assert(a.shape(0) >= 64 * 16, "a holds the 64 x 16 tile");
+    Pointer<bf16> s = dynamic_shared_aligned<bf16>(1024);
+    auto tiled = make_tiled_mma(SM90_64xNx16_F32BF16BF16_SS<64>{});
+    auto thr = tiled.get_slice(t);
+    Tensor<float> acc = thr.partition_fragment_C({64, 64});
+    clear(acc);
+    wgmma_fence();
+    gemm(tiled, acc, WgmmaOperand<bf16>(s, TmaSwizzle::bytes32), WgmmaOperand<bf16>(s + 1024, TmaSwizzle::bytes32));
+    wgmma_commit_group();
+    gemm(tiled, acc, WgmmaOperand<bf16>(s, TmaSwizzle::bytes32), WgmmaOperand<bf16>(s + 1024, TmaSwizzle::bytes32));
+    wgmma_commit_group();
+    wgmma_wait_group(0);
+    wgmma_fence_operands(acc);
+    copy(acc, thr.partition_C(make_tensor(out.data(), make_layout({64, 64}, LayoutRight{}))));
+  }};
+  CompiledKernel c = k.compile(sm90a, test::vector_arg<bf16>(64 * 16), test::vector_arg<float>(64 * 64));
+  CHECK(count(c.ptx, "wgmma.mma_async") == 2);
+  CHECK(count(c.ptx, "trap;") == 1);
+  CHECK(count(c.ptx, "vprintf") == 0);
+  CHECK_FALSE(test::contains(c.ptx, "a holds the 64 x 16 tile"));
+  test::check_wgmma_not_serialized(c);
 }
 
 TEST_CASE("a wgmma accumulator is the register A of the next wgmma, 16 columns at a time", "[unit]") {
