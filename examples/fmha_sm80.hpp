@@ -252,6 +252,13 @@ struct FmhaProblem {
   /// bottom-right (key i + S_k - S_q, as FlashAttention's). The Hopper forward only.
   bool top_left = false;
 
+  /// A batch of equal sequences, `seqlen_q` queries and `seqlen_k` keys each: the problem of the
+  /// Hopper forward on dense (batch, seqlen, heads, head_dim) tensors. Masks are set after.
+  static FmhaProblem dense(int64_t batch, int64_t heads, int64_t kv_heads, int64_t head_dim, int64_t seqlen_q, int64_t seqlen_k) {
+    return {.batch = batch, .heads = heads, .kv_heads = kv_heads, .head_dim = head_dim, .total_q = batch * seqlen_q,
+            .total_k = batch * seqlen_k, .max_seqlen_q = seqlen_q, .max_seqlen_k = seqlen_k};
+  }
+
   /// The keys query i of a sequence of `sq` queries and `sk` keys sees: [first, last], empty
   /// when first > last.
   std::pair<int64_t, int64_t> visible_keys(int64_t i, int64_t sq, int64_t sk) const {

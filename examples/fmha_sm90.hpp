@@ -2,9 +2,10 @@
 //     O = softmax(scale * Q K^T) V, and the log-sum-exp of each row,
 // for every (query block, head, sequence) of a batch of sequences of any length, sequence b
 // being tokens cu_seqlens[b] ... cu_seqlens[b + 1] of the (tokens, heads, head_dim) tensors
-// (fixed lengths are the case cu_seqlens = 0, S, 2 S, ...), with H_q a multiple of H_kv
-// (GQA/MQA, K and V read in place); head dims 64, 128 and 256. The problem, the inputs and the
-// float64 reference are the FA2's (fmha_sm80.hpp). Masks: none, causal, or a sliding window
+// (fixed lengths are the case cu_seqlens = 0, S, 2 S, ...), or of dense (batch, seqlen, heads,
+// head_dim) tensors of any strides: BSHD, BHSD, a fused QKV (fmha90::Dense). H_q a multiple of
+// H_kv (GQA/MQA, K and V read in place); head dims 64, 128 and 256. The problem, the inputs and
+// the float64 reference are the FA2's (fmha_sm80.hpp). Masks: none, causal, or a sliding window
 // (keys window_left before to window_right after the diagonal), aligned bottom-right
 // (FlashAttention's) or top-left (PyTorch's is_causal).
 //
@@ -98,20 +99,41 @@ static_assert(hd64.shared_bytes() <= 232448 && hd128.shared_bytes() <= 232448 &&
 constexpr Config hd64_serial{64, Mask::none, 128, 3, false}, hd128_serial{128, Mask::none, 128, 2, false},
     hd128_causal_serial{128, Mask::causal, 128, 2, false};
 
-template <Element T, Config C>
+/// Where a batch's sequences lie. Packed: FlashAttention's varlen layout, sequence b the tokens
+/// cu_q[b] ... cu_q[b + 1] (and cu_k's) of (tokens, heads, head_dim) tensors, an lse of (heads,
+/// tokens). Dense: (batch, seqlen, heads, head_dim) tensors of any strides (BSHD, BHSD, a fused
+/// QKV, padding), every sequence O's seqlen queries and `seqlen_k` keys, an lse of (batch,
+/// heads, seqlen_q).
+struct Packed {
+  const Tensor<int32_t>& cu_q;
+  const Tensor<int32_t>& cu_k;
+};
+struct Dense {
+  Int seqlen_k;
+};
+
+template <Element T, Config C, class Sequences>
 void forward(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDescriptor<T>& v, const Tensor<T>& o, const Tensor<f32>& lse,
-             const Tensor<int32_t>& cu_seqlens_q, const Tensor<int32_t>& cu_seqlens_k, const Int& group, const F32& scale_log2,
-             const Int& window_left, const Int& window_right, const Int& top_left) {
+             const Sequences& sequences, const Int& group, const F32& scale_log2, const Int& window_left, const Int& window_right,
+             const Int& top_left) {
   constexpr int D = C.head_dim, BM = C.tile_m, BN = C.tile_n, W = C.box_cols;
+  constexpr bool dense = std::is_same_v<Sequences, Dense>;
   static_assert(D % W == 0 && BN % 16 == 0 && BN <= 256, "head_dim a multiple of 64; 16 to 256 keys per block");
   launch_bounds(C.threads, 1);
   Int tid = thread_idx().x;
   Int m_block = block_idx().x, head = block_idx().y, batch = block_idx().z;
   if (C.mask == Mask::causal) m_block = Int(grid_dim().x) - 1 - m_block;  // the longest query blocks first
   // (K and V are read by TMA, which fills what lies outside the tensor with zeros: the key
-  // offsets cannot reach past it, and only O's writes need the query offsets bounded.)
-  auto [q_start, q_len] = sequence(cu_seqlens_q, batch, o.shape(0), bad_cu_seqlens_q);
-  auto [k_start, k_len] = sequence(cu_seqlens_k, batch, Int(std::numeric_limits<int32_t>::max()), bad_cu_seqlens_k);
+  // offsets cannot reach past it, and only O's writes need the query offsets bounded. Dense
+  // sequences are modes of their own: TMA's zeros start where the sequence ends.)
+  auto [q_start, q_len] = [&] {
+    if constexpr (dense) return Sequence{Int(0), o.shape(1)};
+    else return sequence(sequences.cu_q, batch, o.shape(0), bad_cu_seqlens_q);
+  }();
+  auto [k_start, k_len] = [&] {
+    if constexpr (dense) return Sequence{Int(0), sequences.seqlen_k};
+    else return sequence(sequences.cu_k, batch, Int(std::numeric_limits<int32_t>::max()), bad_cu_seqlens_k);
+  }();
   Int kv_head = head / group;
 
   if_(m_block * BM < q_len, [&] {
@@ -152,16 +174,25 @@ void forward(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDesc
       decrease_max_registers(C.producer_registers);
       if_(tid == 0, [&] {
         mbarrier_arrive_expect_tx(q_full, C.q_bytes());
-        for (int b = 0; b < C.boxes(); ++b) q.load(q_box(b), q_full, {q_start + m_block * BM, head, b * W});
+        // Box b of a tile: TMA coordinates (token, head, column) packed, (batch, row, head,
+        // column) dense.
+        for (int b = 0; b < C.boxes(); ++b) {
+          if constexpr (dense) q.load(q_box(b), q_full, {batch, m_block * BM, head, b * W});
+          else q.load(q_box(b), q_full, {q_start + m_block * BM, head, b * W});
+        }
         for_(0, n_blocks, [&](Int j) {
           PipelineState s = PipelineState::at(j, C.stages);
           Int key = k_start + (n_begin + j) * BN;
-          k_ring.producer_acquire(s);
-          for (int b = 0; b < C.boxes(); ++b) k_ring.load(k, k_stage(s.index) + b * BN * W, s, {key, kv_head, b * W});
-          k_ring.producer_commit(s);
-          v_ring.producer_acquire(s);
-          for (int b = 0; b < C.boxes(); ++b) v_ring.load(v, v_stage(s.index) + b * BN * W, s, {key, kv_head, b * W});
-          v_ring.producer_commit(s);
+          auto load = [&](PipelineTmaAsync& ring, const TmaDescriptor<T>& map, const Pointer<T>& stage) {
+            ring.producer_acquire(s);
+            for (int b = 0; b < C.boxes(); ++b) {
+              if constexpr (dense) ring.load(map, stage + b * BN * W, s, {batch, key, kv_head, b * W});
+              else ring.load(map, stage + b * BN * W, s, {key, kv_head, b * W});
+            }
+            ring.producer_commit(s);
+          };
+          load(k_ring, k, k_stage(s.index));
+          load(v_ring, v, v_stage(s.index));
         });
       });
     }).else_([&] {
@@ -290,9 +321,14 @@ void forward(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDesc
       // O / sum, in T, stored where it lies inside the sequence; the log-sum-exp by one lane per row.
       IntTuple q_bound{q_len, D};
       CoordTensor o_coords = thr_o.partition_C(local_tile(make_identity_tensor(q_bound), IntTuple{BM, D}, IntTuple{m_block, 0}));
-      Tensor<T> gO = local_tile(domain_offset(IntTuple{q_start, 0}, o(_, head, _)), IntTuple{BM, D}, IntTuple{m_block, 0});
+      // The sequence's (queries, head_dim) of O at this head, and its (heads, queries) of the lse.
+      auto [o_seq, lse_seq] = [&] {
+        if constexpr (dense) return std::pair{o(batch, _, head, _), lse(batch, _, _)};
+        else return std::pair{domain_offset(IntTuple{q_start, 0}, o(_, head, _)), lse};
+      }();
+      Tensor<T> gO = local_tile(o_seq, IntTuple{BM, D}, IntTuple{m_block, 0});
       CoordTensor row_coords = accumulator_rowcol(mma_o, o_coords);
-      online.store(thr_o, acc_o, o_rows, o_coords, row_coords, q_bound, gO, lse, t, head, q_start, q_len);
+      online.store(thr_o, acc_o, o_rows, o_coords, row_coords, q_bound, gO, lse_seq, t, head, q_start, q_len);
     });
   });
 }
@@ -305,7 +341,17 @@ inline auto fmha_forward_sm90 =
     Kernel{C.name(std::is_same_v<T, bf16> ? "bf16" : "f16"),
            [](TmaDescriptor<T> q, TmaDescriptor<T> k, TmaDescriptor<T> v, Tensor<T> o, Tensor<f32> lse, Tensor<int32_t> cu_seqlens_q,
               Tensor<int32_t> cu_seqlens_k, Int group, F32 scale_log2, Int window_left, Int window_right, Int top_left) {
-             fmha90::forward<T, C>(q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k, group, scale_log2, window_left, window_right, top_left);
+             fmha90::forward<T, C>(q, k, v, o, lse, fmha90::Packed{cu_seqlens_q, cu_seqlens_k}, group, scale_log2, window_left,
+                                   window_right, top_left);
+           }};
+
+/// The same on dense (batch, seqlen, heads, head_dim) tensors (fmha90::Dense).
+template <Element T, fmha90::Config C>
+inline auto fmha_forward_sm90_dense =
+    Kernel{C.name(std::is_same_v<T, bf16> ? "bf16" : "f16") + "_dense",
+           [](TmaDescriptor<T> q, TmaDescriptor<T> k, TmaDescriptor<T> v, Tensor<T> o, Tensor<f32> lse, Int seqlen_k, Int group,
+              F32 scale_log2, Int window_left, Int window_right, Int top_left) {
+             fmha90::forward<T, C>(q, k, v, o, lse, fmha90::Dense{seqlen_k}, group, scale_log2, window_left, window_right, top_left);
            }};
 
 namespace fmha90 {
@@ -359,7 +405,85 @@ PreparedLaunch prepare(const Device& gpu, const FmhaProblem& p, const Buffer<T>&
                                          scale * float(M_LOG2E), int32_t(p.window_left >= 0 ? p.window_left : unbounded),
                                          int32_t(p.causal ? 0 : p.window_right >= 0 ? p.window_right : unbounded), int32_t(p.top_left));
 }
+
+/// Throws a cutejit::Error at the caller's line unless the dense tensors hold the problem (one
+/// made by FmhaProblem::dense, which fmha90::check accepts): q and o (batch, seqlen_q, heads,
+/// head_dim), k and v (batch, seqlen_k, kv_heads, head_dim), lse (batch, heads, seqlen_q), in
+/// that order of modes with any strides, except that TMA reads q, k and v: their head_dim is
+/// contiguous, their other strides and their addresses multiples of 16 bytes. A window must be
+/// shorter than a sequence's keys.
+template <Element T>
+void check_dense(const FmhaProblem& p, const DeviceTensor<T>& q, const DeviceTensor<T>& k, const DeviceTensor<T>& v,
+                 const DeviceTensor<T>& o, const DeviceTensor<f32>& lse, detail::Where w = detail::Where::current()) {
+  check(p, w);
+  auto bad = [&](const std::string& what) { detail::fail("fmha_forward_sm90 (dense): " + what, w); };
+  const int64_t sq = p.max_seqlen_q, sk = p.max_seqlen_k;
+  if (sq < 1 || sk < 1 || p.total_q != p.batch * sq || p.total_k != p.batch * sk)
+    bad("a dense batch is `batch` sequences of seqlen_q queries and seqlen_k keys each, but the problem has " + std::to_string(p.total_q) +
+        " queries and " + std::to_string(p.total_k) + " keys in " + std::to_string(p.batch) + " sequences of at most " + std::to_string(sq) +
+        " and " + std::to_string(sk) + "; describe it with FmhaProblem::dense(batch, heads, kv_heads, head_dim, seqlen_q, seqlen_k)");
+  if (p.window_left >= sk || p.window_right >= sk)
+    bad("a window of " + std::to_string(std::max(p.window_left, p.window_right)) + " keys is as long as a sequence's " + std::to_string(sk) +
+        " keys; give -1 for no bound");
+  auto list = [](std::span<const int64_t> xs) {
+    std::string s = "(";
+    for (size_t i = 0; i < xs.size(); ++i) s += (i ? ", " : "") + std::to_string(xs[i]);
+    return s + ")";
+  };
+  auto check_shape = [&](const char* name, int rank, const int64_t* shape, std::initializer_list<int64_t> want, const char* modes) {
+    std::span<const int64_t> given(shape, size_t(rank)), wanted(want.begin(), want.size());
+    if (!std::equal(given.begin(), given.end(), wanted.begin(), wanted.end()))
+      bad(std::string(name) + " is " + list(given) + ", but the problem's " + name + " " + modes + " is " + list(wanted));
+  };
+  const int64_t B = p.batch, H = p.heads, Hk = p.kv_heads, D = p.head_dim;
+  check_shape("q", q.rank, q.shape.data(), {B, sq, H, D}, "(batch, seqlen_q, heads, head_dim)");
+  check_shape("k", k.rank, k.shape.data(), {B, sk, Hk, D}, "(batch, seqlen_k, kv_heads, head_dim)");
+  check_shape("v", v.rank, v.shape.data(), {B, sk, Hk, D}, "(batch, seqlen_k, kv_heads, head_dim)");
+  check_shape("o", o.rank, o.shape.data(), {B, sq, H, D}, "(batch, seqlen_q, heads, head_dim)");
+  check_shape("lse", lse.rank, lse.shape.data(), {B, H, sq}, "(batch, heads, seqlen_q)");
+  const char* mode_names[] = {"batch", "seqlen", "heads", "head_dim"};
+  for (auto [name, t] : {std::pair{"q", &q}, std::pair{"k", &k}, std::pair{"v", &v}}) {
+    if (t->stride[3] != 1)
+      bad(std::string(name) + "'s head_dim has stride " + std::to_string(t->stride[3]) + "; TMA reads it, so it must be contiguous (stride 1)");
+    for (int m = 0; m < 3; ++m)
+      if (t->stride[m] * int64_t(sizeof(T)) % 16 != 0)
+        bad(std::string(name) + "'s " + mode_names[m] + " stride is " + std::to_string(t->stride[m]) + " elements (" +
+            std::to_string(t->stride[m] * int64_t(sizeof(T))) + " bytes); TMA needs multiples of 16 bytes");
+    if (t->ptr % 16 != 0) bad(std::string(name) + " starts " + std::to_string(t->ptr % 16) + " bytes past a 16-byte boundary; TMA needs it aligned");
+  }
+}
+
+template <Element T, Config C>
+PreparedLaunch prepare_dense(const Device& gpu, const FmhaProblem& p, const DeviceTensor<T>& q, const DeviceTensor<T>& k,
+                             const DeviceTensor<T>& v, const DeviceTensor<T>& o, const DeviceTensor<f32>& lse, detail::Where w) {
+  const float scale = p.softmax_scale > 0 ? p.softmax_scale : 1.0f / std::sqrt(float(p.head_dim));
+  constexpr uint32_t rows = Config::tile_m, keys = uint32_t(C.tile_n), cols = Config::box_cols;
+  auto qm = make_tensor_map(q, {1, rows, 1, cols}, TmaSwizzle::bytes128, w);
+  auto km = make_tensor_map(k, {1, keys, 1, cols}, TmaSwizzle::bytes128, w);
+  auto vm = make_tensor_map(v, {1, keys, 1, cols}, TmaSwizzle::bytes128, w);
+  Launch l{.grid = {uint32_t(ceil_div(p.max_seqlen_q, int64_t(rows))), uint32_t(p.heads), uint32_t(p.batch)},
+           .block = uint32_t(Config::threads),
+           .shared_bytes = C.shared_bytes()};
+  return fmha_forward_sm90_dense<T, C>.prepare(gpu, l, qm, km, vm, o, lse, int32_t(p.max_seqlen_k), int32_t(p.heads / p.kv_heads),
+                                               scale * float(M_LOG2E), int32_t(p.window_left >= 0 ? p.window_left : unbounded),
+                                               int32_t(p.causal ? 0 : p.window_right >= 0 ? p.window_right : unbounded),
+                                               int32_t(p.top_left));
+}
 }  // namespace fmha90
+
+/// The launch of the Hopper forward on dense tensors of any strides: q, o (batch, seqlen_q,
+/// heads, head_dim), k, v (batch, seqlen_k, kv_heads, head_dim), lse (batch, heads, seqlen_q),
+/// each given in that order of modes (BSHD as it lies; BHSD, a fused QKV or padded rows as
+/// views with their strides), for a problem made by FmhaProblem::dense; fmha90::check_dense
+/// says what it refuses.
+template <Element T>
+  requires(std::is_same_v<T, bf16> || std::is_same_v<T, f16>)
+PreparedLaunch fmha_forward_sm90_prepare(const Device& gpu, const FmhaProblem& p, const DeviceTensor<T>& q, const DeviceTensor<T>& k,
+                                         const DeviceTensor<T>& v, const DeviceTensor<T>& o, const DeviceTensor<f32>& lse,
+                                         detail::Where w = detail::Where::current()) {
+  fmha90::check_dense(p, q, k, v, o, lse, w);
+  return fmha90::with_config(p, [&]<fmha90::Config C>() { return fmha90::prepare_dense<T, C>(gpu, p, q, k, v, o, lse, w); });
+}
 
 /// The launch of the Hopper forward on device buffers, laid out as fmha_forward_prepare's, for
 /// every problem fmha90::check accepts: head dims 64, 128 and 256; causal or windowed masks,
@@ -390,6 +514,19 @@ CompiledKernel fmha_sm90_compile(const Target& t) {
   auto lse = DeviceTensor<f32>::make(256, std::array<int64_t, 2>{16, 4096}, std::array<int64_t, 2>{4096, 1});
   auto cu = DeviceTensor<int32_t>::make(256, std::array<int64_t, 1>{5}, std::array<int64_t, 1>{1});
   return fmha_forward_sm90<T, C>.compile(t, qm, kvm, kvm, o, lse, cu, cu, int32_t(1), 1.0f, fmha90::unbounded, fmha90::unbounded, int32_t(0));
+}
+
+/// The same on dense tensors, O of the given strides (the tensor maps of Q, K and V carry theirs
+/// in the descriptor, not in the specialization).
+template <Element T, fmha90::Config C>
+CompiledKernel fmha_sm90_dense_compile(const Target& t, std::array<int64_t, 4> o_stride) {
+  constexpr uint32_t rows = fmha90::Config::tile_m, keys = uint32_t(C.tile_n), cols = fmha90::Config::box_cols;
+  auto qm = TensorMap<T>::for_compile(4, {1, rows, 1, cols}, TmaSwizzle::bytes128);
+  auto kvm = TensorMap<T>::for_compile(4, {1, keys, 1, cols}, TmaSwizzle::bytes128);
+  auto o = DeviceTensor<T>::make(256, std::array<int64_t, 4>{2, 2048, 16, C.head_dim}, o_stride);
+  auto lse = DeviceTensor<f32>::make(256, std::array<int64_t, 3>{2, 16, 2048}, std::array<int64_t, 3>{16 * 2048, 2048, 1});
+  return fmha_forward_sm90_dense<T, C>.compile(t, qm, kvm, kvm, o, lse, int32_t(2048), int32_t(1), 1.0f, fmha90::unbounded,
+                                              fmha90::unbounded, int32_t(0));
 }
 
 /// Four sequences of ragged lengths, BF16, head dim 128, GQA 4:2, causal (as the FA2 example).

@@ -2,6 +2,7 @@
 // what would be valid, before anything is launched.
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <vector>
 
 #include "fmha_sm90.hpp"
@@ -74,4 +75,44 @@ TEST_CASE("host copies of cu_seqlens that do not describe the problem are refuse
   CHECK_THROWS_WITH(examples::check_seqlens(p, V{1, 10, 15, 30}, V{0, 0, 20, 40}), Contains("cu_seqlens_q starts at 1, not 0"));
   CHECK_THROWS_WITH(examples::check_seqlens(p, V{0, 5, 10, 30}, V{0, 0, 20, 40}),
                     Contains("cu_seqlens_q gives sequence 2 20 queries, more than max_seqlen_q (15)"));
+}
+
+TEST_CASE("the Hopper forward on dense tensors refuses tensors that do not hold the problem or that TMA cannot read", "[error]") {
+  using cutejit::DeviceTensor;
+  using examples::fmha90::check_dense;
+  using A4 = std::array<int64_t, 4>;
+  // Two sequences of 100 queries and 120 keys, 8 query and 2 key/value heads, head dim 64:
+  // BSHD q, k, v, o (no memory behind them: only the checks run), lse (batch, heads, seqlen_q).
+  auto p = examples::FmhaProblem::dense(2, 8, 2, 64, 100, 120);
+  auto tensor = [](A4 shape, A4 stride, uint64_t at = 1 << 20) { return DeviceTensor<cutejit::bf16>::make(at, shape, stride); };
+  auto q = tensor({2, 100, 8, 64}, {100 * 512, 512, 64, 1}), o = q;
+  auto k = tensor({2, 120, 2, 64}, {120 * 128, 128, 64, 1}), v = k;
+  auto lse = DeviceTensor<float>::make(1 << 20, std::array<int64_t, 3>{2, 8, 100}, std::array<int64_t, 3>{800, 100, 1});
+  CHECK_NOTHROW(check_dense(p, q, k, v, o, lse));
+  // BHSD: the same tensors with the seqlen and heads strides exchanged.
+  CHECK_NOTHROW(check_dense(p, tensor({2, 100, 8, 64}, {100 * 512, 64, 6400, 1}), k, v, o, lse));
+
+  CHECK_THROWS_WITH(check_dense(p, q, v, k, tensor({2, 100, 4, 64}, {100 * 256, 256, 64, 1}), lse),
+                    Contains("test_fmha_errors.cpp") &&
+                        Contains("o is (2, 100, 4, 64), but the problem's o (batch, seqlen_q, heads, head_dim) is (2, 100, 8, 64)"));
+  CHECK_THROWS_WITH(check_dense(p, q, k, v, o, DeviceTensor<float>::make(1 << 20, std::array<int64_t, 2>{8, 200}, std::array<int64_t, 2>{200, 1})),
+                    Contains("lse is (8, 200), but the problem's lse (batch, heads, seqlen_q) is (2, 8, 100)"));
+  CHECK_THROWS_WITH(check_dense(p, q, tensor({2, 120, 2, 64}, {120 * 128, 128, 1, 2}), v, o, lse),
+                    Contains("k's head_dim has stride 2; TMA reads it, so it must be contiguous (stride 1)"));
+  CHECK_THROWS_WITH(check_dense(p, q, k, tensor({2, 120, 2, 64}, {120 * 136, 136, 66, 1}), o, lse),
+                    Contains("v's heads stride is 66 elements (132 bytes); TMA needs multiples of 16 bytes"));
+  CHECK_THROWS_WITH(check_dense(p, tensor({2, 100, 8, 64}, {100 * 512, 512, 64, 1}, (1 << 20) + 2), k, v, o, lse),
+                    Contains("q starts 2 bytes past a 16-byte boundary; TMA needs it aligned"));
+
+  auto packed = p;
+  packed.total_q = 150;  // a varlen problem is not a dense batch
+  CHECK_THROWS_WITH(check_dense(packed, q, k, v, o, lse),
+                    Contains("a dense batch is `batch` sequences of seqlen_q queries and seqlen_k keys each") &&
+                        Contains("FmhaProblem::dense(batch, heads, kv_heads, head_dim, seqlen_q, seqlen_k)"));
+  auto windowed = p;
+  windowed.window_left = 120;  // shorter than all 240 keys of the batch, not than a sequence's 120
+  CHECK_THROWS_WITH(check_dense(windowed, q, k, v, o, lse),
+                    Contains("test_fmha_errors.cpp") && Contains("a window of 120 keys is as long as a sequence's 120 keys; give -1 for no bound"));
+  auto bad_heads = examples::FmhaProblem::dense(2, 8, 3, 64, 100, 120);
+  CHECK_THROWS_WITH(check_dense(bad_heads, q, k, v, o, lse), Contains("query heads a multiple of the key/value heads"));
 }

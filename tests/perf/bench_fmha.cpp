@@ -2,8 +2,9 @@
 // (examples/fmha_sm80.hpp). TFLOP/s for 32k tokens (batch x sequence length), 16 heads,
 // sequence lengths 1k to 16k, head dims 64, 128 and 256 (FA2: 64 and 128), causal and not, the
 // median of 30 timed runs after warm-up (CUDA events), rotating through copies of Q, K, V and
-// O; plus the cold JIT time and registers of each kernel. peers_fmha.py measures PyTorch's SDPA
-// with the cuDNN and FlashAttention-2 backends on the same shapes and method in the same call.
+// O; the Hopper one also on BHSD views of the same memory (its dense form); plus the cold JIT
+// time and registers of each kernel. peers_fmha.py measures PyTorch's SDPA with the cuDNN and
+// FlashAttention-2 backends on the same shapes and method in the same call.
 // FLOPs: 4 B H S^2 D, halved for causal (as FlashAttention counts them).
 #include <cuda.h>
 
@@ -28,7 +29,7 @@ void time_jit(Compile&& compile, uint32_t shared_bytes) {
   bench::report_jit(k, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(), shared_bytes);
 }
 
-enum class Forward { sm90, sm90_serial, fa2 };
+enum class Forward { sm90, sm90_bhsd, sm90_serial, fa2 };
 
 /// The Hopper forward without its overlap (fmha90::*_serial).
 PreparedLaunch serial(const Device& gpu, const examples::FmhaProblem& p, const Buffer<bf16>& q, const Buffer<bf16>& k,
@@ -59,7 +60,16 @@ void time_forward(const Device& gpu, Forward which, const std::vector<bf16>& poo
     v.push_back(slice(size_t(i) * 4096 + 2048));
     o.push_back(gpu.alloc<bf16>(size_t(elements)));
     lse.push_back(gpu.alloc<float>(size_t(heads * tokens)));
-    if (which == Forward::sm90)
+    // The same tokens as BHSD (batch, heads, seqlen, head_dim) tensors, through the dense kernel.
+    auto bhsd = [&](const Buffer<bf16>& b) {
+      return b.view({batch, seqlen, heads, head_dim}, {heads * seqlen * head_dim, head_dim, seqlen * head_dim, 1});
+    };
+    if (which == Forward::sm90_bhsd) {
+      examples::FmhaProblem dense = examples::FmhaProblem::dense(batch, heads, heads, head_dim, seqlen, seqlen);
+      dense.causal = causal;
+      launches.push_back(examples::fmha_forward_sm90_prepare(gpu, dense, bhsd(q.back()), bhsd(k.back()), bhsd(v.back()), bhsd(o.back()),
+                                                             lse.back().view({batch, heads, seqlen})));
+    } else if (which == Forward::sm90)
       launches.push_back(
           examples::fmha_forward_sm90_prepare(gpu, p, q.back(), k.back(), v.back(), o.back(), lse.back(), cu_seqlens, cu_seqlens));
     else if (which == Forward::sm90_serial)
@@ -70,6 +80,7 @@ void time_forward(const Device& gpu, Forward which, const std::vector<bf16>& poo
   double ms = bench::median_gpu_ms_rotated([&](int i) { launches[size_t(i)](); }, sets, 30);
   double flops = 4.0 * double(batch * heads) * double(seqlen) * double(seqlen) * double(head_dim) / (causal ? 2 : 1);
   std::printf("%s b%lld h%lld s%lld d%lld%s: %.3f ms, %.1f TFLOP/s\n", which == Forward::sm90          ? "fmha90_fwd_bf16"
+              : which == Forward::sm90_bhsd   ? "fmha90_fwd_bf16_bhsd"
               : which == Forward::sm90_serial ? "fmha90_fwd_bf16_serial"
                                               : "fmha_fwd_bf16",
               (long long)batch, (long long)heads, (long long)seqlen, (long long)head_dim, causal ? " causal" : "", ms,
@@ -96,4 +107,8 @@ int main() {
   // What the overlap of softmax with P V is worth.
   for (auto [head_dim, causal] : {std::pair{64, false}, std::pair{128, false}, std::pair{128, true}})
     for (int64_t seqlen : {2048, 8192}) time_forward(gpu, Forward::sm90_serial, pool, seqlen, head_dim, causal);
+  // What BHSD tensors (the dense kernel, rank-4 maps, O stored with a head's stride) cost.
+  for (int64_t head_dim : {64, 128})
+    for (bool causal : {false, true})
+      for (int64_t seqlen : {2048, 8192}) time_forward(gpu, Forward::sm90_bhsd, pool, seqlen, head_dim, causal);
 }

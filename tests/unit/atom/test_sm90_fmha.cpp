@@ -6,6 +6,7 @@
 // before the loop and in it; P V: in the loop and after it).
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <regex>
 #include <string>
 
@@ -47,6 +48,23 @@ TEST_CASE("the Hopper attention forward is HGMMA (shared and register A), UTMALD
     test::check_sequence_assert(k, test::AssertFailure::traps);
     test::check_wgmma_not_serialized(k);
   }
+}
+
+TEST_CASE("the Hopper attention forward on dense tensors loads its tiles with rank-4 TMA and keeps the packed kernel's products", "[unit]") {
+  // BHSD O (batch, seqlen, heads, head_dim strides): the store's strides are dynamic, the loads'
+  // live in the tensor maps.
+  const std::array<int64_t, 4> bhsd{16 * 2048 * 128, 128, 2048 * 128, 1};
+  CompiledKernel k = examples::fmha_sm90_dense_compile<bf16, examples::fmha90::hd128_causal>(Target::parse("sm_90a"), bhsd);
+  INFO(k.name);
+  CHECK(k.name.find("_dense") != std::string::npos);
+  std::string code = test::disassemble(k.cubin, "-sass");
+  CHECK(count_matches(code, "HGMMA\\.64x128x16\\.F32\\.BF16 R[0-9]+, gdesc") == 2 * 128 / 16);
+  CHECK(count_matches(code, "HGMMA\\.64x128x16\\.F32\\.BF16 R[0-9]+, R[0-9]+, gdesc") == 2 * 128 / 16);
+  CHECK(test::contains(code, "UTMALDG.4D"));
+  CHECK_FALSE(test::contains(code, "UTMALDG.3D"));
+  CHECK_FALSE(test::contains(code, "LDL"));
+  CHECK_FALSE(test::contains(code, "STL"));
+  test::check_wgmma_not_serialized(k);
 }
 
 TEST_CASE("a kernel that rebalances registers is assembled by ptxas, whole-program, so its consumers get them", "[unit]") {
