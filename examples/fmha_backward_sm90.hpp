@@ -16,8 +16,9 @@
 //    the register A and K read MN-major.
 // Queries of a block past its sequence are the next sequence's rows (or zeros past the tensor)
 // as TMA loads them: their L is taken as +inf, so P is 0 there; keys past it are masked in the
-// dQ kernel and never stored by the dK/dV kernel. Causal key blocks above the diagonal are
-// skipped by both; the dQ kernel takes the longest query blocks first.
+// dQ kernel and never stored by the dK/dV kernel. The forward's masks (fmha_sm90.hpp): none,
+// causal, a sliding window, aligned bottom-right or top-left; the blocks no query or key of a
+// tile sees are skipped by both kernels, and causal dQ CTAs take the longest query blocks first.
 //
 // The dQ kernel recomputes S and dP (7 products instead of 5). A version that added dQ into f32
 // from the dK/dV kernel with TMA reduce-adds (5 products, FlashAttention-3's way, its last bits
@@ -34,6 +35,7 @@
 #include <vector>
 
 #include "fmha_backward.hpp"
+#include "fmha_sm90.hpp"
 
 namespace examples {
 using namespace cutejit;
@@ -44,7 +46,7 @@ namespace fmha_bwd90 {
 /// dO), two rings of `stages` blocks (Q and dO, or K and V), and the barriers.
 struct Config {
   int head_dim = 128;
-  bool causal = false;
+  fmha90::Mask mask = fmha90::Mask::none;  ///< as the forward's: the window's bounds are launch arguments
   static constexpr int tile = 128;  ///< keys per dK/dV CTA, queries per dQ CTA: two warpgroups of 64
   int stages = 2;    ///< blocks in flight in each ring
   int queries = 0;   ///< queries per dK/dV block; 0: dkdv_step()'s choice
@@ -70,13 +72,40 @@ struct Config {
     // The knobs away from their defaults, so that no two configurations share a name.
     std::string knobs = (stages != 2 ? "_s" + std::to_string(stages) : "") + (queries ? "_q" + std::to_string(queries) : "") +
                         (dq_keys != 64 ? "_k" + std::to_string(dq_keys) : "");
-    return std::string("fmha90_bwd_") + kernel + "_" + type + "_hd" + std::to_string(head_dim) + (causal ? "_causal" : "") + knobs;
+    const char* masked = mask == fmha90::Mask::causal ? "_causal" : mask == fmha90::Mask::window ? "_window" : "";
+    return std::string("fmha90_bwd_") + kernel + "_" + type + "_hd" + std::to_string(head_dim) + masked + knobs;
   }
 };
 /// At head dim 64 the dQ kernel takes 128 keys a block (measured 2-6% faster than 64; every
 /// other knob here, a third ring stage or 64 queries a dK/dV block at head dim 128, was within
 /// 2% or slower: docs/benchmarks.md).
-constexpr Config hd64{64, false, 2, 0, 128}, hd64_causal{64, true, 2, 0, 128}, hd128{128, false}, hd128_causal{128, true};
+constexpr Config config_for(int head_dim, fmha90::Mask mask) { return head_dim == 64 ? Config{64, mask, 2, 0, 128} : Config{128, mask}; }
+constexpr Config hd64 = fmha_bwd90::config_for(64, fmha90::Mask::none), hd64_causal = fmha_bwd90::config_for(64, fmha90::Mask::causal),
+                 hd128 = fmha_bwd90::config_for(128, fmha90::Mask::none), hd128_causal = fmha_bwd90::config_for(128, fmha90::Mask::causal);
+
+/// The keys query i sees, as the forward's (fmha90::forward): i + low ... i + high, from the
+/// diagonal (aligned bottom-right or, with top_left, top-left) a window's left bound before it
+/// to its right bound after it (0 when causal). Two registers, not the forward's three: the
+/// dK/dV consumers at head dim 128 have none to spare.
+struct Visible {
+  Int low, high;
+  static Visible of(const Config& c, const Int& q_len, const Int& k_len, const Int& window_left, const Int& window_right,
+                    const Int& top_left) {
+    Int diagonal = (k_len - q_len) * (Int(1) - top_left);
+    return {diagonal - window_left, diagonal + (c.mask == fmha90::Mask::causal ? Int(0) : window_right)};
+  }
+  Bool keep(const Config& c, const Int& query, const Int& key) const {
+    Bool keep = key <= query + high;
+    if (c.mask == fmha90::Mask::window) keep = keep && key >= query + low;
+    return keep;
+  }
+  /// Whether a boundary crosses the tile of queries m0 ... m0 + bm - 1 and keys n0 ... n0 + bn - 1.
+  Bool crosses(const Config& c, const Int& m0, int bm, const Int& n0, int bn) const {
+    Bool crosses = n0 + (bn - 1) > m0 + high;
+    if (c.mask == fmha90::Mask::window) crosses = crosses || n0 < m0 + (bm - 1) + low;
+    return crosses;
+  }
+};
 static_assert(hd128.shared_bytes(hd128.dq_step()) <= 232448);
 
 /// The shared memory of one kernel whose rings hold blocks of `step` rows: tile(0), tile(1)
@@ -166,7 +195,8 @@ void specialise(const Config& c, const Smem<T>& smem, std::initializer_list<cons
 template <Element T, Config C>
 void dkdv(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDescriptor<T>& v, const TmaDescriptor<T>& d_o,
           const Tensor<f32>& lse, const Tensor<f32>& delta, const Tensor<T>& dk, const Tensor<T>& dv, const Tensor<int32_t>& cu_seqlens_q,
-          const Tensor<int32_t>& cu_seqlens_k, const Int& group, const F32& scale_log2, const F32& scale) {
+          const Tensor<int32_t>& cu_seqlens_k, const Int& group, const F32& scale_log2, const F32& scale, const Int& window_left,
+          const Int& window_right, const Int& top_left) {
   constexpr int D = C.head_dim, BN = Config::tile, BM = C.dkdv_step(), W = Config::box_cols;
   launch_bounds(Config::threads, 1);
   Int n_block = block_idx().x, kv_head = block_idx().y, batch = block_idx().z;
@@ -174,11 +204,15 @@ void dkdv(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDescrip
   auto [k_start, k_len] = sequence(cu_seqlens_k, batch, dk.shape(0), bad_cu_seqlens_k);
 
   if_(n_block * BN < k_len, [&] {
-    // Query blocks: all, or (causal) from the first query that sees this block's first key;
-    // block i is query block m_begin + i % per_head of the group's head i / per_head.
-    Int diagonal = k_len - q_len;
-    Int m_begin = fmha_bwd::first_query_block(n_block, BM, BN, q_len, k_len, C.causal);
-    Int per_head = (q_len + (BM - 1)) / BM - m_begin, steps = per_head * group;
+    // Query blocks: those holding a query that sees a key of this block (the first key's from
+    // the diagonal and a right bound, the last key's up to a left bound); block i is query
+    // block m_begin + i % per_head of the group's head i / per_head.
+    Visible visible = Visible::of(C, q_len, k_len, window_left, window_right, top_left);
+    Int n0 = n_block * BN;
+    Int m_blocks = (q_len + (BM - 1)) / BM, m_begin = 0, m_end = m_blocks;
+    if (C.mask != fmha90::Mask::none) m_begin = min(m_blocks, max(Int(0), n0 - visible.high) / BM);
+    if (C.mask == fmha90::Mask::window) m_end = min(m_blocks, max(Int(0), n0 + (BN - 1) - visible.low + BM) / BM);
+    Int per_head = max(Int(0), m_end - m_begin), steps = per_head * group;
     auto step_head = [&](const Int& i) { return kv_head * group + i / per_head; };
     auto step_block = [&](const Int& i) { return m_begin + i % per_head; };
 
@@ -218,12 +252,12 @@ void dkdv(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDescrip
             CoordTensor cS = accumulator_rowcol(mma_s, thr_s.partition_C(local_tile(scores, IntTuple{BN, BM}, IntTuple{n_block, m})));
             auto [l2, d] = fmha_bwd::query_statistics(cS, 1, lse, delta, head, q_start, q_len);
 
-            // P^T, masked (causal) where the diagonal crosses the block, then dV += P^T dO.
+            // P^T, masked where the diagonal or a window's edge crosses the block, then dV += P^T dO.
             wgmma_wait_group(1);
             wgmma_fence_operands(acc_s);
-            if (C.causal)
-              if_((n_block + 1) * BN - 1 > m * BM + diagonal,
-                  [&] { mask_scores(s_rows, cS, [&](const Int& key, const Int& query) { return key <= query + diagonal; }); });
+            if (C.mask != fmha90::Mask::none)
+              if_(visible.crosses(C, m * BM, BM, n0, BN),
+                  [&] { mask_scores(s_rows, cS, [&](const Int& key, const Int& query) { return visible.keep(C, query, key); }); });
             fmha_bwd::probabilities(s_rows, l2, 1, scale_log2);
             wgmma_fence();
             cutejit::gemm(mma_kv, acc_dv, accumulator_as_A(mma_kv, mma_s, acc_s),
@@ -261,19 +295,25 @@ void dkdv(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDescrip
 template <Element T, Config C>
 void dq(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDescriptor<T>& v, const TmaDescriptor<T>& d_o,
         const Tensor<f32>& lse, const Tensor<f32>& delta, const Tensor<T>& d_q, const Tensor<int32_t>& cu_seqlens_q,
-        const Tensor<int32_t>& cu_seqlens_k, const Int& group, const F32& scale_log2, const F32& scale) {
+        const Tensor<int32_t>& cu_seqlens_k, const Int& group, const F32& scale_log2, const F32& scale, const Int& window_left,
+        const Int& window_right, const Int& top_left) {
   constexpr int D = C.head_dim, BM = Config::tile, BN = C.dq_step(), W = Config::box_cols;
   launch_bounds(Config::threads, 1);
   Int m_block = block_idx().x, head = block_idx().y, batch = block_idx().z;
-  if (C.causal) m_block = Int(grid_dim().x) - 1 - m_block;  // the longest query blocks first
+  if (C.mask == fmha90::Mask::causal) m_block = Int(grid_dim().x) - 1 - m_block;  // the longest query blocks first
   auto [q_start, q_len] = sequence(cu_seqlens_q, batch, d_q.shape(0), bad_cu_seqlens_q);
   // (K and V are read by TMA, which fills what lies outside the tensor with zeros.)
   auto [k_start, k_len] = sequence(cu_seqlens_k, batch, Int(std::numeric_limits<int32_t>::max()), bad_cu_seqlens_k);
   Int kv_head = head / group;
 
   if_(m_block * BM < q_len, [&] {
-    Int diagonal = k_len - q_len;
-    Int n_blocks = key_blocks_seen(m_block, BM, BN, q_len, k_len, C.causal);
+    // Key blocks: those holding a key some query of the tile sees (as the forward's).
+    Visible visible = Visible::of(C, q_len, k_len, window_left, window_right, top_left);
+    Int m0 = m_block * BM;
+    Int n_begin = 0, n_end = (k_len + (BN - 1)) / BN;
+    if (C.mask != fmha90::Mask::none) n_end = min(n_end, (max(m0 + (BM - 1) + visible.high, Int(-1)) + BN) / BN);
+    if (C.mask == fmha90::Mask::window) n_begin = max(Int(0), m0 + visible.low) / BN;
+    Int n_blocks = max(Int(0), n_end - n_begin);  // iteration j visits key block n_begin + j
 
     Smem<T> smem{C, BN};
     specialise<T>(
@@ -281,7 +321,7 @@ void dq(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDescripto
         [&] {
           produce<T>(
               C, smem, q, d_o, k, v, n_blocks, [&](int b) { return std::array<Int, 3>{q_start + m_block * BM, head, Int(b * W)}; },
-              [&](const Int& n, int b) { return std::array<Int, 3>{k_start + n * BN, kv_head, Int(b * W)}; });
+              [&](const Int& j, int b) { return std::array<Int, 3>{k_start + (n_begin + j) * BN, kv_head, Int(b * W)}; });
         },
         [&](const Int& t, const Int& half, const Bool& leader) {
           // S, dP (128 queries x BN keys) and dQ (128 queries x head_dim), over the two warpgroups.
@@ -298,8 +338,9 @@ void dq(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDescripto
               head, q_start, q_len);
           mbarrier_wait(smem.tiles_full(), 0);
 
-          for_(0, n_blocks, [&](Int n) {
-            PipelineState s = PipelineState::at(n, C.stages);
+          for_(0, n_blocks, [&](Int j) {
+            PipelineState s = PipelineState::at(j, C.stages);
+            Int n = n_begin + j;
             Tensor<float> acc_s = thr_s.partition_fragment_C({BM, BN}), acc_dp = thr_s.partition_fragment_C({BM, BN});
             fill(acc_s, 0.0f);
             fill(acc_dp, 0.0f);
@@ -309,16 +350,16 @@ void dq(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDescripto
             gemm_tile_stage(C, mma_s, acc_dp, smem, 1, half, 1, s.index);  // dP = dO V^T
             auto s_rows = accumulator_rowcol(mma_s, acc_s), dp_rows = accumulator_rowcol(mma_s, acc_dp);
 
-            // P, masked where the sequence's end or the diagonal crosses the block.
+            // P, masked where the sequence's end, the diagonal or a window's edge crosses the block.
             wgmma_wait_group(1);
             wgmma_fence_operands(acc_s);
             Bool partial = (n + 1) * BN > k_len;
-            if (C.causal) partial = partial || (n + 1) * BN - 1 > m_block * BM + diagonal;
+            if (C.mask != fmha90::Mask::none) partial = partial || visible.crosses(C, m0, BM, n * BN, BN);
             if_(partial, [&] {
               CoordTensor cS = accumulator_rowcol(mma_s, thr_s.partition_C(local_tile(scores, IntTuple{BM, BN}, IntTuple{m_block, n})));
               mask_scores(s_rows, cS, [&](const Int& query, const Int& key) {
                 Bool keep = key < k_len;
-                if (C.causal) keep = keep && key <= query + diagonal;
+                if (C.mask != fmha90::Mask::none) keep = keep && visible.keep(C, query, key);
                 return keep;
               });
             });
@@ -354,23 +395,27 @@ template <Element T, fmha_bwd90::Config C>
 inline auto fmha_backward_sm90_dkdv =
     Kernel{C.name("dkdv", fmha_type_name<T>),
            [](TmaDescriptor<T> q, TmaDescriptor<T> k, TmaDescriptor<T> v, TmaDescriptor<T> d_o, Tensor<f32> lse, Tensor<f32> delta,
-              Tensor<T> dk, Tensor<T> dv, Tensor<int32_t> cu_seqlens_q, Tensor<int32_t> cu_seqlens_k, Int group, F32 scale_log2, F32 scale) {
-             fmha_bwd90::dkdv<T, C>(q, k, v, d_o, lse, delta, dk, dv, cu_seqlens_q, cu_seqlens_k, group, scale_log2, scale);
+              Tensor<T> dk, Tensor<T> dv, Tensor<int32_t> cu_seqlens_q, Tensor<int32_t> cu_seqlens_k, Int group, F32 scale_log2, F32 scale,
+              Int window_left, Int window_right, Int top_left) {
+             fmha_bwd90::dkdv<T, C>(q, k, v, d_o, lse, delta, dk, dv, cu_seqlens_q, cu_seqlens_k, group, scale_log2, scale, window_left,
+                                    window_right, top_left);
            }};
 template <Element T, fmha_bwd90::Config C>
 inline auto fmha_backward_sm90_dq =
     Kernel{C.name("dq", fmha_type_name<T>),
            [](TmaDescriptor<T> q, TmaDescriptor<T> k, TmaDescriptor<T> v, TmaDescriptor<T> d_o, Tensor<f32> lse, Tensor<f32> delta,
-              Tensor<T> d_q, Tensor<int32_t> cu_seqlens_q, Tensor<int32_t> cu_seqlens_k, Int group, F32 scale_log2, F32 scale) {
-             fmha_bwd90::dq<T, C>(q, k, v, d_o, lse, delta, d_q, cu_seqlens_q, cu_seqlens_k, group, scale_log2, scale);
+              Tensor<T> d_q, Tensor<int32_t> cu_seqlens_q, Tensor<int32_t> cu_seqlens_k, Int group, F32 scale_log2, F32 scale,
+              Int window_left, Int window_right, Int top_left) {
+             fmha_bwd90::dq<T, C>(q, k, v, d_o, lse, delta, d_q, cu_seqlens_q, cu_seqlens_k, group, scale_log2, scale, window_left,
+                                  window_right, top_left);
            }};
 
 namespace fmha_bwd90 {
 /// Throws a cutejit::Error at the caller's line unless the Hopper backward supports the
-/// problem: the backward's (head dims 64 and 128, no mask or causal), and at least one query
-/// and one key token in all (TMA maps no empty tensor).
+/// problem: head dims 64 and 128, the forward's masks (windows, top-left alignment), and at
+/// least one query and one key token in all (TMA maps no empty tensor).
 inline void check(const FmhaProblem& p, detail::Where w = detail::Where::current()) {
-  check_problem(p, {64, 128}, /*windows=*/false, "fmha_backward_sm90", w);
+  check_problem(p, {64, 128}, /*windows=*/true, "fmha_backward_sm90", w);
   if (p.total_q < 1 || p.total_k < 1)
     detail::fail("fmha_backward_sm90: needs at least one query and one key token in all (TMA maps no empty tensor), not " +
                      std::to_string(p.total_q) + " and " + std::to_string(p.total_k),
@@ -391,19 +436,22 @@ void prepare(BackwardLaunch& l, const Device& gpu, const FmhaProblem& p, const B
   auto cu_qv = cu_q.view({p.batch + 1}), cu_kv = cu_k.view({p.batch + 1});
   const int32_t group = int32_t(H / Hk);
   const int64_t max_k = p.max_seqlen_k > 0 ? p.max_seqlen_k : p.total_k;
+  // The window's bounds as the forward passes them (fmha90::prepare).
+  const int32_t left = int32_t(p.window_left >= 0 ? p.window_left : fmha90::unbounded),
+                right = int32_t(p.causal ? 0 : p.window_right >= 0 ? p.window_right : fmha90::unbounded), top_left = int32_t(p.top_left);
   Launch dkdv{.grid = {uint32_t(ceil_div(max_k, int64_t(tile))), uint32_t(Hk), uint32_t(p.batch)},
               .block = uint32_t(Config::threads),
               .shared_bytes = C.shared_bytes(C.dkdv_step())};
   l.dkdv = fmha_backward_sm90_dkdv<T, C>.prepare(gpu, dkdv, map(q, p.total_q, H, dkdv_step), map(k, p.total_k, Hk, tile),
                                                  map(v, p.total_k, Hk, tile), map(d_o, p.total_q, H, dkdv_step), lse.view({H, p.total_q}), delta,
                                                  d_k.view({p.total_k, Hk, D}), d_v.view({p.total_k, Hk, D}), cu_qv, cu_kv, group,
-                                                 scale * float(M_LOG2E), scale);
+                                                 scale * float(M_LOG2E), scale, left, right, top_left);
   Launch dq{.grid = {uint32_t(ceil_div(std::max<int64_t>(p.max_seqlen_q, 1), int64_t(tile))), uint32_t(H), uint32_t(p.batch)},
             .block = uint32_t(Config::threads),
             .shared_bytes = C.shared_bytes(C.dq_step())};
   l.dq = fmha_backward_sm90_dq<T, C>.prepare(gpu, dq, map(q, p.total_q, H, tile), map(k, p.total_k, Hk, dq_step), map(v, p.total_k, Hk, dq_step),
                                              map(d_o, p.total_q, H, tile), lse.view({H, p.total_q}), delta, d_q.view({p.total_q, H, D}),
-                                             cu_qv, cu_kv, group, scale * float(M_LOG2E), scale);
+                                             cu_qv, cu_kv, group, scale * float(M_LOG2E), scale, left, right, top_left);
 }
 }  // namespace fmha_bwd90
 
@@ -422,10 +470,13 @@ BackwardLaunch fmha_backward_sm90_prepare(const Device& gpu, const FmhaProblem& 
   l.dot = fmha_bwd::prepare_dot(gpu, p, o, d_o, l.delta);
   using namespace fmha_bwd90;
   auto go = [&]<Config C>() { prepare<T, C>(l, gpu, p, q, k, v, d_o, lse, cu_seqlens_q, cu_seqlens_k, d_q, d_k, d_v); };
-  if (p.head_dim == 64)
-    p.causal ? go.template operator()<hd64_causal>() : go.template operator()<hd64>();
-  else
-    p.causal ? go.template operator()<hd128_causal>() : go.template operator()<hd128>();
+  auto pick = [&]<int D>() {
+    const fmha90::Mask mask = fmha90::mask_of(p);
+    if (mask == fmha90::Mask::none) go.template operator()<fmha_bwd90::config_for(D, fmha90::Mask::none)>();
+    else if (mask == fmha90::Mask::causal) go.template operator()<fmha_bwd90::config_for(D, fmha90::Mask::causal)>();
+    else go.template operator()<fmha_bwd90::config_for(D, fmha90::Mask::window)>();
+  };
+  p.head_dim == 64 ? pick.template operator()<64>() : pick.template operator()<128>();
   return l;
 }
 
@@ -446,8 +497,11 @@ std::vector<CompiledKernel> backward_sm90_compile(const Target& t) {
   auto lse = DeviceTensor<f32>::for_compile({16, 4096});
   auto cu = DeviceTensor<int32_t>::for_compile({5});
   std::vector<CompiledKernel> kernels;
-  kernels.push_back(fmha_backward_sm90_dkdv<T, C>.compile(t, dkdv_steps, tiles, tiles, dkdv_steps, lse, lse, kv, kv, cu, cu, int32_t(4), 1.0f, 1.0f));
-  kernels.push_back(fmha_backward_sm90_dq<T, C>.compile(t, tiles, dq_steps, dq_steps, tiles, lse, lse, x, cu, cu, int32_t(4), 1.0f, 1.0f));
+  const int32_t none = fmha90::unbounded;
+  kernels.push_back(fmha_backward_sm90_dkdv<T, C>.compile(t, dkdv_steps, tiles, tiles, dkdv_steps, lse, lse, kv, kv, cu, cu, int32_t(4), 1.0f,
+                                                          1.0f, none, none, int32_t(0)));
+  kernels.push_back(fmha_backward_sm90_dq<T, C>.compile(t, tiles, dq_steps, dq_steps, tiles, lse, lse, x, cu, cu, int32_t(4), 1.0f, 1.0f, none,
+                                                        none, int32_t(0)));
   return kernels;
 }
 

@@ -246,10 +246,10 @@ struct FmhaProblem {
   bool causal = false;
   float softmax_scale = 0;  ///< 0: 1 / sqrt(head_dim)
   /// A sliding window: query i sees the keys from window_left before its diagonal to
-  /// window_right after it (-1: no bound; causal is window_right = 0). The Hopper forward only.
+  /// window_right after it (-1: no bound; causal is window_right = 0). The Hopper kernels only.
   int64_t window_left = -1, window_right = -1;
   /// Masks aligned top-left (query i's diagonal is key i, as PyTorch's is_causal) instead of
-  /// bottom-right (key i + S_k - S_q, as FlashAttention's). The Hopper forward only.
+  /// bottom-right (key i + S_k - S_q, as FlashAttention's). The Hopper kernels only.
   bool top_left = false;
 
   /// A batch of equal sequences, `seqlen_q` queries and `seqlen_k` keys each: the problem of the
@@ -294,8 +294,8 @@ inline void check_problem(const FmhaProblem& p, std::initializer_list<int64_t> h
         std::to_string(p.max_seqlen_q) + ", max_seqlen_k " + std::to_string(p.max_seqlen_k));
   const bool windowed = p.window_left >= 0 || p.window_right >= 0;
   if (!windows && (windowed || p.top_left))
-    bad("sliding windows and top-left aligned masks are not supported by this kernel (the Hopper forward, "
-        "fmha_forward_sm90_prepare, has both)");
+    bad("sliding windows and top-left aligned masks are not supported by this kernel (the Hopper kernels, "
+        "fmha_forward_sm90_prepare and fmha_backward_sm90_prepare, have both)");
   if (p.window_left < -1 || p.window_right < -1)
     bad("a window bound is a number of keys from 0, or -1 for none, not " + std::to_string(std::min(p.window_left, p.window_right)));
   if (p.window_left >= p.total_k || p.window_right >= p.total_k)

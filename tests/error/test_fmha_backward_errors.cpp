@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "fmha_backward.hpp"
+#include "fmha_backward_sm90.hpp"
 
 using Catch::Contains;
 
@@ -40,4 +40,19 @@ TEST_CASE("host copies of cu_seqlens_k with a sequence longer than max_seqlen_k 
                     Contains("test_fmha_backward_errors.cpp") && Contains("cu_seqlens_k gives sequence 1 30 keys, more than max_seqlen_k (25)"));
   p.max_seqlen_k = 0;  // not given: any length
   CHECK_NOTHROW(examples::check_seqlens(p, V{0, 15, 30}, V{0, 10, 40}));
+}
+
+TEST_CASE("the Hopper attention backward takes the forward's windows and top-left masks, and refuses what it refuses", "[error]") {
+  using examples::fmha_bwd90::check;
+  examples::FmhaProblem p{.batch = 2, .heads = 8, .kv_heads = 2, .head_dim = 64, .total_q = 100, .total_k = 120,
+                          .max_seqlen_q = 50, .max_seqlen_k = 60, .window_left = 30, .window_right = 10, .top_left = true};
+  CHECK_NOTHROW(check(p));
+  p.head_dim = 256;
+  CHECK_THROWS_WITH(check(p), Contains("test_fmha_backward_errors.cpp") && Contains("fmha_backward_sm90: head dims 64 and 128 are supported, not 256"));
+  p.head_dim = 128;
+  p.window_left = 120;
+  CHECK_THROWS_WITH(check(p), Contains("a window of 120 keys is as long as all 120 keys of the batch"));
+  p.window_left = -1;
+  p.causal = true;
+  CHECK_THROWS_WITH(check(p), Contains("a causal mask sees no key after the diagonal, but window_right is 10"));
 }

@@ -85,9 +85,10 @@ TEST_CASE("the Hopper attention backward is HGMMA (shared and register A), UTMAL
   // or dQ). The steps: 64 queries and 128 keys at hd 64, 32 queries and 64 keys at hd 128.
   const Target sm90a = Target::parse("sm_90a");
   using namespace examples::fmha_bwd90;
-  for (int variant = 0; variant < 2; ++variant) {
-    std::vector<CompiledKernel> kernels = variant == 0 ? examples::backward_sm90_compile<bf16, hd64>(sm90a)
-                                                       : examples::backward_sm90_compile<f16, hd128_causal>(sm90a);
+  for (int variant = 0; variant < 3; ++variant) {
+    std::vector<CompiledKernel> kernels = variant == 0   ? examples::backward_sm90_compile<bf16, hd64>(sm90a)
+                                          : variant == 1 ? examples::backward_sm90_compile<f16, hd128_causal>(sm90a)
+                                                         : examples::backward_sm90_compile<bf16, examples::fmha_bwd90::config_for(128, examples::fmha90::Mask::window)>(sm90a);
     const int d = variant == 0 ? 64 : 128, dkdv_step = d == 64 ? 64 : 32, dq_step = d == 64 ? 128 : 64;
     const std::string type = variant == 1 ? "" : "\\.BF16";
     for (const CompiledKernel& k : kernels) {
