@@ -143,14 +143,14 @@ std::filesystem::path find_ptxas() {
   return {};
 }
 
-/// ptxas accepts a kernel whose wgmma it had to serialize, and says so only in its log (C7510:
-/// a function call such as device_printf's, or wgmma fenced across a branch it cannot follow);
-/// such a kernel runs its tensor cores one instruction at a time, so the log line is passed on.
+/// ptxas accepts a kernel whose wgmma it had to serialize, and says so only in its log (C7510,
+/// with the reason: a function call in the kernel, such as device_printf's, is one); such a
+/// kernel runs its tensor cores one instruction at a time, so the log line is passed on.
 void warn_if_wgmma_serialized(const std::string& log, const std::string& kernel) {
   const size_t at = log.find("(C7510)");
   if (at == std::string::npos) return;
   const size_t end = log.find('\n', at);
-  warn_once("C7510 " + kernel, "kernel '" + kernel + "': ptxas serialized its wgmma instructions, which costs their overlap:" +
+  warn_once("C7510 " + kernel, "kernel '" + kernel + "': ptxas reports wgmma serialized, each waited for before the next issues:" +
                                    log.substr(at + 7, end == std::string::npos ? std::string::npos : end - at - 7));
 }
 
