@@ -104,6 +104,9 @@ TEST_CASE("the Hopper attention backward matches float64 gradients for every mas
 
 TEST_CASE("the Hopper attention backward matches float64 gradients for top-left and sliding-window masks", "[gpu]") {
   Device gpu;
-  check_windows<bf16>(gpu, "bf16", 4e-2);
+  // bf16's bound is f16's times 8, its three fewer mantissa bits: these masks leave more rows
+  // that see a few keys, where dS is mostly the rounding of O in D (measured on the H200: dQ
+  // 0.041-0.046 in three bf16 cases of the variable lengths under MQA, f16 below 8e-3 in all).
+  check_windows<bf16>(gpu, "bf16", 6.4e-2);
   check_windows<f16>(gpu, "f16", 8e-3);
 }
