@@ -155,45 +155,61 @@ void store_rows(const ThrMma& thr, const Tensor<float>& acc, const F32& scale, c
   copy_if(thr.partition_C(coords), bound, out, thr.partition_C(g));
 }
 
-/// acc += A B over 64 columns of acc at a time (so that few B fragments are live at once):
-/// `a` the A operand (M x 16), `b_t` the B operand's shared tile as (N, 16) with N = head_dim,
-/// read with ldmatrix.trans.
-template <class Tiled, class ThrMma, class Ldsm, class Slice, Element T>
-void gemm_columns(const Tiled& tiled, const ThrMma& thr, const Ldsm& ldsm, const Slice& s2r, const Tensor<float>& acc,
-                  const Tensor<T>& a, const Tensor<T>& b_t, int head_dim, int kk) {
+/// The products of both kernels: one TiledMma of the CTA's warps along M, thread `t`'s slice
+/// of it, and the ldmatrix copies that fill its fragments from shared (rows, head_dim) tiles:
+/// A, B, and B transposed (for the products whose B lies MN-major, (head_dim, rows)).
+template <Element T>
+struct WarpProducts {
   using Op = fmha80::Atom<T>;
-  const int64_t chunk = 64 / Op::n;  // of the accumulator's N atoms
-  for (int n = 0; n < head_dim / 64; ++n) {
-    auto fb = thr.partition_fragment_B({64, Op::k});
-    copy(ldsm, s2r.partition_S(local_tile(b_t, IntTuple{64, Op::k}, IntTuple{n, kk})), fb);
-    IntTuple cols{size(mode(acc.layout(), 0)), size(mode(acc.layout(), 1)), chunk};
-    cutejit::gemm(tiled, local_tile(acc, cols, IntTuple{0, 0, n}), a, fb);
-  }
-}
+  TiledMma<Op> tiled;
+  ThrMma<Op> thr;
+  TiledLdMatrix<Op, 4, false> ldsm_a;
+  TiledLdMatrix<Op, 2, false> ldsm_b;
+  TiledLdMatrix<Op, 2, true> ldsm_bt;
+  typename TiledLdMatrix<Op, 4, false>::Slice s2r_a;
+  typename TiledLdMatrix<Op, 2, false>::Slice s2r_b;
+  typename TiledLdMatrix<Op, 2, true>::Slice s2r_bt;
 
-/// acc = A B^T over head_dim, A and B both (rows, head_dim) shared tiles read with ldmatrix.
-template <class Tiled, class ThrMma, class LdsmA, class SliceA, class LdsmB, class SliceB, Element T>
-void gemm_rows(const Tiled& tiled, const ThrMma& thr, const LdsmA& ldsm_a, const SliceA& s2r_a, const LdsmB& ldsm_b,
-               const SliceB& s2r_b, const Tensor<float>& acc, const Tensor<T>& sa, int64_t a_rows, const Tensor<T>& sb, int64_t b_rows,
-               int head_dim) {
-  using Op = fmha80::Atom<T>;
-  fill(acc, 0.0f);
-  for (int kk = 0; kk < head_dim / Op::k; ++kk) {
-    auto fa = thr.partition_fragment_A({a_rows, Op::k});
-    auto fb = thr.partition_fragment_B({b_rows, Op::k});
-    copy(ldsm_a, s2r_a.partition_S(local_tile(sa, IntTuple{a_rows, Op::k}, IntTuple{0, kk})), fa);
-    copy(ldsm_b, s2r_b.partition_S(local_tile(sb, IntTuple{b_rows, Op::k}, IntTuple{0, kk})), fb);
-    cutejit::gemm(tiled, acc, fa, fb);
-  }
-}
+  explicit WarpProducts(const Int& t)
+      : tiled(make_tiled_mma(Op{}, make_layout({Config::warps, 1, 1}))),
+        thr(tiled.get_slice(t)),
+        ldsm_a(make_tiled_copy_A(LdMatrix<4>{}, tiled)),
+        ldsm_b(make_tiled_copy_B(LdMatrix<2>{}, tiled)),
+        ldsm_bt(make_tiled_copy_B(LdMatrix<2, true>{}, tiled)),
+        s2r_a(ldsm_a.get_slice(t)),
+        s2r_b(ldsm_b.get_slice(t)),
+        s2r_bt(ldsm_bt.get_slice(t)) {}
 
-/// The k16 slice kk of an accumulator's N atoms: the A operand of the next product.
-template <Element T, class Tiled>
-Tensor<T> a_slice(const Tiled& tiled, const Tensor<float>& acc, int kk) {
-  using Op = fmha80::Atom<T>;
-  IntTuple block{size(mode(acc.layout(), 0)), size(mode(acc.layout(), 1)), Op::k / Op::n};
-  return accumulator_as_A(tiled, tiled, local_tile(acc, block, IntTuple{0, 0, kk}));
-}
+  /// acc = A B^T over head_dim, A and B both (rows, head_dim) shared tiles.
+  void rows(const Tensor<float>& acc, const Tensor<T>& sa, int64_t a_rows, const Tensor<T>& sb, int64_t b_rows, int head_dim) const {
+    fill(acc, 0.0f);
+    for (int kk = 0; kk < head_dim / Op::k; ++kk) {
+      auto fa = thr.partition_fragment_A({a_rows, Op::k});
+      auto fb = thr.partition_fragment_B({b_rows, Op::k});
+      copy(ldsm_a, s2r_a.partition_S(local_tile(sa, IntTuple{a_rows, Op::k}, IntTuple{0, kk})), fa);
+      copy(ldsm_b, s2r_b.partition_S(local_tile(sb, IntTuple{b_rows, Op::k}, IntTuple{0, kk})), fb);
+      cutejit::gemm(tiled, acc, fa, fb);
+    }
+  }
+
+  /// acc += A B over 64 columns of acc at a time (so that few B fragments are live at once):
+  /// `a` the A operand (M x 16), `b_t` the B operand's shared tile as (N, 16) with N = head_dim.
+  void columns(const Tensor<float>& acc, const Tensor<T>& a, const Tensor<T>& b_t, int head_dim, int kk) const {
+    const int64_t chunk = 64 / Op::n;  // of the accumulator's N atoms
+    for (int n = 0; n < head_dim / 64; ++n) {
+      auto fb = thr.partition_fragment_B({64, Op::k});
+      copy(ldsm_bt, s2r_bt.partition_S(local_tile(b_t, IntTuple{64, Op::k}, IntTuple{n, kk})), fb);
+      IntTuple cols{size(mode(acc.layout(), 0)), size(mode(acc.layout(), 1)), chunk};
+      cutejit::gemm(tiled, local_tile(acc, cols, IntTuple{0, 0, n}), a, fb);
+    }
+  }
+
+  /// The k16 slice kk of an accumulator's N atoms: the A operand of the next product.
+  Tensor<T> a_slice(const Tensor<float>& acc, int kk) const {
+    IntTuple block{size(mode(acc.layout(), 0)), size(mode(acc.layout(), 1)), Op::k / Op::n};
+    return accumulator_as_A(tiled, tiled, local_tile(acc, block, IntTuple{0, 0, kk}));
+  }
+};
 
 /// dK and dV of 64 keys of one key/value head (grid: key blocks x kv_heads x batch).
 template <Element T>
@@ -243,12 +259,8 @@ void dkdv(const Config& c, const Tensor<T>& q, const Tensor<T>& k, const Tensor<
     cp_async_fence();
 
     // One TiledMma, its M the keys: S^T, dP^T (keys x queries), then dV, dK (keys x head_dim).
-    auto tiled = make_tiled_mma(Op{}, make_layout({Config::warps, 1, 1}));
-    auto thr = tiled.get_slice(t);
-    auto ldsm_a = make_tiled_copy_A(LdMatrix<4>{}, tiled);
-    auto ldsm_b = make_tiled_copy_B(LdMatrix<2>{}, tiled);
-    auto ldsm_bt = make_tiled_copy_B(LdMatrix<2, true>{}, tiled);
-    auto s2r_a = ldsm_a.get_slice(t), s2r_b = ldsm_b.get_slice(t), s2r_bt = ldsm_bt.get_slice(t);
+    WarpProducts<T> mma(t);
+    const auto &tiled = mma.tiled, &thr = mma.thr;
 
     auto acc_dk = thr.partition_fragment_C({BN, D}), acc_dv = thr.partition_fragment_C({BN, D});
     fill(acc_dk, 0.0f);
@@ -265,8 +277,8 @@ void dkdv(const Config& c, const Tensor<T>& q, const Tensor<T>& k, const Tensor<
       Tensor<T> q_tile = sQ(_, _, s), do_tile = sdO(_, _, s);
 
       auto acc_s = thr.partition_fragment_C({BN, BM}), acc_dp = thr.partition_fragment_C({BN, BM});
-      gemm_rows(tiled, thr, ldsm_a, s2r_a, ldsm_b, s2r_b, acc_s, sK, BN, q_tile, BM, D);    // S^T = K Q^T
-      gemm_rows(tiled, thr, ldsm_a, s2r_a, ldsm_b, s2r_b, acc_dp, sV, BN, do_tile, BM, D);  // dP^T = V dO^T
+      mma.rows(acc_s, sK, BN, q_tile, BM, D);    // S^T = K Q^T
+      mma.rows(acc_dp, sV, BN, do_tile, BM, D);  // dP^T = V dO^T
       auto s_rows = accumulator_rowcol(tiled, acc_s), dp_rows = accumulator_rowcol(tiled, acc_dp);
       CoordTensor cS = accumulator_rowcol(tiled, thr.partition_C(local_tile(scores, IntTuple{BN, BM}, IntTuple{n_block, m})));
 
@@ -282,8 +294,8 @@ void dkdv(const Config& c, const Tensor<T>& q, const Tensor<T>& k, const Tensor<
       // dV += P^T dO and dK += dS^T Q, 16 queries at a time; dO and Q as (head_dim, queries).
       Tensor<T> do_t = fmha80::transposed(do_tile), q_t = fmha80::transposed(q_tile);
       for (int kk = 0; kk < BM / Op::k; ++kk) {
-        gemm_columns(tiled, thr, ldsm_bt, s2r_bt, acc_dv, a_slice<T>(tiled, acc_s, kk), do_t, D, kk);
-        gemm_columns(tiled, thr, ldsm_bt, s2r_bt, acc_dk, a_slice<T>(tiled, acc_dp, kk), q_t, D, kk);
+        mma.columns(acc_dv, mma.a_slice(acc_s, kk), do_t, D, kk);
+        mma.columns(acc_dk, mma.a_slice(acc_dp, kk), q_t, D, kk);
       }
     });
     cp_async_wait<0>();
@@ -338,12 +350,8 @@ void dq(const Config& c, const Tensor<T>& q, const Tensor<T>& k, const Tensor<T>
     if_(n_blocks > 0, [&] { load(Int(0)); });
     cp_async_fence();
 
-    auto tiled = make_tiled_mma(Op{}, make_layout({Config::warps, 1, 1}));
-    auto thr = tiled.get_slice(t);
-    auto ldsm_a = make_tiled_copy_A(LdMatrix<4>{}, tiled);
-    auto ldsm_b = make_tiled_copy_B(LdMatrix<2>{}, tiled);
-    auto ldsm_bt = make_tiled_copy_B(LdMatrix<2, true>{}, tiled);
-    auto s2r_a = ldsm_a.get_slice(t), s2r_b = ldsm_b.get_slice(t), s2r_bt = ldsm_bt.get_slice(t);
+    WarpProducts<T> mma(t);
+    const auto &tiled = mma.tiled, &thr = mma.thr;
 
     auto acc_dq = thr.partition_fragment_C({BM, D});
     fill(acc_dq, 0.0f);
@@ -360,8 +368,8 @@ void dq(const Config& c, const Tensor<T>& q, const Tensor<T>& k, const Tensor<T>
       Tensor<T> k_tile = sK(_, _, s), v_tile = sV(_, _, s);
 
       auto acc_s = thr.partition_fragment_C({BM, BN}), acc_dp = thr.partition_fragment_C({BM, BN});
-      gemm_rows(tiled, thr, ldsm_a, s2r_a, ldsm_b, s2r_b, acc_s, sQ, BM, k_tile, BN, D);    // S = Q K^T
-      gemm_rows(tiled, thr, ldsm_a, s2r_a, ldsm_b, s2r_b, acc_dp, sdO, BM, v_tile, BN, D);  // dP = dO V^T
+      mma.rows(acc_s, sQ, BM, k_tile, BN, D);    // S = Q K^T
+      mma.rows(acc_dp, sdO, BM, v_tile, BN, D);  // dP = dO V^T
       auto s_rows = accumulator_rowcol(tiled, acc_s), dp_rows = accumulator_rowcol(tiled, acc_dp);
 
       // Keys past the sequence, and (causal) past the diagonal: only in the blocks they touch.
@@ -380,7 +388,7 @@ void dq(const Config& c, const Tensor<T>& q, const Tensor<T>& k, const Tensor<T>
 
       // dQ += dS K, 16 keys at a time; K as (head_dim, keys).
       Tensor<T> k_t = fmha80::transposed(k_tile);
-      for (int kk = 0; kk < BN / Op::k; ++kk) gemm_columns(tiled, thr, ldsm_bt, s2r_bt, acc_dq, a_slice<T>(tiled, acc_dp, kk), k_t, D, kk);
+      for (int kk = 0; kk < BN / Op::k; ++kk) mma.columns(acc_dq, mma.a_slice(acc_dp, kk), k_t, D, kk);
     });
     cp_async_wait<0>();
 
