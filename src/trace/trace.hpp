@@ -92,8 +92,8 @@ class Trace {
   void require(Feature f, const char* instruction, const Where& w) const;
   /// A device_assert's printf of its message: finish() drops it from a kernel that issues
   /// wgmma (the assert then only traps), because ptxas serializes every wgmma of a function that
-  /// makes any call (C7510; printf is a call to vprintf): the Hopper attention forward ran 28%
-  /// slower with its checks of cu_seqlens printing.
+  /// makes any call (C7510; printf is a call to vprintf): the Hopper attention forward ran
+  /// 18-30% slower with its checks of cu_seqlens printing.
   void add_assert_message(mlir::Operation* printf) { assert_messages_.push_back(printf); }
   /// Finishes the function (terminator) and hands the module over.
   mlir::OwningOpRef<mlir::ModuleOp> finish();
