@@ -7,6 +7,7 @@
 #include "gemm_bf16_bias_gelu.hpp"
 #include "gemm_bf16_nn.hpp"
 #include "gemm_fp8.hpp"
+#include "sass.hpp"
 #include "support.hpp"
 
 using namespace cutejit;
@@ -127,6 +128,7 @@ TEST_CASE("the BF16 GEMM example: TMA ring, warp-specialised wgmma, register reb
   CHECK(contains(k.ptx, "wgmma.wait_group.sync.aligned 	1"));
   CHECK_FALSE(contains(k.ptx, ".local"));
   CHECK(test::cubin_contains(k.cubin, "-arch sm_90a"));
+  test::check_wgmma_not_serialized(k.ptx, k.cubin);
 }
 
 namespace {
@@ -157,6 +159,7 @@ TEST_CASE("the FP8 GEMM example: e4m3 TMA boxes of 128 x 128 bytes, four m64n256
   CHECK(test::cubin_contains(k.cubin, "-arch sm_90a"));
   // Two float parameters (the scales) follow the tensor maps and C.
   CHECK(contains(k.ptx, ".param .f32 gemm_fp8_param_"));
+  test::check_wgmma_not_serialized(k.ptx, k.cubin);
 }
 
 namespace {

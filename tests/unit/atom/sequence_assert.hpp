@@ -1,6 +1,5 @@
 // What every attention kernel that reads cu_seqlens shows in its code: the device check of each
-// sequence's offsets (examples::sequence), and in the kernels on wgmma, that nothing made ptxas
-// serialize the tensor cores.
+// sequence's offsets (examples::sequence).
 #pragma once
 
 #include <catch2/catch.hpp>
@@ -30,19 +29,6 @@ inline void check_sequence_assert(const cutejit::CompiledKernel& k, AssertFailur
     CHECK_FALSE(contains(k.ptx, "vprintf"));
     CHECK(resource_usage(k.cubin, k.name, "STACK") == 0);
   }
-}
-
-/// Every wgmma wait in the SASS is one the PTX asked for (wgmma.wait_group): ptxas added none,
-/// as it does after each wgmma when it serializes them (C7510).
-inline void check_wgmma_not_serialized(const cutejit::CompiledKernel& k) {
-  auto count = [](const std::string& text, const std::string& what) {
-    int n = 0;
-    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-    return n;
-  };
-  const int asked = count(k.ptx, "wgmma.wait_group.sync.aligned");
-  CHECK(asked > 0);
-  CHECK(count(disassemble(k.cubin, "-sass"), "WARPGROUP.DEPBAR") == asked);
 }
 
 }  // namespace test

@@ -46,7 +46,7 @@ TEST_CASE("the Hopper attention forward is HGMMA (shared and register A), UTMALD
     CHECK_FALSE(test::contains(code, "LDL"));
     CHECK_FALSE(test::contains(code, "STL"));
     test::check_sequence_assert(k, test::AssertFailure::traps);
-    test::check_wgmma_not_serialized(k);
+    test::check_wgmma_not_serialized(k.ptx, k.cubin);
   }
 }
 
@@ -64,7 +64,7 @@ TEST_CASE("the Hopper attention forward on dense tensors loads its tiles with ra
   CHECK_FALSE(test::contains(code, "UTMALDG.3D"));
   CHECK_FALSE(test::contains(code, "LDL"));
   CHECK_FALSE(test::contains(code, "STL"));
-  test::check_wgmma_not_serialized(k);
+  test::check_wgmma_not_serialized(k.ptx, k.cubin);
 }
 
 TEST_CASE("a kernel that rebalances registers is assembled by ptxas, whole-program, so its consumers get them", "[unit]") {
@@ -105,7 +105,7 @@ TEST_CASE("the Hopper attention backward is HGMMA (shared and register A), UTMAL
       CHECK_FALSE(test::contains(code, "LDL"));
       CHECK_FALSE(test::contains(code, "STL"));
       test::check_sequence_assert(k, test::AssertFailure::traps);
-      test::check_wgmma_not_serialized(k);
+      test::check_wgmma_not_serialized(k.ptx, k.cubin);
     }
   }
 }

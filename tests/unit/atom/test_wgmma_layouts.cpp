@@ -9,7 +9,7 @@
 
 #include <cutejit/cutejit.hpp>
 
-#include "sequence_assert.hpp"
+#include "sass.hpp"
 #include "support.hpp"
 
 using namespace cutejit;
@@ -204,7 +204,7 @@ TEST_CASE("a device_assert in a kernel that issues wgmma traps without printing,
   CHECK(count(c.ptx, "trap;") == 1);
   CHECK(count(c.ptx, "vprintf") == 0);
   CHECK_FALSE(test::contains(c.ptx, "a holds the 64 x 16 tile"));
-  test::check_wgmma_not_serialized(c);
+  test::check_wgmma_not_serialized(c.ptx, c.cubin);
 }
 
 TEST_CASE("a wgmma accumulator is the register A of the next wgmma, 16 columns at a time", "[unit]") {
