@@ -3,6 +3,8 @@
 // and each tcgen05 misuse a trace-time error at the user's line.
 #include <catch2/catch.hpp>
 
+#include <regex>
+
 #include <string>
 
 #include "cutejit/arch/sm100/descriptors.hpp"
@@ -115,6 +117,45 @@ TEST_CASE("block-scaled tcgen05.mma and tcgen05.cp: UTCQMMA, UTCOMMA and UTCCP",
                                      detail::Where::current());
   }};
   CHECK_THROWS_WITH(bad.compile(Target::parse("sm_100a"), v), Contains("kind::mxf8f6f4 scales every 32 elements of K, not 16"));
+}
+
+TEST_CASE("tcgen05.mma with A in TMEM: the [a-tmem] form of each kind, its SASS, and a transposed A refused", "[unit]") {
+  // One MMA per kind with A at a TMEM address and B from a descriptor, both kernel arguments:
+  // the instruction's form, not a computation (no atom lays A out in TMEM yet).
+  Kernel k{"tcgen05_tmem_a", [](Tensor<u32> a) {
+    Value<uint32_t> d = a(0), a_tmem = a(1);
+    Value<uint64_t> desc = cast<uint64_t>(Value<uint32_t>(a(2)));
+    const auto w = detail::Where::current();
+    sm100::InstrDescriptor f16{.kind = sm100::MmaKind::f16, .n = 128};
+    sm100::InstrDescriptor tf32{.kind = sm100::MmaKind::tf32, .a = sm100::OperandType::tf32, .b = sm100::OperandType::tf32, .n = 128};
+    sm100::InstrDescriptor f8{.kind = sm100::MmaKind::f8f6f4, .a = sm100::OperandType::e4m3, .b = sm100::OperandType::e4m3, .n = 128};
+    detail::tcgen05_mma_tmem_a(sm100::MmaKind::f16, d.id(), a_tmem.id(), desc.id(), f16.encode(), Bool(false).id(), w);
+    detail::tcgen05_mma_tmem_a(sm100::MmaKind::tf32, d.id(), a_tmem.id(), desc.id(), tf32.encode(), Bool(true).id(), w);
+    detail::tcgen05_mma_tmem_a(sm100::MmaKind::f8f6f4, d.id(), a_tmem.id(), desc.id(), f8.encode(), Bool(true).id(), w);
+  }};
+  auto v = test::vector_arg<uint32_t>();
+  for (const char* t : {"sm_100a", "sm_103a", "sm_110a"}) {
+    INFO(t);
+    CompiledKernel c = k.compile(Target::parse(t), v);
+    // A is the second bracketed (TMEM) operand: [d], [a], b-desc, idesc.
+    for (const char* kind : {"kind::f16", "kind::tf32", "kind::f8f6f4"})
+      CHECK(std::regex_search(c.ptx, std::regex(std::string("tcgen05\\.mma\\.cta_group::1\\.") + kind + " \\[%r[0-9]+\\], \\[%r[0-9]+\\], %rd[0-9]+,")));
+    std::string sass = test::disassemble(c.cubin, "-sass");
+    INFO(sass);
+    // SASS names A's operand tmem[...] where the shared-memory form has gdesc[...] (A, then B).
+    const std::regex tmem_a("UTC[HQ]MMA tmem\\[UR[0-9]+\\], gdesc\\[UR[0-9]+\\]");
+    CHECK(std::distance(std::sregex_iterator(sass.begin(), sass.end(), tmem_a), std::sregex_iterator()) == 3);
+    CHECK(test::resource_usage(c.cubin, c.name, "LOCAL") == 0);
+  }
+  CHECK_THROWS_WITH(k.compile(Target::parse("sm_120a"), v), Contains("test_sm100.cpp") && Contains("tcgen05.mma with A in TMEM is not available on sm_120a"));
+  Kernel transposed{"tcgen05_tmem_a_mn_major", [](Tensor<u32> a) {
+    Value<uint32_t> d = a(0);
+    sm100::InstrDescriptor mn{.kind = sm100::MmaKind::f16, .a_major = sm100::Major::mn, .n = 128};
+    detail::tcgen05_mma_tmem_a(sm100::MmaKind::f16, d.id(), d.id(), cast<uint64_t>(d).id(), mn.encode(), Bool(true).id(),
+                               detail::Where::current());
+  }};
+  CHECK_THROWS_WITH(transposed.compile(Target::parse("sm_100a"), v),
+                    Contains("test_sm100.cpp") && Contains("tcgen05.mma with A in TMEM reads A K-major; the instruction descriptor says MN-major"));
 }
 
 TEST_CASE("TMEM stores in each shape are tcgen05.st and STTM", "[unit]") {

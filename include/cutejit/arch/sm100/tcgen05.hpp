@@ -29,6 +29,10 @@ void tmem_dealloc(ValueId address, int columns, Where where);
 /// descriptor `idesc` (an sm100::InstrDescriptor of that kind). Issued by one thread; completes
 /// asynchronously (tcgen05_commit).
 void tcgen05_mma(sm100::MmaKind kind, ValueId d, ValueId desc_a, ValueId desc_b, uint32_t idesc, ValueId accumulate, Where where);
+/// The same with A in TMEM at `a` (the ".TS" form: the ISA's [a-tmem] operand), B from its
+/// shared-memory descriptor. A is read K-major only: an `idesc` that transposes A is an error.
+/// The instruction only; no atom lays A out in TMEM yet.
+void tcgen05_mma_tmem_a(sm100::MmaKind kind, ValueId d, ValueId a, ValueId desc_b, uint32_t idesc, ValueId accumulate, Where where);
 /// tcgen05.mma.cta_group::1.kind::`kind`.block_scale: D = (A * SFA)(B * SFB) + (accumulate ? D :
 /// 0), the scale factors in TMEM at `scale_a` and `scale_b`, one per `vector` (16 or 32)
 /// elements of K. The descriptor is an sm100::BlockScaledInstrDescriptor of that kind.
