@@ -148,6 +148,17 @@ TEST_CASE("tcgen05.mma with A in TMEM: the [a-tmem] form of each kind, its SASS,
     CHECK(test::resource_usage(c.cubin, c.name, "LOCAL") == 0);
   }
   CHECK_THROWS_WITH(k.compile(Target::parse("sm_120a"), v), Contains("test_sm100.cpp") && Contains("tcgen05.mma with A in TMEM is not available on sm_120a"));
+  // kind::i8, where the target has it (sm_100a, sm_110a).
+  Kernel i8{"tcgen05_tmem_a_i8", [](Tensor<u32> a) {
+    Value<uint32_t> d = a(0);
+    sm100::InstrDescriptor s8{.kind = sm100::MmaKind::i8, .a = sm100::OperandType::s8, .b = sm100::OperandType::s8,
+                              .d = sm100::AccumulatorType::s32, .n = 128};
+    detail::tcgen05_mma_tmem_a(sm100::MmaKind::i8, d.id(), d.id(), cast<uint64_t>(d).id(), s8.encode(), Bool(true).id(), detail::Where::current());
+  }};
+  CompiledKernel c8 = i8.compile(Target::parse("sm_100a"), v);
+  CHECK(test::contains(c8.ptx, "tcgen05.mma.cta_group::1.kind::i8 ["));
+  CHECK(test::contains(test::disassemble(c8.cubin, "-sass"), "UTCIMMA tmem["));
+  CHECK_THROWS_WITH(i8.compile(Target::parse("sm_103a"), v), Contains("tcgen05.mma .kind::i8 is not available on sm_103a"));
   Kernel transposed{"tcgen05_tmem_a_mn_major", [](Tensor<u32> a) {
     Value<uint32_t> d = a(0);
     sm100::InstrDescriptor mn{.kind = sm100::MmaKind::f16, .a_major = sm100::Major::mn, .n = 128};
