@@ -14,6 +14,8 @@
 
 #include <unistd.h>
 
+#include "support.hpp"
+
 namespace test {
 
 inline std::string cuobjdump() {
@@ -55,12 +57,7 @@ inline int resource_usage(const std::vector<char>& cubin, const std::string& ker
 /// Every wgmma wait in the SASS is one the PTX asked for (wgmma.wait_group): ptxas added none,
 /// as it does after each wgmma when it serializes them (C7510).
 inline void check_wgmma_not_serialized(const std::string& ptx, const std::vector<char>& cubin) {
-  auto count = [](const std::string& text, const std::string& what) {
-    int n = 0;
-    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-    return n;
-  };
-  const int asked = count(ptx, "wgmma.wait_group.sync.aligned");
+  const size_t asked = count(ptx, "wgmma.wait_group.sync.aligned");
   CHECK(asked > 0);
   CHECK(count(disassemble(cubin, "-sass"), "WARPGROUP.DEPBAR") == asked);
 }

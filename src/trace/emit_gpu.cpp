@@ -140,12 +140,16 @@ void wgmma_wait_group(int pending, Where where) {
   mlir::NVVM::WgmmaWaitGroupSyncOp::create(t.builder(), t.loc(where), uint64_t(pending));
 }
 
-void print(std::string_view format, std::span<const ValueId> args, Where where) {
+namespace {
+mlir::Operation* emit_printf(std::string_view format, std::span<const ValueId> args, Where where) {
   Trace& t = Trace::current(where);
   llvm::SmallVector<mlir::Value> values;
   for (ValueId a : args) values.push_back(t.value(a, where));
-  mlir::gpu::PrintfOp::create(t.builder(), t.loc(where), t.builder().getStringAttr(format), values);
+  return mlir::gpu::PrintfOp::create(t.builder(), t.loc(where), t.builder().getStringAttr(format), values);
 }
+}  // namespace
+
+void print(std::string_view format, std::span<const ValueId> args, Where where) { emit_printf(format, args, where); }
 
 void trap(Where where) {
   Trace& t = Trace::current(where);
@@ -161,9 +165,7 @@ void device_assert(const Operand<bool>& cond, std::string_view message) {
   std::string text = std::string(w.file_name()) + ":" + std::to_string(w.line()) + ": device assertion failed";
   if (!message.empty()) text += ": " + std::string(message);
   if_(Value<bool>(detail::unary(detail::UnaryOp::bit_not, cond.id, w)), [&] {
-    detail::Trace& t = detail::Trace::current(w);
-    auto printf = mlir::gpu::PrintfOp::create(t.builder(), t.loc(w), t.builder().getStringAttr(text + "\n"), mlir::ValueRange{});
-    t.add_assert_message(printf);
+    detail::Trace::current(w).add_assert_message(detail::emit_printf(text + "\n", {}, w));
     detail::trap(w);
   }, w);
 }

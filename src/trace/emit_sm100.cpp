@@ -90,37 +90,36 @@ void tmem_dealloc(ValueId address, int columns, Where where) {
            "tcgen05.dealloc.cta_group::1.sync.aligned.b32 $0, " + std::to_string(columns) + ";", "r");
 }
 
-void tcgen05_mma(sm100::MmaKind kind, ValueId d, ValueId desc_a, ValueId desc_b, uint32_t idesc, ValueId accumulate, Where where) {
+namespace {
+/// tcgen05.mma.cta_group::1.kind::`kind` with A either from a shared-memory descriptor (a u64)
+/// or at a TMEM address (a u32, written [a] in the PTX).
+void dense_mma(sm100::MmaKind kind, ValueId d, ValueId a, bool a_in_tmem, ValueId desc_b, uint32_t idesc, ValueId accumulate, Where where) {
   Trace& t = Trace::current(where);
-  t.require(Feature::tcgen05, "tcgen05.mma", where);
-  if (kind == sm100::MmaKind::i8) t.require(Feature::tcgen05_i8, "tcgen05.mma .kind::i8", where);
-  const ValueInfo& acc = t.get(accumulate, where);
-  if (acc.pointer || acc.type != DType::i1) trace_error("tcgen05.mma's accumulate flag is a Bool", where);
-  mlir::Value operands[] = {i32_operand(t, d, "tcgen05.mma's D (a TMEM address)", where),
-                            u64_operand(t, desc_a, "tcgen05.mma's A descriptor", where),
-                            u64_operand(t, desc_b, "tcgen05.mma's B descriptor", where), t.i32(int32_t(idesc)),
-                            mlir::arith::ExtUIOp::create(t.builder(), t.loc(where), t.builder().getI32Type(), acc.value)};
-  emit_ptx(t, where, 0, operands,
-           "{\n.reg .pred p;\nsetp.ne.b32 p, $4, 0;\ntcgen05.mma.cta_group::1." + sm100::to_string(kind) + " [$0], $1, $2, $3, p;\n}",
-           "r,l,l,r,r");
-}
-
-void tcgen05_mma_tmem_a(sm100::MmaKind kind, ValueId d, ValueId a, ValueId desc_b, uint32_t idesc, ValueId accumulate, Where where) {
-  Trace& t = Trace::current(where);
-  t.require(Feature::tcgen05, "tcgen05.mma with A in TMEM", where);
+  t.require(Feature::tcgen05, a_in_tmem ? "tcgen05.mma with A in TMEM" : "tcgen05.mma", where);
   if (kind == sm100::MmaKind::i8) t.require(Feature::tcgen05_i8, "tcgen05.mma .kind::i8", where);
   // A read from TMEM has no transpose: the ISA takes it K-major only.
-  if (sm100::InstrDescriptor::decode(idesc, kind).a_major != sm100::Major::k)
+  if (a_in_tmem && sm100::InstrDescriptor::decode(idesc, kind).a_major != sm100::Major::k)
     trace_error("tcgen05.mma with A in TMEM reads A K-major; the instruction descriptor says MN-major (bit 15, transpose A)", where);
   const ValueInfo& acc = t.get(accumulate, where);
   if (acc.pointer || acc.type != DType::i1) trace_error("tcgen05.mma's accumulate flag is a Bool", where);
   mlir::Value operands[] = {i32_operand(t, d, "tcgen05.mma's D (a TMEM address)", where),
-                            i32_operand(t, a, "tcgen05.mma's A (a TMEM address)", where),
+                            a_in_tmem ? i32_operand(t, a, "tcgen05.mma's A (a TMEM address)", where)
+                                      : u64_operand(t, a, "tcgen05.mma's A descriptor", where),
                             u64_operand(t, desc_b, "tcgen05.mma's B descriptor", where), t.i32(int32_t(idesc)),
                             mlir::arith::ExtUIOp::create(t.builder(), t.loc(where), t.builder().getI32Type(), acc.value)};
   emit_ptx(t, where, 0, operands,
-           "{\n.reg .pred p;\nsetp.ne.b32 p, $4, 0;\ntcgen05.mma.cta_group::1." + sm100::to_string(kind) + " [$0], [$1], $2, $3, p;\n}",
-           "r,r,l,r,r");
+           "{\n.reg .pred p;\nsetp.ne.b32 p, $4, 0;\ntcgen05.mma.cta_group::1." + sm100::to_string(kind) + " [$0], " +
+               (a_in_tmem ? "[$1]" : "$1") + ", $2, $3, p;\n}",
+           a_in_tmem ? "r,r,l,r,r" : "r,l,l,r,r");
+}
+}  // namespace
+
+void tcgen05_mma(sm100::MmaKind kind, ValueId d, ValueId desc_a, ValueId desc_b, uint32_t idesc, ValueId accumulate, Where where) {
+  dense_mma(kind, d, desc_a, /*a_in_tmem=*/false, desc_b, idesc, accumulate, where);
+}
+
+void tcgen05_mma_tmem_a(sm100::MmaKind kind, ValueId d, ValueId a, ValueId desc_b, uint32_t idesc, ValueId accumulate, Where where) {
+  dense_mma(kind, d, a, /*a_in_tmem=*/true, desc_b, idesc, accumulate, where);
 }
 
 void tcgen05_mma_block_scaled(sm100::BlockScaledKind kind, int vector, ValueId d, ValueId desc_a, ValueId desc_b, uint32_t idesc,
