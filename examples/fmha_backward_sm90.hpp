@@ -436,22 +436,20 @@ void prepare(BackwardLaunch& l, const Device& gpu, const FmhaProblem& p, const B
   auto cu_qv = cu_q.view({p.batch + 1}), cu_kv = cu_k.view({p.batch + 1});
   const int32_t group = int32_t(H / Hk);
   const int64_t max_k = p.max_seqlen_k > 0 ? p.max_seqlen_k : p.total_k;
-  // The window's bounds as the forward passes them (fmha90::prepare).
-  const int32_t left = int32_t(p.window_left >= 0 ? p.window_left : fmha90::unbounded),
-                right = int32_t(p.causal ? 0 : p.window_right >= 0 ? p.window_right : fmha90::unbounded), top_left = int32_t(p.top_left);
+  const fmha90::MaskArguments mask = fmha90::mask_arguments(p);
   Launch dkdv{.grid = {uint32_t(ceil_div(max_k, int64_t(tile))), uint32_t(Hk), uint32_t(p.batch)},
               .block = uint32_t(Config::threads),
               .shared_bytes = C.shared_bytes(C.dkdv_step())};
   l.dkdv = fmha_backward_sm90_dkdv<T, C>.prepare(gpu, dkdv, map(q, p.total_q, H, dkdv_step), map(k, p.total_k, Hk, tile),
                                                  map(v, p.total_k, Hk, tile), map(d_o, p.total_q, H, dkdv_step), lse.view({H, p.total_q}), delta,
                                                  d_k.view({p.total_k, Hk, D}), d_v.view({p.total_k, Hk, D}), cu_qv, cu_kv, group,
-                                                 scale * float(M_LOG2E), scale, left, right, top_left);
+                                                 scale * float(M_LOG2E), scale, mask.left, mask.right, mask.top_left);
   Launch dq{.grid = {uint32_t(ceil_div(std::max<int64_t>(p.max_seqlen_q, 1), int64_t(tile))), uint32_t(H), uint32_t(p.batch)},
             .block = uint32_t(Config::threads),
             .shared_bytes = C.shared_bytes(C.dq_step())};
   l.dq = fmha_backward_sm90_dq<T, C>.prepare(gpu, dq, map(q, p.total_q, H, tile), map(k, p.total_k, Hk, dq_step), map(v, p.total_k, Hk, dq_step),
                                              map(d_o, p.total_q, H, tile), lse.view({H, p.total_q}), delta, d_q.view({p.total_q, H, D}),
-                                             cu_qv, cu_kv, group, scale * float(M_LOG2E), scale, left, right, top_left);
+                                             cu_qv, cu_kv, group, scale * float(M_LOG2E), scale, mask.left, mask.right, mask.top_left);
 }
 }  // namespace fmha_bwd90
 

@@ -375,6 +375,16 @@ inline Mask mask_of(const FmhaProblem& p) {
 /// kernel's 32-bit key arithmetic cannot overflow.
 inline constexpr int32_t unbounded = 1 << 30;
 
+/// The mask's launch arguments (the kernels' window_left, window_right, top_left): the window's
+/// bounds, `unbounded` where the problem gives none and right 0 when causal.
+struct MaskArguments {
+  int32_t left, right, top_left;
+};
+inline MaskArguments mask_arguments(const FmhaProblem& p) {
+  return {int32_t(p.window_left >= 0 ? p.window_left : unbounded), int32_t(p.causal ? 0 : p.window_right >= 0 ? p.window_right : unbounded),
+          int32_t(p.top_left)};
+}
+
 /// Calls `f.template operator()<C>()` with the Config of the problem's head dim and mask.
 template <class F>
 auto with_config(const FmhaProblem& p, F&& f) {
@@ -400,10 +410,10 @@ PreparedLaunch prepare(const Device& gpu, const FmhaProblem& p, const Buffer<T>&
   Launch l{.grid = {uint32_t(ceil_div(std::max<int64_t>(p.max_seqlen_q, 1), int64_t(rows))), uint32_t(p.heads), uint32_t(p.batch)},
            .block = uint32_t(Config::threads),
            .shared_bytes = C.shared_bytes()};
+  const MaskArguments mask = mask_arguments(p);
   return fmha_forward_sm90<T, C>.prepare(gpu, l, qm, km, vm, o.view({p.total_q, p.heads, p.head_dim}), lse.view({p.heads, p.total_q}),
                                          cu_q.view({p.batch + 1}), cu_k.view({p.batch + 1}), int32_t(p.heads / p.kv_heads),
-                                         scale * float(M_LOG2E), int32_t(p.window_left >= 0 ? p.window_left : unbounded),
-                                         int32_t(p.causal ? 0 : p.window_right >= 0 ? p.window_right : unbounded), int32_t(p.top_left));
+                                         scale * float(M_LOG2E), mask.left, mask.right, mask.top_left);
 }
 
 /// Throws a cutejit::Error at the caller's line unless the dense tensors hold the problem (one
@@ -464,10 +474,9 @@ PreparedLaunch prepare_dense(const Device& gpu, const FmhaProblem& p, const Devi
   Launch l{.grid = {uint32_t(ceil_div(p.max_seqlen_q, int64_t(rows))), uint32_t(p.heads), uint32_t(p.batch)},
            .block = uint32_t(Config::threads),
            .shared_bytes = C.shared_bytes()};
+  const MaskArguments mask = mask_arguments(p);
   return fmha_forward_sm90_dense<T, C>.prepare(gpu, l, qm, km, vm, o, lse, int32_t(p.max_seqlen_k), int32_t(p.heads / p.kv_heads),
-                                               scale * float(M_LOG2E), int32_t(p.window_left >= 0 ? p.window_left : unbounded),
-                                               int32_t(p.causal ? 0 : p.window_right >= 0 ? p.window_right : unbounded),
-                                               int32_t(p.top_left));
+                                               scale * float(M_LOG2E), mask.left, mask.right, mask.top_left);
 }
 }  // namespace fmha90
 

@@ -6,10 +6,12 @@
 // masks (top-left, sliding windows).
 #include <catch2/catch.hpp>
 
+#include <span>
 #include <string>
 #include <vector>
 
 #include "fmha_backward_sm90.hpp"
+#include "fmha_masks.hpp"
 
 using namespace cutejit;
 
@@ -48,33 +50,20 @@ void check_all(const Device& gpu, const char* type, double bound, Check&& check)
         }
 }
 
-struct MaskCase {
-  const char* name;
-  bool causal, top_left;
-  int64_t window_left, window_right;
-};
-
 // The Hopper forward's masks beyond bottom-right causal: windows crossing the 128-key and
 // 32/64-query blocks on both sides, one-sided ones that leave whole blocks unvisited by both
 // kernels, and (variable lengths) rows and keys that see nothing.
 template <Element T>
 void check_windows(const Device& gpu, const char* type, double bound) {
-  const std::vector<MaskCase> masks = {{"causal top-left", true, true, -1, -1},
-                                       {"window 50 / 20", false, false, 50, 20},
-                                       {"window 100 / none, top-left", false, true, 100, -1},
-                                       {"causal, window 70", true, false, 70, -1},
-                                       {"window none / 0", false, false, -1, 0}};
   const std::vector<Lengths> lengths = {{"fixed", {320, 320}, {320, 320}},
                                         {"variable", {77, 200, 1, 150}, {77, 260, 33, 40}}};
   unsigned seed = 900;
   for (int64_t head_dim : {64, 128})
-    for (const MaskCase& m : masks)
+    for (const test::MaskCase& m : std::span(test::fmha_masks).subspan(2))  // check_all has none and causal
       for (const Lengths& l : lengths)
         for (auto [heads, kv_heads] : {std::pair{2, 2}, std::pair{4, 1}}) {
           auto forward = examples::fmha_inputs<T>(l.q, l.k, heads, kv_heads, head_dim, m.causal, seed += 5);
-          forward.problem.top_left = m.top_left;
-          forward.problem.window_left = m.window_left;
-          forward.problem.window_right = m.window_right;
+          m.apply(forward.problem);
           auto in = examples::backward_inputs(std::move(forward), seed + 4);
           examples::BackwardErrors e = examples::backward_sm90_check(gpu, in);
           INFO(type << " hd " << head_dim << ", " << m.name << ", " << l.name << " lengths, " << heads << " query / " << kv_heads

@@ -9,9 +9,11 @@
 #include <bit>
 #include <cmath>
 #include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "fmha_masks.hpp"
 #include "fmha_sm90.hpp"
 
 using namespace cutejit;
@@ -90,16 +92,6 @@ Placements fused_qkv(const Shape& s) {
   return l;
 }
 
-struct MaskCase {
-  const char* name;
-  bool causal, top_left;
-  int64_t window_left, window_right;
-};
-const std::vector<MaskCase> masks = {{"no mask", false, false, -1, -1},
-                                     {"causal", true, false, -1, -1},
-                                     {"causal top-left", true, true, -1, -1},
-                                     {"window 50 / 20", false, false, 50, 20}};
-
 template <Element T>
 bool is_nan(T x) {
   return std::isnan(float(x));
@@ -108,15 +100,13 @@ bool is_nan(T x) {
 /// Runs the dense forward on `s` laid out as `layout` with mask `m`; the error against the
 /// float64 reference (infinite if an element outside the output tensors was written).
 template <Element T>
-double dense_error(const Device& gpu, const Shape& s, const Placements& l, const MaskCase& m, unsigned seed) {
+double dense_error(const Device& gpu, const Shape& s, const Placements& l, const test::MaskCase& m, unsigned seed) {
   auto in = examples::fmha_inputs<T>(std::vector<int32_t>(size_t(s.batch), int32_t(s.seqlen_q)),
                                      std::vector<int32_t>(size_t(s.batch), int32_t(s.seqlen_k)), s.heads, s.kv_heads, s.head_dim, m.causal,
                                      seed);
   examples::FmhaProblem p = examples::FmhaProblem::dense(s.batch, s.heads, s.kv_heads, s.head_dim, s.seqlen_q, s.seqlen_k);
-  p.causal = m.causal;
-  p.top_left = in.problem.top_left = m.top_left;
-  p.window_left = in.problem.window_left = m.window_left;
-  p.window_right = in.problem.window_right = m.window_right;
+  m.apply(p);
+  m.apply(in.problem);
 
   // The packed inputs (token, head, column) scattered; the gaps NaN.
   std::vector<T> inputs(size_t(l.inputs), T(NAN));
@@ -177,7 +167,7 @@ struct LayoutCase {
 template <Element T>
 void check_layouts(const Device& gpu, const Shape& s, std::initializer_list<LayoutCase> layouts, const char* type, unsigned seed) {
   for (const LayoutCase& layout : layouts)
-    for (const MaskCase& m : masks) {
+    for (const test::MaskCase& m : std::span(test::fmha_masks).first(4)) {  // none, causal both ways, a window
       double error = dense_error<T>(gpu, s, layout.make(s), m, seed += 3);
       INFO(type << " " << layout.name << ", hd " << s.head_dim << ", " << m.name << ", batch " << s.batch << ", seqlen " << s.seqlen_q
                 << " / " << s.seqlen_k << ", " << s.heads << " query / " << s.kv_heads << " key-value heads");
