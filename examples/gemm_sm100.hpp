@@ -26,6 +26,7 @@
 #pragma once
 
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <string>
 #include <type_traits>
@@ -33,6 +34,7 @@
 
 #include <cutejit/atom/sm100/tmem.hpp>
 #include <cutejit/atom/sm100/umma.hpp>
+#include <cutejit/atom/sm100/umma_block_scaled.hpp>
 #include <cutejit/pipeline/pipeline_umma.hpp>
 #include <cutejit/pipeline/shared_storage.hpp>
 #include <cutejit/pipeline/tile_scheduler.hpp>
@@ -44,66 +46,170 @@ namespace examples {
 using namespace cutejit;
 
 namespace gemm_sm100 {
-inline constexpr int tile_m = 128, tile_n = 256, stages = 4;
+inline constexpr int tile_m = 128;
 /// Warp 0 the producer, warp 1 the MMA issuer, warps 2-5 the epilogue (one per TMEM quarter).
 inline constexpr int threads = 192, epilogue_threads = 128;
-/// Two accumulators of 256 columns: all 512 of TMEM.
-inline constexpr int accumulators = 2, tmem_columns = accumulators * tile_n;
+/// Two accumulators of tile_n columns: the epilogue drains one while the MMAs fill the other.
+inline constexpr int accumulators = 2;
 /// Bytes of K per tile row and stage: one 128-byte swizzle span.
 inline constexpr int k_bytes = 128;
-/// Elements of K per stage: 64 bf16, 128 FP8.
-template <class T> inline constexpr int tile_k_of = k_bytes / int(sizeof(T));
-/// The TMA box rows of B: two boxes of 128 rows fill a 256-row stage.
-inline constexpr int b_box_rows = 128;
+/// The TMA box rows of an operand: a 256-row stage of B takes two boxes.
+inline constexpr int box_rows = 128;
 /// The epilogue's chunk: 32 TMEM columns per tcgen05.ld (32 registers per thread).
 inline constexpr int chunk_cols = 32;
-inline constexpr int a_stage_bytes = tile_m * k_bytes, b_stage_bytes = tile_n * k_bytes;
-inline constexpr int stage_bytes = a_stage_bytes + b_stage_bytes;
-inline constexpr int barriers_offset = stages * stage_bytes;
-/// After the ring's barriers: the accumulators' barriers and the TMEM address word.
-inline constexpr int accumulator_barriers_offset = barriers_offset + PipelineTmaUmma::barrier_bytes(stages);
-inline constexpr int tmem_slot_offset = accumulator_barriers_offset + PipelineUmmaAsync::barrier_bytes(accumulators);
-inline constexpr uint32_t shared_bytes = uint32_t(tmem_slot_offset + 4) + dynamic_shared_slack(1024);
-static_assert(shared_bytes <= 232448, "the ring fits the 227 KB of shared memory a CTA may have");
-
-/// The MMA: 128 x 256, operands both K-major, f32 in 256 TMEM columns.
-template <class T>
-using Atom = Tcgen05MmaSS<T, tile_m, tile_n>;
 
 /// A stage's tile of `rows` rows as the TMA box left it: rows of 128 bytes with the 128-byte
-/// swizzle (Sw<3,3,3> of a bf16 offset, Sw<3,4,3> of an FP8 one).
+/// swizzle (Sw<3,3,3> of a bf16 offset, Sw<3,4,3> of a byte one).
 template <class T>
 Tensor<T> stage_tile(const Pointer<T>& p, int rows) {
   const int base = sizeof(T) == 2 ? 3 : 4;  // log2 of the elements in 16 bytes
-  return make_tensor(p, composition(Swizzle(3, base, 3), make_layout({rows, tile_k_of<T>}, LayoutRight{})));
+  return make_tensor(p, composition(Swizzle(3, base, 3), make_layout({rows, k_bytes / int(sizeof(T))}, LayoutRight{})));
 }
 
-template <class T, Epilogue E = Identity>
-void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const Tensor<bf16>& c, const Int& m, const Int& n, const Int& k,
-            const E& epilogue = {}) {
-  constexpr int tile_k = tile_k_of<T>;
+/// The dense main loop: A and B of T (bf16: kind::f16; f8e4m3: kind::f8f6f4), 128 x 256
+/// tiles, a 4-stage ring of 48 KB stages (A's tiles of every stage, then B's).
+template <class T>
+struct Dense {
+  static constexpr int tile_n = 256, stages = 4;
+  /// Elements of K per stage: 64 bf16, 128 FP8.
+  static constexpr int tile_k = k_bytes / int(sizeof(T));
+  static constexpr int a_stage_bytes = tile_m * k_bytes, b_stage_bytes = tile_n * k_bytes;
+  static constexpr int stage_bytes = a_stage_bytes + b_stage_bytes, ring_bytes = stages * stage_bytes;
+  /// TMEM columns a stage takes besides the accumulators: none.
+  static constexpr int scale_columns = 0;
+  using Atom = Tcgen05MmaSS<T, tile_m, tile_n>;
+
+  TmaDescriptor<T> a, b;
+
+  void prefetch() const {
+    a.prefetch();
+    b.prefetch();
+  }
+  Pointer<T> a_tile(const Pointer<int8_t>& smem, const Int& s) const { return Pointer<T>((smem + s * a_stage_bytes).id()); }
+  Pointer<T> b_tile(const Pointer<int8_t>& smem, const Int& s) const {
+    return Pointer<T>((smem + stages * a_stage_bytes + s * b_stage_bytes).id());
+  }
+  /// The producer's TMA loads of K tile `kt` of the tile at (m0, n0) into stage `s`.
+  void load(PipelineTmaUmma& ring, const Pointer<int8_t>& smem, const PipelineState& s, const Int& m0, const Int& n0, const Int& kt) const {
+    ring.load(a, a_tile(smem, s.index), s, {m0, kt * tile_k});
+    for (int i = 0; i < tile_n / box_rows; ++i)
+      ring.load(b, b_tile(smem, s.index) + i * (box_rows * tile_k), s, {n0 + i * box_rows, kt * tile_k});
+  }
+  /// The MMA thread's work on a full stage: D (at `d`) += A B^T over its K.
+  void mma(const Value<uint32_t>& d, const Pointer<int8_t>& smem, const PipelineState& s, const Value<uint32_t>&, const Bool& accumulate) const {
+    Atom atom;
+    auto [A, B] = make_umma_operands(atom, stage_tile(a_tile(smem, s.index), tile_m), stage_tile(b_tile(smem, s.index), tile_n));
+    cutejit::gemm(atom, d, A, B, accumulate);  // (the examples' gemm namespace would hide the function)
+  }
+};
+
+/// The block-scaled main loop of `Atom` (a Tcgen05MmaBlockScaledSS of N = 128): A and B of
+/// bytes (FP8, or FP4 pairs), their scales in the 128x4 blocked layout; 128 x 128 tiles and a
+/// 6-stage ring, each stage 128 bytes of K of A and B (128 FP8 or 256 FP4 elements) and the
+/// scales of those K blocks: 16 x 16 of NVFP4's 16-element blocks, 4 of MXFP8's 32-element
+/// ones, per row.
+///
+/// The scales of stage s go to TMEM columns of their own, after the accumulators': the copies
+/// of ring iteration i overwrite those of i - stages, whose MMAs are done by then (the producer
+/// refilled the stage only after their commit freed it, and the MMA thread copies only after
+/// the refill's barrier).
+template <class Atom>
+struct BlockScaled {
+  using T = typename Atom::element_type;
+  static constexpr int tile_n = Atom::n, stages = 6;
+  static_assert(tile_n == 128, "two accumulators of 128 columns leave TMEM room for the scales");
+  /// Elements of K per stage, and their scale blocks per row.
+  static constexpr int tile_k = k_bytes * (Atom::fp4 ? 2 : 1), blocks = tile_k / Atom::vector;
+  static constexpr int a_stage_bytes = tile_m * k_bytes, b_stage_bytes = tile_n * k_bytes;
+  /// A stage's scales: blocks bytes per row, in 512-byte chunks of 128 rows x 4 blocks.
+  static constexpr int sfa_stage_bytes = tile_m * blocks, sfb_stage_bytes = tile_n * blocks;
+  static constexpr int stage_bytes = a_stage_bytes + b_stage_bytes + sfa_stage_bytes + sfb_stage_bytes;
+  static constexpr int ring_bytes = stages * stage_bytes;
+  /// TMEM columns of a stage's scales: mn / 32 per group of 4 blocks, for SFA and for SFB.
+  static constexpr int sfa_columns = blocks / 4 * (tile_m / 32), scale_columns = sfa_columns + blocks / 4 * (tile_n / 32);
+  /// A TMA box of scales: (128-row blocks, half-chunks of 256 bytes along K, 256 bytes). A
+  /// row block's chunks are contiguous, so the box is chunk after chunk.
+  static constexpr int half_chunks = 2 * blocks / 4;
+
+  TmaDescriptor<T> a, b;
+  TmaDescriptor<uint8_t> sfa, sfb;
+
+  void prefetch() const {
+    a.prefetch();
+    b.prefetch();
+    sfa.prefetch();
+    sfb.prefetch();
+  }
+  Pointer<T> a_tile(const Pointer<int8_t>& smem, const Int& s) const { return Pointer<T>((smem + s * a_stage_bytes).id()); }
+  Pointer<T> b_tile(const Pointer<int8_t>& smem, const Int& s) const {
+    return Pointer<T>((smem + stages * a_stage_bytes + s * b_stage_bytes).id());
+  }
+  Pointer<uint8_t> sfa_tile(const Pointer<int8_t>& smem, const Int& s) const {
+    return Pointer<uint8_t>((smem + stages * (a_stage_bytes + b_stage_bytes) + s * sfa_stage_bytes).id());
+  }
+  Pointer<uint8_t> sfb_tile(const Pointer<int8_t>& smem, const Int& s) const {
+    return Pointer<uint8_t>((smem + stages * (a_stage_bytes + b_stage_bytes + sfa_stage_bytes) + s * sfb_stage_bytes).id());
+  }
+  void load(PipelineTmaUmma& ring, const Pointer<int8_t>& smem, const PipelineState& s, const Int& m0, const Int& n0, const Int& kt) const {
+    Int kb = kt * k_bytes;  // the operands' K in bytes
+    ring.load(a, a_tile(smem, s.index), s, {m0, kb});
+    ring.load(b, b_tile(smem, s.index), s, {n0, kb});
+    ring.load(sfa, sfa_tile(smem, s.index), s, {m0 / 128, kt * half_chunks, 0});
+    ring.load(sfb, sfb_tile(smem, s.index), s, {n0 / 128, kt * half_chunks, 0});
+  }
+  /// Copies the stage's scales to its TMEM columns (at `scales` + s * scale_columns), then
+  /// issues the block-scaled MMAs that read them.
+  void mma(const Value<uint32_t>& d, const Pointer<int8_t>& smem, const PipelineState& s, const Value<uint32_t>& scales,
+           const Bool& accumulate) const {
+    Atom atom;
+    UmmaOperand<T> A(stage_tile(a_tile(smem, s.index), tile_m), tile_m, "A"), B(stage_tile(b_tile(smem, s.index), tile_n), tile_n, "B");
+    auto [SFA, SFB] = make_umma_scale_factors(atom, make_tensor(sfa_tile(smem, s.index), blocked_scale_layout(tile_m, blocks)),
+                                              make_tensor(sfb_tile(smem, s.index), blocked_scale_layout(tile_n, blocks)));
+    Value<uint32_t> sfa_tmem = scales + cast<uint32_t>(s.index) * uint32_t(scale_columns), sfb_tmem = sfa_tmem + uint32_t(sfa_columns);
+    SFA.copy_to_tmem(sfa_tmem);
+    SFB.copy_to_tmem(sfb_tmem);
+    cutejit::gemm(atom, d, A, B, SFA, sfa_tmem, SFB, sfb_tmem, accumulate);
+  }
+};
+
+/// Shared memory: the main loop's ring, its barriers, the accumulators' barriers, the TMEM
+/// address word; TMEM: the accumulators, then each stage's scales, rounded up to a power of two.
+template <class Mainloop>
+struct Resources {
+  static constexpr int barriers_offset = Mainloop::ring_bytes;
+  static constexpr int accumulator_barriers_offset = barriers_offset + PipelineTmaUmma::barrier_bytes(Mainloop::stages);
+  static constexpr int tmem_slot_offset = accumulator_barriers_offset + PipelineUmmaAsync::barrier_bytes(accumulators);
+  static constexpr uint32_t shared_bytes = uint32_t(tmem_slot_offset + 4) + dynamic_shared_slack(1024);
+  static_assert(shared_bytes <= 232448, "the ring fits the 227 KB of shared memory a CTA may have");
+  static constexpr int scales_column = accumulators * Mainloop::tile_n;
+  static constexpr int tmem_columns = int(std::bit_ceil(unsigned(scales_column + Mainloop::stages * Mainloop::scale_columns)));
+  static_assert(tmem_columns <= 512, "the accumulators and the stages' scales fit TMEM's 512 columns");
+};
+
+/// The GEMM of `mainloop` (Dense or BlockScaled), C = epilogue(A B^T) in bf16.
+template <class Mainloop, Epilogue E = Identity>
+void kernel(const Mainloop& mainloop, const Tensor<bf16>& c, const Int& m, const Int& n, const Int& k, const E& epilogue = {}) {
+  using R = Resources<Mainloop>;
+  constexpr int tile_n = Mainloop::tile_n, stages = Mainloop::stages;
   launch_bounds(threads, 1);
-  Int k_tiles = k / tile_k;
+  Int k_tiles = k / Mainloop::tile_k;
   StaticTileScheduler scheduler(m / tile_m, n / tile_n);
   auto tile_origin = [&](const Int& j) {
     auto [tm, tn] = scheduler.tile(j);
     return std::pair{tm * tile_m, tn * tile_n};
   };
   Pointer<int8_t> smem = dynamic_shared_aligned<int8_t>(1024);
-  auto a_tile = [&](const Int& s) { return Pointer<T>((smem + s * a_stage_bytes).id()); };
-  auto b_tile = [&](const Int& s) { return Pointer<T>((smem + stages * a_stage_bytes + s * b_stage_bytes).id()); };
   // Tile j of this CTA uses ring iterations j * k_tiles ... and accumulator j % 2.
-  PipelineTmaUmma ab(Pointer<uint64_t>((smem + barriers_offset).id()), stages, stage_bytes);
-  PipelineUmmaAsync acc(Pointer<uint64_t>((smem + accumulator_barriers_offset).id()), accumulators, epilogue_threads);
-  TmemAllocation tmem(Pointer<uint32_t>((smem + tmem_slot_offset).id()), tmem_columns);
+  PipelineTmaUmma ab(Pointer<uint64_t>((smem + R::barriers_offset).id()), stages, Mainloop::stage_bytes);
+  PipelineUmmaAsync acc(Pointer<uint64_t>((smem + R::accumulator_barriers_offset).id()), accumulators, epilogue_threads);
+  TmemAllocation tmem(Pointer<uint32_t>((smem + R::tmem_slot_offset).id()), R::tmem_columns);
 
   Int tid = thread_idx().x, warp = tid / 32, lane = tid % 32;
   if_(tid == 0, [&] {
     ab.init();
     acc.init();
     fence_mbarrier_init();
-    a.prefetch();
-    b.prefetch();
+    mainloop.prefetch();
   });
   if_(warp == 1, [&] { tmem.allocate(); });
   tcgen05_fence_before_thread_sync();
@@ -118,15 +224,12 @@ void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const Tensor<b
       for_(0, k_tiles, [&](Int kt) {
         PipelineState s = PipelineState::at(j * k_tiles + kt, stages);
         ab.producer_acquire(s);
-        ab.load(a, a_tile(s.index), s, {m0, kt * tile_k});
-        for (int i = 0; i < tile_n / b_box_rows; ++i)
-          ab.load(b, b_tile(s.index) + i * (b_box_rows * tile_k), s, {n0 + i * b_box_rows, kt * tile_k});
+        mainloop.load(ab, smem, s, m0, n0, kt);
         ab.producer_commit(s);
       });
     });
   });
   if_(tid == 32, [&] {
-    Atom<T> atom;
     for_(0, scheduler.my_tile_count(), [&](Int j) {
       PipelineState t = PipelineState::at(j, accumulators);
       acc.producer_acquire(t);
@@ -136,8 +239,7 @@ void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const Tensor<b
         PipelineState s = PipelineState::at(j * k_tiles + kt, stages);
         ab.consumer_wait(s);
         tcgen05_fence_after_thread_sync();
-        auto [A, B] = make_umma_operands(atom, stage_tile(a_tile(s.index), tile_m), stage_tile(b_tile(s.index), tile_n));
-        cutejit::gemm(atom, dt, A, B, kt > 0);  // (the examples' gemm namespace would hide the function)
+        mainloop.mma(dt, smem, s, d + uint32_t(R::scales_column), kt > 0);
         ab.consumer_release(s);
       });
       acc.producer_commit(t);
@@ -155,8 +257,8 @@ void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const Tensor<b
       sync_warp();
       tcgen05_fence_after_thread_sync();
       Int row = m0 + row_in_tile;
-      // check_shape guarantees N is a multiple of 256: each row's chunks are 64-byte aligned, and
-      // the stores are 16-byte vectors.
+      // check_shape guarantees N is a multiple of tile_n: each row's chunks are 64-byte
+      // aligned, and the stores are 16-byte vectors.
       Tensor<bf16> out_row = make_tensor(c.data() + row * assume_divisible(n, tile_n) + n0, make_layout({tile_n}));
       for (int chunk = 0; chunk < tile_n / chunk_cols; ++chunk) {
         Tensor<float> values = TmemAccumulator{accumulator(t), tile_n}.load_row<chunk_cols>(warp, chunk * chunk_cols);
@@ -179,50 +281,107 @@ void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const Tensor<b
   if_(warp == 1, [&] { tmem.free(d); });
 }
 
-/// Throws unless the shape is one this kernel covers: whole tiles.
-template <class T>
+/// Throws unless the shape is one the main loop covers: whole tiles.
+template <class Mainloop>
 void check_shape(int64_t m, int64_t n, int64_t k) {
-  if (m <= 0 || n <= 0 || k <= 0 || m % tile_m || n % tile_n || k % tile_k_of<T> || m * n >= (int64_t(1) << 31))
-    throw Error("the sm_100 GEMM needs M a multiple of 128, N of 256 and K of " + std::to_string(tile_k_of<T>) +
+  constexpr int tile_n = Mainloop::tile_n, tile_k = Mainloop::tile_k;
+  if (m <= 0 || n <= 0 || k <= 0 || m % tile_m || n % tile_n || k % tile_k || m * n >= (int64_t(1) << 31))
+    throw Error("the sm_100 GEMM needs M a multiple of 128, N of " + std::to_string(tile_n) + " and K of " + std::to_string(tile_k) +
                 " (whole tiles), M x N below 2^31, not " + std::to_string(m) + " x " + std::to_string(n) + " x " + std::to_string(k));
 }
 
 /// The grid: one CTA per multiprocessor, or one per tile when there are fewer tiles.
-inline Launch launch_config(int multiprocessors, int64_t m, int64_t n) {
-  return Launch{.grid = StaticTileScheduler::grid_size((m / tile_m) * (n / tile_n), multiprocessors), .block = threads,
-                .shared_bytes = shared_bytes};
+template <class Mainloop>
+Launch launch_config(int multiprocessors, int64_t m, int64_t n) {
+  return Launch{.grid = StaticTileScheduler::grid_size((m / tile_m) * (n / Mainloop::tile_n), multiprocessors), .block = threads,
+                .shared_bytes = Resources<Mainloop>::shared_bytes};
 }
 
-/// The tensor maps of A (m x k) and B (n x k): boxes of 128 rows x 128 bytes, 128-byte swizzled.
+/// The tensor map of an operand of `rows` rows of `row_elements` elements of T (bytes, for FP4
+/// pairs): boxes of 128 rows x 128 bytes, 128-byte swizzled.
+template <class T>
+TensorMap<T> operand_tensor_map(const Buffer<T>& x, int64_t rows, int64_t row_elements) {
+  return make_tensor_map(x.view({rows, row_elements}), {uint32_t(box_rows), uint32_t(k_bytes / int(sizeof(T)))}, TmaSwizzle::bytes128);
+}
+template <class T>
+TensorMap<T> operand_tensor_map_for_compile() {
+  return TensorMap<T>::for_compile(2, {uint32_t(box_rows), uint32_t(k_bytes / int(sizeof(T)))}, TmaSwizzle::bytes128);
+}
+
+/// The tensor map of a scale tensor of `rows` rows and `blocks` K blocks in the 128x4 blocked
+/// layout, as (128-row blocks, 256-byte half chunks, 256 bytes), and boxes of `tile_rows` rows
+/// and `half_chunks` half chunks: whole chunks, which land in shared memory unchanged.
+inline TensorMap<uint8_t> scale_tensor_map(const Buffer<uint8_t>& sf, int64_t rows, int64_t blocks, int tile_rows, int half_chunks) {
+  return make_tensor_map(sf.view({rows / 128, blocks / 2, 256}, {blocks * 128, 256, 1}), {uint32_t(tile_rows / 128), uint32_t(half_chunks), 256u});
+}
+inline TensorMap<uint8_t> scale_tensor_map_for_compile(int tile_rows, int half_chunks) {
+  return TensorMap<uint8_t>::for_compile(3, {uint32_t(tile_rows / 128), uint32_t(half_chunks), 256u}, TmaSwizzle::none);
+}
+
+/// The dense GEMM's tensor maps of A (m x k) and B (n x k).
 template <class T>
 std::pair<TensorMap<T>, TensorMap<T>> tensor_maps(const Buffer<T>& a, const Buffer<T>& b, int64_t m, int64_t n, int64_t k) {
-  return {make_tensor_map(a.view({m, k}), {uint32_t(tile_m), uint32_t(tile_k_of<T>)}, TmaSwizzle::bytes128),
-          make_tensor_map(b.view({n, k}), {uint32_t(b_box_rows), uint32_t(tile_k_of<T>)}, TmaSwizzle::bytes128)};
+  return {operand_tensor_map(a, m, k), operand_tensor_map(b, n, k)};
 }
-
 /// The same, carrying only the static facts, for cross-compiling without a GPU.
 template <class T>
 std::pair<TensorMap<T>, TensorMap<T>> tensor_maps_for_compile() {
-  return {TensorMap<T>::for_compile(2, {uint32_t(tile_m), uint32_t(tile_k_of<T>)}, TmaSwizzle::bytes128),
-          TensorMap<T>::for_compile(2, {uint32_t(b_box_rows), uint32_t(tile_k_of<T>)}, TmaSwizzle::bytes128)};
+  return {operand_tensor_map_for_compile<T>(), operand_tensor_map_for_compile<T>()};
 }
 }  // namespace gemm_sm100
 
 inline Kernel gemm_bf16_sm100{"gemm_bf16_sm100", [](TmaDescriptor<bf16> a, TmaDescriptor<bf16> b, Tensor<bf16> c, Int m, Int n, Int k) {
-  gemm_sm100::kernel<bf16>(a, b, c, m, n, k);
+  gemm_sm100::kernel(gemm_sm100::Dense<bf16>{a, b}, c, m, n, k);
 }};
 inline Kernel gemm_fp8_sm100{"gemm_fp8_sm100", [](TmaDescriptor<f8e4m3> a, TmaDescriptor<f8e4m3> b, Tensor<bf16> c, Int m, Int n, Int k) {
-  gemm_sm100::kernel<f8e4m3>(a, b, c, m, n, k);
+  gemm_sm100::kernel(gemm_sm100::Dense<f8e4m3>{a, b}, c, m, n, k);
 }};
 
-/// A kernel cross-compiled for `target` (an sm_100-family target) at an m x n x k shape.
+namespace gemm_sm100 {
+/// NVFP4: e2m1 pairs, a UE4M3 scale per 16 elements (kind::mxf4nvf4, .block16).
+using Nvfp4 = BlockScaled<SM100_MMA_MXF4NVF4_SS<tile_m, 128>>;
+/// MXFP8: e4m3, a UE8M0 scale per 32 elements (kind::mxf8f6f4, .block32).
+using Mxfp8 = BlockScaled<SM100_MMA_MXF8F6F4_SS<f8e4m3, tile_m, 128>>;
+}  // namespace gemm_sm100
+
+/// C (M x N, bf16) = (A SFA)(B SFB)^T, A (M x K) and B (N x K) FP4 pairs (K / 2 bytes per
+/// row), SFA (M x K / 16) and SFB (N x K / 16) UE4M3 bytes in the 128x4 blocked layout.
+inline Kernel gemm_nvfp4_sm100{"gemm_nvfp4_sm100", [](TmaDescriptor<uint8_t> a, TmaDescriptor<uint8_t> b, TmaDescriptor<uint8_t> sfa,
+                                                      TmaDescriptor<uint8_t> sfb, Tensor<bf16> c, Int m, Int n, Int k) {
+  gemm_sm100::kernel(gemm_sm100::Nvfp4{a, b, sfa, sfb}, c, m, n, k);
+}};
+/// The same with A and B e4m3 (K bytes per row) and UE8M0 scales per 32 elements (M x K / 32).
+inline Kernel gemm_mxfp8_sm100{"gemm_mxfp8_sm100", [](TmaDescriptor<f8e4m3> a, TmaDescriptor<f8e4m3> b, TmaDescriptor<uint8_t> sfa,
+                                                      TmaDescriptor<uint8_t> sfb, Tensor<bf16> c, Int m, Int n, Int k) {
+  gemm_sm100::kernel(gemm_sm100::Mxfp8{a, b, sfa, sfb}, c, m, n, k);
+}};
+
+/// A dense kernel cross-compiled for `target` (an sm_100-family target) at an m x n x k shape.
 template <class T, class K>
 CompiledKernel gemm_sm100_compile(const K& kernel, const Target& target, int64_t m = 256, int64_t n = 512, int64_t k = 512) {
-  gemm_sm100::check_shape<T>(m, n, k);
+  gemm_sm100::check_shape<gemm_sm100::Dense<T>>(m, n, k);
   auto [ta, tb] = gemm_sm100::tensor_maps_for_compile<T>();
   return kernel.compile(target, ta, tb, DeviceTensor<bf16>::for_compile({m * n}), int32_t(m), int32_t(n), int32_t(k));
 }
 inline CompiledKernel gemm_bf16_sm100_compile(const Target& target) { return gemm_sm100_compile<bf16>(gemm_bf16_sm100, target); }
 inline CompiledKernel gemm_fp8_sm100_compile(const Target& target) { return gemm_sm100_compile<f8e4m3>(gemm_fp8_sm100, target); }
+
+/// A block-scaled kernel of main loop `Mainloop` cross-compiled for `target`.
+template <class Mainloop, class K>
+CompiledKernel gemm_block_scaled_sm100_compile(const K& kernel, const Target& target, int64_t m = 256, int64_t n = 256,
+                                               int64_t k = 1024) {
+  gemm_sm100::check_shape<Mainloop>(m, n, k);
+  using T = typename Mainloop::T;
+  auto op = gemm_sm100::operand_tensor_map_for_compile<T>();
+  auto sfa = gemm_sm100::scale_tensor_map_for_compile(gemm_sm100::tile_m, Mainloop::half_chunks);
+  auto sfb = gemm_sm100::scale_tensor_map_for_compile(Mainloop::tile_n, Mainloop::half_chunks);
+  return kernel.compile(target, op, op, sfa, sfb, DeviceTensor<bf16>::for_compile({m * n}), int32_t(m), int32_t(n), int32_t(k));
+}
+inline CompiledKernel gemm_nvfp4_sm100_compile(const Target& target) {
+  return gemm_block_scaled_sm100_compile<gemm_sm100::Nvfp4>(gemm_nvfp4_sm100, target);
+}
+inline CompiledKernel gemm_mxfp8_sm100_compile(const Target& target) {
+  return gemm_block_scaled_sm100_compile<gemm_sm100::Mxfp8>(gemm_mxfp8_sm100, target);
+}
 
 }  // namespace examples

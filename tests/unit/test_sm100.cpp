@@ -67,7 +67,7 @@ TEST_CASE("the sm_100 GEMM's epilogue hook is traced into its epilogue", "[unit]
   // A per-column bias: the hook reads global memory at the value's column.
   Kernel biased{"gemm_bf16_sm100_bias", [](TmaDescriptor<bf16> a, TmaDescriptor<bf16> b, Tensor<bf16> c, Tensor<f32> bias, Int m, Int n,
                                             Int k) {
-    examples::gemm_sm100::kernel<bf16>(a, b, c, m, n, k, [&](F32 x, Int row, Int col) { return x + F32(bias(col)); });
+    examples::gemm_sm100::kernel(examples::gemm_sm100::Dense<bf16>{a, b}, c, m, n, k, [&](F32 x, Int row, Int col) { return x + F32(bias(col)); });
   }};
   auto [ta, tb] = examples::gemm_sm100::tensor_maps_for_compile<bf16>();
   CompiledKernel k = biased.compile(Target::parse("sm_100a"), ta, tb, DeviceTensor<bf16>::for_compile({256 * 512}),
@@ -76,6 +76,78 @@ TEST_CASE("the sm_100 GEMM's epilogue hook is traced into its epilogue", "[unit]
   CHECK(test::contains(k.ptx, "ld.global"));  // the bias
   CompiledKernel plain = examples::gemm_bf16_sm100_compile(Target::parse("sm_100a"));
   CHECK_FALSE(test::contains(plain.ptx, "ld.global"));  // the identity epilogue reads nothing
+}
+
+TEST_CASE("the sm_100 NVFP4 and MXFP8 GEMMs have the block-scaled MMA, its copies and descriptors in their PTX on every tcgen05 target",
+          "[unit]") {
+  for (const char* t : tcgen05_targets) {
+    INFO(t);
+    CompiledKernel nv = examples::gemm_nvfp4_sm100_compile(Target::parse(t));
+    for (const char* i : {"tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16", "tcgen05.cp.cta_group::1.32x128b.warpx4",
+                          "cp.async.bulk.tensor.3d.shared::cluster.global", "cp.async.bulk.tensor.2d.shared::cluster.global",
+                          "tcgen05.ld.sync.aligned.32x32b.x32.b32"})
+      CHECK(test::contains(nv.ptx, i));
+    // NVFP4 128 x 128, E2M1 x E2M1, UE4M3, ids 0 (every step reads a whole column): 0x08200480,
+    // from the ISA's table by hand.
+    CHECK(test::contains(nv.ptx, std::to_string(0x08200480)));
+    CompiledKernel mx = examples::gemm_mxfp8_sm100_compile(Target::parse(t));
+    CHECK(test::contains(mx.ptx, "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.block32"));
+    // E4M3 x E4M3, UE8M0, 128 x 128: 0x08A00000, with the steps' scale-factor ids 0-3 in bits
+    // 29-30 (A) and 4-5 (B).
+    for (uint32_t id = 0; id < 4; ++id) CHECK(test::contains(mx.ptx, std::to_string(0x08A00000u | id << 29 | id << 4)));
+  }
+}
+
+TEST_CASE("the sm_100 block-scaled GEMMs' SASS: UTCOMMA.4X or UTCQMMA per step, UTCCP per chunk, no local memory", "[unit]") {
+  for (const char* t : {"sm_100a", "sm_103a", "sm_110a"}) {
+    for (bool nvfp4 : {true, false}) {
+      INFO(t << (nvfp4 ? " nvfp4" : " mxfp8"));
+      CompiledKernel k = nvfp4 ? examples::gemm_nvfp4_sm100_compile(Target::parse(t)) : examples::gemm_mxfp8_sm100_compile(Target::parse(t));
+      std::string sass = test::disassemble(k.cubin, "-sass");
+      // Four MMA steps per 128-byte stage; the scales' 512-byte chunks: NVFP4 4 of SFA and 4 of
+      // SFB (16 blocks of 16 per row), MXFP8 one each (4 blocks of 32). The disassembler names
+      // NVFP4's scale vector .4X for sm_100a and sm_110a, .BLOCK16 for sm_103a (same bits).
+      const std::string nvfp4_mma = std::string(t) == "sm_103a" ? "UTCOMMA.BLOCK16" : "UTCOMMA.4X";
+      CHECK(test::count(sass, nvfp4 ? nvfp4_mma : "UTCQMMA") == 4);
+      CHECK(test::count(sass, "UTCCP.T.S.4x32dp128bit") == (nvfp4 ? 8 : 2));
+      CHECK(test::count(sass, "UTMALDG.3D") == 2);  // SFA and SFB
+      CHECK(test::count(sass, "UTMALDG.2D") == 2);  // A and B
+      CHECK(test::count(sass, "LDTM") >= 4);
+      CHECK_FALSE(test::contains(sass, "LDL"));
+      CHECK_FALSE(test::contains(sass, "STL"));
+      CHECK(test::resource_usage(k.cubin, k.name, "STACK") == 0);
+      CHECK(test::resource_usage(k.cubin, k.name, "REG") <= 128);
+    }
+  }
+  for (const char* t : {"sm_120a", "sm_90a"})
+    CHECK_THROWS_WITH(examples::gemm_nvfp4_sm100_compile(Target::parse(t)), Contains(std::string("is not available on ") + t));
+}
+
+TEST_CASE("the block-scaled GEMM's scale boxes land in shared memory as the tile layout its MMAs check", "[unit]") {
+  // The scale tensor maps view the blocked tensor as (row blocks, 256-byte half chunks, 256
+  // bytes) and load boxes of (tile rows / 128, half_chunks, 256) at (row0 / 128, kt half_chunks,
+  // 0), which land row-major in shared memory. Every scale of a stage must then sit where
+  // blocked_scale_layout(tile rows, blocks), the layout UmmaScaleFactors checks, says.
+  auto check = []<class Mainloop>(std::type_identity<Mainloop>, int tile_rows, int64_t rows, int64_t k) {
+    const int64_t blocks = k / Mainloop::tile_k * Mainloop::blocks;  // of the whole tensor
+    const int hc = Mainloop::half_chunks;
+    const Layout tile = blocked_scale_layout(tile_rows, Mainloop::blocks);
+    for (int64_t row0 = 0; row0 < rows; row0 += tile_rows)
+      for (int64_t kt = 0; kt < k / Mainloop::tile_k; ++kt)
+        for (int r = 0; r < tile_rows; ++r)
+          for (int b = 0; b < Mainloop::blocks; ++b) {
+            const int64_t smem = tile(IntTuple{r, b}).value();
+            // The box element at that shared-memory offset, and the global byte it copies.
+            const int64_t i0 = smem / (hc * 256), i1 = smem / 256 % hc, i2 = smem % 256;
+            const int64_t global = (row0 / 128 + i0) * (blocks * 128) + (kt * hc + i1) * 256 + i2;
+            INFO(row0 << " " << kt << " " << r << " " << b);
+            REQUIRE(global == sm100::blocked_scale_offset(row0 + r, kt * Mainloop::blocks + b, blocks));
+          }
+  };
+  check(std::type_identity<examples::gemm_sm100::Nvfp4>{}, 128, 256, 1024);
+  check(std::type_identity<examples::gemm_sm100::Mxfp8>{}, 128, 256, 512);
+  CHECK_THROWS_WITH(examples::gemm_sm100::check_shape<examples::gemm_sm100::Nvfp4>(256, 256, 128),
+                    Contains("needs M a multiple of 128, N of 128 and K of 256"));
 }
 
 TEST_CASE("block-scaled tcgen05.mma and tcgen05.cp: UTCQMMA, UTCOMMA and UTCCP", "[unit]") {
