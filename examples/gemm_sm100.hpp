@@ -1,30 +1,36 @@
-// BF16 and FP8 GEMMs on sm_100 tensor cores (tcgen05 + Tensor Memory), compile-verified only:
-// no Blackwell GPU has run them. C (M x N, bf16) = epilogue(A (M x K, row-major) * B^T), B
-// stored N x K ("TN"), A and B bf16 (kind::f16) or f8e4m3 (kind::f8f6f4), f32 accumulation in
-// TMEM.
+// GEMMs on sm_100 tensor cores (tcgen05 + Tensor Memory), compile-verified only: no Blackwell
+// GPU has run them. C (M x N, bf16) = epilogue(A (M x K, row-major) * B^T), B stored N x K
+// ("TN"), f32 accumulation in TMEM:
+//   gemm_bf16_sm100, gemm_fp8_sm100     bf16 (kind::f16) or f8e4m3 (kind::f8f6f4), the main
+//                                       loop `Dense`, 128 x 256 tiles
+//   gemm_nvfp4_sm100, gemm_mxfp8_sm100  block-scaled (A SFA)(B SFB)^T, the main loop
+//                                       `BlockScaled`, 128 x 128 tiles
 //
-// Persistent and warp-specialised: one CTA of six warps per multiprocessor walks the 128 x 256
-// tiles of C (a StaticTileScheduler, grouped along M):
-//  - warp 0, one thread: the producer. For each 128-byte K slice (64 bf16 or 128 FP8
-//    elements: one 128-byte swizzle span per row) of each of its tiles it acquires a stage of a
-//    4-stage PipelineTmaUmma ring and issues the TMA loads of A's 128 rows and B's 256 rows
-//    into it (48 KB), running ahead into the next tile;
-//  - warp 1, one thread: the MMA issuer. For each tile it acquires one of two 256-column TMEM
+// Persistent and warp-specialised: one CTA of six warps per multiprocessor walks the tiles of C
+// (a StaticTileScheduler, grouped along M):
+//  - warp 0, one thread: the producer. For each 128-byte K slice (64 bf16 or 128 FP8 or 256
+//    FP4 elements: one 128-byte swizzle span per row) of each of its tiles it acquires a stage
+//    of a PipelineTmaUmma ring and issues the main loop's TMA loads into it (A's 128 rows, B's
+//    rows, the block-scaled loop's scales), running ahead into the next tile;
+//  - warp 1, one thread: the MMA issuer. For each tile it acquires one of two TMEM
 //    accumulators (PipelineUmmaAsync: the epilogue has finished reading it), then for each
-//    full stage issues four tcgen05.mma (128 x 256 x 32 bytes of K: k16 bf16, k32 FP8; K-major
-//    A and B from shared memory by descriptors that UmmaOperand derives from the stage's
-//    swizzled layout and checks) and frees the stage with tcgen05.commit when they are done;
-//    after the tile's last stage it commits the accumulator to the epilogue. Warp 1 also
-//    allocates the 512 TMEM columns at the start and frees them at the end;
+//    full stage issues the main loop's four tcgen05.mma (32 bytes of K each; K-major A and B
+//    from shared memory by descriptors that UmmaOperand derives from the stage's swizzled
+//    layout and checks; the block-scaled loop copies the stage's scales to TMEM first) and
+//    frees the stage with tcgen05.commit when they are done; after the tile's last stage it
+//    commits the accumulator to the epilogue. Warp 1 also allocates the 512 TMEM columns at
+//    the start and frees them at the end;
 //  - warps 2-5, the epilogue: warp w reads TMEM lanes 32 (w % 4) ... + 31 (the quarter a warp
 //    may reach), 32 columns at a time (tcgen05.ld.32x32b.x32), so each thread holds one row of
 //    the tile; each value goes through the user's epilogue (`F32 e(F32 acc, Int row, Int
-//    col)`, as the Hopper GEMM's), is converted to bf16, and the thread stores its 32 values of
-//    the row (64 bytes). Then it frees the accumulator for tile j + 2: while the epilogue
-//    stores tile j, the MMAs of tile j + 1 run in the other one.
-// M a multiple of 128, N of 256, K of 128 bytes (check_shape): no edge tiles.
+//    col)`, as the Hopper GEMM's) and to bf16, the thread writes its 64 bytes into one of the
+//    warp's two swizzled chunk buffers, and one lane stores the warp's 32 x 32 chunk with TMA
+//    while the warp goes on to the next. Then it frees the accumulator for tile j + 2: while
+//    the epilogue stores tile j, the MMAs of tile j + 1 run in the other one.
+// M a multiple of 128, N of the tile's N, K of a stage's K (check_shape): no edge tiles.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cstdint>
@@ -57,6 +63,10 @@ inline constexpr int k_bytes = 128;
 inline constexpr int box_rows = 128;
 /// The epilogue's chunk: 32 TMEM columns per tcgen05.ld (32 registers per thread).
 inline constexpr int chunk_cols = 32;
+/// Each epilogue warp's chunks of C (its 32 rows x 32 columns, bf16) go out by TMA store from
+/// two buffers of its own, in turn: one fills while the store of the other reads it.
+inline constexpr int epilogue_buffers = 2, epilogue_buffer_bytes = 32 * chunk_cols * 2;
+inline constexpr int epilogue_bytes = (epilogue_threads / 32) * epilogue_buffers * epilogue_buffer_bytes;
 
 /// A stage's tile of `rows` rows as the TMA box left it: rows of 128 bytes with the 128-byte
 /// swizzle (Sw<3,3,3> of a bf16 offset, Sw<3,4,3> of a byte one).
@@ -65,6 +75,11 @@ Tensor<T> stage_tile(const Pointer<T>& p, int rows) {
   const int base = sizeof(T) == 2 ? 3 : 4;  // log2 of the elements in 16 bytes
   return make_tensor(p, composition(Swizzle(3, base, 3), make_layout({rows, k_bytes / int(sizeof(T))}, LayoutRight{})));
 }
+
+/// An epilogue warp's chunk buffer, (row, column) -> bf16 offset: 32 rows of 64 bytes with
+/// the 64-byte swizzle (Sw<2,3,3>: byte bits 4-5 ^= bits 7-8), as a TMA box of TmaSwizzle::bytes64
+/// reads it.
+inline auto chunk_buffer_layout() { return composition(Swizzle(2, 3, 3), make_layout({32, chunk_cols}, LayoutRight{})); }
 
 /// The dense main loop: A and B of T (bf16: kind::f16; f8e4m3: kind::f8f6f4), 128 x 256
 /// tiles, a 4-stage ring of 48 KB stages (A's tiles of every stage, then B's).
@@ -105,9 +120,9 @@ struct Dense {
 
 /// The block-scaled main loop of `Atom` (a Tcgen05MmaBlockScaledSS of N = 128): A and B of
 /// bytes (FP8, or FP4 pairs), their scales in the 128x4 blocked layout; 128 x 128 tiles and a
-/// 6-stage ring, each stage 128 bytes of K of A and B (128 FP8 or 256 FP4 elements) and the
-/// scales of those K blocks: 16 x 16 of NVFP4's 16-element blocks, 4 of MXFP8's 32-element
-/// ones, per row.
+/// ring of as many stages as shared memory holds (5 for NVFP4, 6 for MXFP8), each stage 128
+/// bytes of K of A and B (128 FP8 or 256 FP4 elements) and the scales of those K blocks: 16
+/// of NVFP4's 16-element blocks, 4 of MXFP8's 32-element ones, per row.
 ///
 /// The scales of stage s go to TMEM columns of their own, after the accumulators': the copies
 /// of ring iteration i overwrite those of i - stages, whose MMAs are done by then (the producer
@@ -116,7 +131,7 @@ struct Dense {
 template <class Atom>
 struct BlockScaled {
   using T = typename Atom::element_type;
-  static constexpr int tile_n = Atom::n, stages = 6;
+  static constexpr int tile_n = Atom::n;
   static_assert(tile_n == 128, "two accumulators of 128 columns leave TMEM room for the scales");
   /// Elements of K per stage, and their scale blocks per row.
   static constexpr int tile_k = k_bytes * (Atom::fp4 ? 2 : 1), blocks = tile_k / Atom::vector;
@@ -124,6 +139,8 @@ struct BlockScaled {
   /// A stage's scales: blocks bytes per row, in 512-byte chunks of 128 rows x 4 blocks.
   static constexpr int sfa_stage_bytes = tile_m * blocks, sfb_stage_bytes = tile_n * blocks;
   static constexpr int stage_bytes = a_stage_bytes + b_stage_bytes + sfa_stage_bytes + sfb_stage_bytes;
+  /// The stages that fit beside the epilogue's buffers (and 2 KB of barriers and slack).
+  static constexpr int stages = std::min(6, (227 * 1024 - epilogue_bytes - 2048) / stage_bytes);
   static constexpr int ring_bytes = stages * stage_bytes;
   /// TMEM columns of a stage's scales: mn / 32 per group of 4 blocks, for SFA and for SFB.
   static constexpr int sfa_columns = blocks / 4 * (tile_m / 32), scale_columns = sfa_columns + blocks / 4 * (tile_n / 32);
@@ -172,11 +189,13 @@ struct BlockScaled {
   }
 };
 
-/// Shared memory: the main loop's ring, its barriers, the accumulators' barriers, the TMEM
-/// address word; TMEM: the accumulators, then each stage's scales, rounded up to a power of two.
+/// Shared memory: the main loop's ring, the epilogue's buffers, the ring's barriers, the
+/// accumulators' barriers, the TMEM address word; TMEM: the accumulators, then each stage's
+/// scales, rounded up to a power of two.
 template <class Mainloop>
 struct Resources {
-  static constexpr int barriers_offset = Mainloop::ring_bytes;
+  static constexpr int epilogue_offset = Mainloop::ring_bytes;  // 1024-aligned: the 64-byte swizzle's 512-byte pattern
+  static constexpr int barriers_offset = epilogue_offset + epilogue_bytes;
   static constexpr int accumulator_barriers_offset = barriers_offset + PipelineTmaUmma::barrier_bytes(Mainloop::stages);
   static constexpr int tmem_slot_offset = accumulator_barriers_offset + PipelineUmmaAsync::barrier_bytes(accumulators);
   static constexpr uint32_t shared_bytes = uint32_t(tmem_slot_offset + 4) + dynamic_shared_slack(1024);
@@ -186,9 +205,10 @@ struct Resources {
   static_assert(tmem_columns <= 512, "the accumulators and the stages' scales fit TMEM's 512 columns");
 };
 
-/// The GEMM of `mainloop` (Dense or BlockScaled), C = epilogue(A B^T) in bf16.
+/// The GEMM of `mainloop` (Dense or BlockScaled), C = epilogue(A B^T) in bf16, stored through
+/// `c`, a tensor map of boxes of 32 x 32 elements with the 64-byte swizzle (c_tensor_map).
 template <class Mainloop, Epilogue E = Identity>
-void kernel(const Mainloop& mainloop, const Tensor<bf16>& c, const Int& m, const Int& n, const Int& k, const E& epilogue = {}) {
+void kernel(const Mainloop& mainloop, const TmaDescriptor<bf16>& c, const Int& m, const Int& n, const Int& k, const E& epilogue = {}) {
   using R = Resources<Mainloop>;
   constexpr int tile_n = Mainloop::tile_n, stages = Mainloop::stages;
   launch_bounds(threads, 1);
@@ -210,6 +230,7 @@ void kernel(const Mainloop& mainloop, const Tensor<bf16>& c, const Int& m, const
     acc.init();
     fence_mbarrier_init();
     mainloop.prefetch();
+    c.prefetch();
   });
   if_(warp == 1, [&] { tmem.allocate(); });
   tcgen05_fence_before_thread_sync();
@@ -247,7 +268,16 @@ void kernel(const Mainloop& mainloop, const Tensor<bf16>& c, const Int& m, const
   });
   if_(warp >= 2, [&] {
     // Warp w reaches TMEM lanes 32 (w % 4) ...: its thread `lane` holds that row of the tile.
-    Int quarter = warp % 4, row_in_tile = quarter * 32 + lane;
+    Int quarter = warp % 4;
+    Bool leader = lane == 0;
+    // The warp's chunk buffers: 32 rows of 64 bytes, 64-byte swizzled as the store's box reads
+    // them, so that the warp's 16-byte row stores fall in distinct banks 8 rows at a time.
+    auto buffer = [&](int b) {
+      return Pointer<bf16>((smem + R::epilogue_offset + (quarter * epilogue_buffers + b) * epilogue_buffer_bytes).id());
+    };
+    auto buffer_tile = [&](int b) { return make_tensor(buffer(b), chunk_buffer_layout()); };
+    // The leader's TMA stores, one bulk group per chunk, in turn through the two buffers.
+    PipelineTmaStore stores(epilogue_buffers);
     for_(0, scheduler.my_tile_count(), [&](Int j) {
       auto [m0, n0] = tile_origin(j);
       PipelineState t = PipelineState::at(j, accumulators);
@@ -256,10 +286,7 @@ void kernel(const Mainloop& mainloop, const Tensor<bf16>& c, const Int& m, const
       // own iteration, meet again first.
       sync_warp();
       tcgen05_fence_after_thread_sync();
-      Int row = m0 + row_in_tile;
-      // check_shape guarantees N is a multiple of tile_n: each row's chunks are 64-byte
-      // aligned, and the stores are 16-byte vectors.
-      Tensor<bf16> out_row = make_tensor(c.data() + row * assume_divisible(n, tile_n) + n0, make_layout({tile_n}));
+      Int row = m0 + quarter * 32 + lane;
       for (int chunk = 0; chunk < tile_n / chunk_cols; ++chunk) {
         Tensor<float> values = TmemAccumulator{accumulator(t), tile_n}.load_row<chunk_cols>(warp, chunk * chunk_cols);
         Tensor<bf16> out = make_rmem_tensor<bf16>(IntTuple{chunk_cols});
@@ -268,12 +295,24 @@ void kernel(const Mainloop& mainloop, const Tensor<bf16>& c, const Int& m, const
           if constexpr (!std::is_same_v<E, Identity>) x = F32(epilogue(x, row, n0 + chunk * chunk_cols + i));
           out(i) = cast<bf16>(x);
         }
-        copy(out, make_tensor(out_row.data() + chunk * chunk_cols, make_layout({chunk_cols})));
+        // A tile has an even number of chunks, so chunk c always takes buffer c % 2; the store
+        // that last read it, one group back, must be done reading.
+        const int b = chunk % epilogue_buffers;
+        if_(leader, [&] { stores.producer_acquire(); });
+        sync_warp();
+        copy(out, buffer_tile(b)(lane, _));
+        fence_proxy_async_shared();  // the TMA store (async proxy) reads what the threads wrote
+        sync_warp();
+        if_(leader, [&] {
+          c.store(buffer(b), {m0 + quarter * 32, n0 + chunk * chunk_cols});
+          stores.producer_commit();
+        });
       }
       // This thread's loads are done: the MMA thread may overwrite the accumulator.
       tcgen05_fence_before_thread_sync();
       acc.consumer_release(t);
     });
+    if_(leader, [&] { stores.tail(); });  // the stores are done before the CTA's shared memory goes
   });
   // Every warp's last TMEM access is done before warp 1 frees the columns.
   tcgen05_fence_before_thread_sync();
@@ -285,9 +324,10 @@ void kernel(const Mainloop& mainloop, const Tensor<bf16>& c, const Int& m, const
 template <class Mainloop>
 void check_shape(int64_t m, int64_t n, int64_t k) {
   constexpr int tile_n = Mainloop::tile_n, tile_k = Mainloop::tile_k;
-  if (m <= 0 || n <= 0 || k <= 0 || m % tile_m || n % tile_n || k % tile_k || m * n >= (int64_t(1) << 31))
+  constexpr int64_t limit = int64_t(1) << 31;  // TMA coordinates are 32-bit
+  if (m <= 0 || n <= 0 || k <= 0 || m % tile_m || n % tile_n || k % tile_k || m >= limit || n >= limit || k >= limit)
     throw Error("the sm_100 GEMM needs M a multiple of 128, N of " + std::to_string(tile_n) + " and K of " + std::to_string(tile_k) +
-                " (whole tiles), M x N below 2^31, not " + std::to_string(m) + " x " + std::to_string(n) + " x " + std::to_string(k));
+                " (whole tiles), each below 2^31, not " + std::to_string(m) + " x " + std::to_string(n) + " x " + std::to_string(k));
 }
 
 /// The grid: one CTA per multiprocessor, or one per tile when there are fewer tiles.
@@ -318,6 +358,13 @@ inline TensorMap<uint8_t> scale_tensor_map_for_compile(int tile_rows, int half_c
   return TensorMap<uint8_t>::for_compile(3, {uint32_t(tile_rows / 128), uint32_t(half_chunks), 256u}, TmaSwizzle::none);
 }
 
+/// The tensor map C is stored through: boxes of 32 rows x 32 columns (an epilogue warp's chunk),
+/// 64-byte swizzled.
+inline TensorMap<bf16> c_tensor_map(const Buffer<bf16>& c, int64_t m, int64_t n) {
+  return make_tensor_map(c.view({m, n}), {32u, uint32_t(chunk_cols)}, TmaSwizzle::bytes64);
+}
+inline TensorMap<bf16> c_tensor_map_for_compile() { return TensorMap<bf16>::for_compile(2, {32u, uint32_t(chunk_cols)}, TmaSwizzle::bytes64); }
+
 /// The dense GEMM's tensor maps of A (m x k) and B (n x k).
 template <class T>
 std::pair<TensorMap<T>, TensorMap<T>> tensor_maps(const Buffer<T>& a, const Buffer<T>& b, int64_t m, int64_t n, int64_t k) {
@@ -330,10 +377,10 @@ std::pair<TensorMap<T>, TensorMap<T>> tensor_maps_for_compile() {
 }
 }  // namespace gemm_sm100
 
-inline Kernel gemm_bf16_sm100{"gemm_bf16_sm100", [](TmaDescriptor<bf16> a, TmaDescriptor<bf16> b, Tensor<bf16> c, Int m, Int n, Int k) {
+inline Kernel gemm_bf16_sm100{"gemm_bf16_sm100", [](TmaDescriptor<bf16> a, TmaDescriptor<bf16> b, TmaDescriptor<bf16> c, Int m, Int n, Int k) {
   gemm_sm100::kernel(gemm_sm100::Dense<bf16>{a, b}, c, m, n, k);
 }};
-inline Kernel gemm_fp8_sm100{"gemm_fp8_sm100", [](TmaDescriptor<f8e4m3> a, TmaDescriptor<f8e4m3> b, Tensor<bf16> c, Int m, Int n, Int k) {
+inline Kernel gemm_fp8_sm100{"gemm_fp8_sm100", [](TmaDescriptor<f8e4m3> a, TmaDescriptor<f8e4m3> b, TmaDescriptor<bf16> c, Int m, Int n, Int k) {
   gemm_sm100::kernel(gemm_sm100::Dense<f8e4m3>{a, b}, c, m, n, k);
 }};
 
@@ -347,12 +394,12 @@ using Mxfp8 = BlockScaled<SM100_MMA_MXF8F6F4_SS<f8e4m3, tile_m, 128>>;
 /// C (M x N, bf16) = (A SFA)(B SFB)^T, A (M x K) and B (N x K) FP4 pairs (K / 2 bytes per
 /// row), SFA (M x K / 16) and SFB (N x K / 16) UE4M3 bytes in the 128x4 blocked layout.
 inline Kernel gemm_nvfp4_sm100{"gemm_nvfp4_sm100", [](TmaDescriptor<uint8_t> a, TmaDescriptor<uint8_t> b, TmaDescriptor<uint8_t> sfa,
-                                                      TmaDescriptor<uint8_t> sfb, Tensor<bf16> c, Int m, Int n, Int k) {
+                                                      TmaDescriptor<uint8_t> sfb, TmaDescriptor<bf16> c, Int m, Int n, Int k) {
   gemm_sm100::kernel(gemm_sm100::Nvfp4{a, b, sfa, sfb}, c, m, n, k);
 }};
 /// The same with A and B e4m3 (K bytes per row) and UE8M0 scales per 32 elements (M x K / 32).
 inline Kernel gemm_mxfp8_sm100{"gemm_mxfp8_sm100", [](TmaDescriptor<f8e4m3> a, TmaDescriptor<f8e4m3> b, TmaDescriptor<uint8_t> sfa,
-                                                      TmaDescriptor<uint8_t> sfb, Tensor<bf16> c, Int m, Int n, Int k) {
+                                                      TmaDescriptor<uint8_t> sfb, TmaDescriptor<bf16> c, Int m, Int n, Int k) {
   gemm_sm100::kernel(gemm_sm100::Mxfp8{a, b, sfa, sfb}, c, m, n, k);
 }};
 
@@ -361,7 +408,7 @@ template <class T, class K>
 CompiledKernel gemm_sm100_compile(const K& kernel, const Target& target, int64_t m = 256, int64_t n = 512, int64_t k = 512) {
   gemm_sm100::check_shape<gemm_sm100::Dense<T>>(m, n, k);
   auto [ta, tb] = gemm_sm100::tensor_maps_for_compile<T>();
-  return kernel.compile(target, ta, tb, DeviceTensor<bf16>::for_compile({m * n}), int32_t(m), int32_t(n), int32_t(k));
+  return kernel.compile(target, ta, tb, gemm_sm100::c_tensor_map_for_compile(), int32_t(m), int32_t(n), int32_t(k));
 }
 inline CompiledKernel gemm_bf16_sm100_compile(const Target& target) { return gemm_sm100_compile<bf16>(gemm_bf16_sm100, target); }
 inline CompiledKernel gemm_fp8_sm100_compile(const Target& target) { return gemm_sm100_compile<f8e4m3>(gemm_fp8_sm100, target); }
@@ -375,7 +422,7 @@ CompiledKernel gemm_block_scaled_sm100_compile(const K& kernel, const Target& ta
   auto op = gemm_sm100::operand_tensor_map_for_compile<T>();
   auto sfa = gemm_sm100::scale_tensor_map_for_compile(gemm_sm100::tile_m, Mainloop::half_chunks);
   auto sfb = gemm_sm100::scale_tensor_map_for_compile(Mainloop::tile_n, Mainloop::half_chunks);
-  return kernel.compile(target, op, op, sfa, sfb, DeviceTensor<bf16>::for_compile({m * n}), int32_t(m), int32_t(n), int32_t(k));
+  return kernel.compile(target, op, op, sfa, sfb, gemm_sm100::c_tensor_map_for_compile(), int32_t(m), int32_t(n), int32_t(k));
 }
 inline CompiledKernel gemm_nvfp4_sm100_compile(const Target& target) {
   return gemm_block_scaled_sm100_compile<gemm_sm100::Nvfp4>(gemm_nvfp4_sm100, target);

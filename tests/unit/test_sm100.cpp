@@ -29,7 +29,7 @@ TEST_CASE("the sm_100 BF16 GEMM has the tcgen05 instructions in its PTX for ever
                           "tcgen05.mma.cta_group::1.kind::f16", "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64",
                           "tcgen05.ld.sync.aligned.32x32b.x32.b32", "tcgen05.wait::ld.sync.aligned",
                           "tcgen05.dealloc.cta_group::1.sync.aligned.b32", "tcgen05.fence::before_thread_sync",
-                          "tcgen05.fence::after_thread_sync", "cp.async.bulk.tensor.2d.shared::cluster.global", "st.global.v4"}) {
+                          "tcgen05.fence::after_thread_sync", "cp.async.bulk.tensor.2d.shared::cluster.global", "st.shared.v4", "cp.async.bulk.tensor.2d.global.shared::cta"}) {
       INFO(i);
       CHECK(test::contains(k.ptx, i));
     }
@@ -42,7 +42,7 @@ TEST_CASE("the sm_100 BF16 GEMM has the tcgen05 instructions in its PTX for ever
   }
 }
 
-TEST_CASE("the sm_100 GEMMs' SASS: UTCHMMA or UTCQMMA, UTCBAR, LDTM, TMA loads, no local memory", "[unit]") {
+TEST_CASE("the sm_100 GEMMs' SASS: UTCHMMA or UTCQMMA, UTCBAR, LDTM, TMA loads and stores, no local memory", "[unit]") {
   for (const char* t : {"sm_100a", "sm_103a", "sm_110a"}) {
     for (bool fp8 : {false, true}) {
       INFO(t << (fp8 ? " fp8" : " bf16"));
@@ -53,24 +53,40 @@ TEST_CASE("the sm_100 GEMMs' SASS: UTCHMMA or UTCQMMA, UTCBAR, LDTM, TMA loads, 
       CHECK(test::count(sass, fp8 ? "UTCQMMA" : "UTCHMMA") == 4);
       CHECK(test::contains(sass, "UTCBAR"));
       CHECK(test::count(sass, "LDTM") >= 8);  // one 32-column load per chunk of the 256 columns
+      // The epilogue: per 32-column chunk, four 16-byte shared stores per thread into the
+      // warp's buffer and one TMA store of it.
+      CHECK(test::count(sass, "UTMASTG.2D") == 8);
+      CHECK(test::count(sass, "STS.128") == 32);
       CHECK(test::contains(sass, "UTMALDG.2D"));
       CHECK(test::contains(sass, "UTCATOMSWS"));  // the allocation
       CHECK_FALSE(test::contains(sass, "LDL"));
       CHECK_FALSE(test::contains(sass, "STL"));
       CHECK(test::resource_usage(k.cubin, k.name, "STACK") == 0);
-      CHECK(test::resource_usage(k.cubin, k.name, "REG") <= 128);  // 86 when written
+      CHECK(test::resource_usage(k.cubin, k.name, "REG") <= 128);  // 54 with the TMA-store epilogue (86 with global stores)
     }
   }
 }
 
+TEST_CASE("the sm_100 epilogue's chunk buffers are laid out as the 64-byte-swizzled TMA store box reads them", "[unit]") {
+  // The box (32 rows of 64 bytes) in shared memory under CU_TENSOR_MAP_SWIZZLE_64B: row r at
+  // 64 r, its 16-byte granule g at granule g ^ ((r / 2) % 4) (address bits 4-5 ^= bits 7-8).
+  auto l = examples::gemm_sm100::chunk_buffer_layout();
+  for (int r = 0; r < 32; ++r)
+    for (int c = 0; c < examples::gemm_sm100::chunk_cols; ++c) {
+      const int byte = 2 * c, want = 64 * r + 16 * ((byte / 16) ^ ((r / 2) % 4)) + byte % 16;
+      INFO(r << ", " << c);
+      REQUIRE(2 * l(IntTuple{r, c}) == want);
+    }
+}
+
 TEST_CASE("the sm_100 GEMM's epilogue hook is traced into its epilogue", "[unit]") {
   // A per-column bias: the hook reads global memory at the value's column.
-  Kernel biased{"gemm_bf16_sm100_bias", [](TmaDescriptor<bf16> a, TmaDescriptor<bf16> b, Tensor<bf16> c, Tensor<f32> bias, Int m, Int n,
+  Kernel biased{"gemm_bf16_sm100_bias", [](TmaDescriptor<bf16> a, TmaDescriptor<bf16> b, TmaDescriptor<bf16> c, Tensor<f32> bias, Int m, Int n,
                                             Int k) {
     examples::gemm_sm100::kernel(examples::gemm_sm100::Dense<bf16>{a, b}, c, m, n, k, [&](F32 x, Int row, Int col) { return x + F32(bias(col)); });
   }};
   auto [ta, tb] = examples::gemm_sm100::tensor_maps_for_compile<bf16>();
-  CompiledKernel k = biased.compile(Target::parse("sm_100a"), ta, tb, DeviceTensor<bf16>::for_compile({256 * 512}),
+  CompiledKernel k = biased.compile(Target::parse("sm_100a"), ta, tb, examples::gemm_sm100::c_tensor_map_for_compile(),
                                     DeviceTensor<float>::for_compile({512}), int32_t(256), int32_t(512), int32_t(512));
   CHECK(test::contains(k.ptx, "tcgen05.ld.sync.aligned.32x32b.x32.b32"));
   CHECK(test::contains(k.ptx, "ld.global"));  // the bias
@@ -113,6 +129,8 @@ TEST_CASE("the sm_100 block-scaled GEMMs' SASS: UTCOMMA.4X or UTCQMMA per step, 
       CHECK(test::count(sass, "UTMALDG.3D") == 2);  // SFA and SFB
       CHECK(test::count(sass, "UTMALDG.2D") == 2);  // A and B
       CHECK(test::count(sass, "LDTM") >= 4);
+      CHECK(test::count(sass, "UTMASTG.2D") == 4);  // a TMA store per 32-column chunk of C
+      CHECK(test::count(sass, "STS.128") == 16);
       CHECK_FALSE(test::contains(sass, "LDL"));
       CHECK_FALSE(test::contains(sass, "STL"));
       CHECK(test::resource_usage(k.cubin, k.name, "STACK") == 0);
