@@ -34,6 +34,7 @@
 #include <array>
 #include <bit>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -41,6 +42,7 @@
 #include <cutejit/atom/sm100/tmem.hpp>
 #include <cutejit/atom/sm100/umma.hpp>
 #include <cutejit/atom/sm100/umma_block_scaled.hpp>
+#include <cutejit/pipeline/clc_tile_scheduler.hpp>
 #include <cutejit/pipeline/pipeline_umma.hpp>
 #include <cutejit/pipeline/shared_storage.hpp>
 #include <cutejit/pipeline/tile_scheduler.hpp>
@@ -189,15 +191,26 @@ struct BlockScaled {
   }
 };
 
-/// Shared memory: the main loop's ring, the epilogue's buffers, the ring's barriers, the
-/// accumulators' barriers, the TMEM address word; TMEM: the accumulators, then each stage's
-/// scales, rounded up to a power of two.
-template <class Mainloop>
+/// How the CTAs share the tiles: a static persistent walk (one CTA per multiprocessor, CTA b
+/// taking tiles b, b + grid, ...), or cluster launch control (one CTA per tile; each running
+/// CTA takes the tiles of CTAs not yet launched, as it frees up: PipelineClc).
+enum class Scheduling { persistent, clc };
+/// The cluster launch control answers in flight, and the roles that read each: the producer,
+/// the MMA thread and the four epilogue warps.
+inline constexpr int clc_slots = 4, clc_readers = 6;
+
+/// Shared memory: the main loop's ring, the epilogue's buffers, the cluster launch control
+/// responses, the ring's barriers, the accumulators' barriers, the CLC barriers, the TMEM
+/// address word; TMEM: the accumulators, then each stage's scales, rounded up to a power of two.
+template <class Mainloop, Scheduling S = Scheduling::persistent>
 struct Resources {
   static constexpr int epilogue_offset = Mainloop::ring_bytes;  // 1024-aligned: the 64-byte swizzle's 512-byte pattern
-  static constexpr int barriers_offset = epilogue_offset + epilogue_bytes;
+  static constexpr int clc_slots_here = S == Scheduling::clc ? clc_slots : 0;
+  static constexpr int clc_responses_offset = epilogue_offset + epilogue_bytes;  // 16-byte aligned
+  static constexpr int barriers_offset = clc_responses_offset + PipelineClc::response_bytes(clc_slots_here);
   static constexpr int accumulator_barriers_offset = barriers_offset + PipelineTmaUmma::barrier_bytes(Mainloop::stages);
-  static constexpr int tmem_slot_offset = accumulator_barriers_offset + PipelineUmmaAsync::barrier_bytes(accumulators);
+  static constexpr int clc_barriers_offset = accumulator_barriers_offset + PipelineUmmaAsync::barrier_bytes(accumulators);
+  static constexpr int tmem_slot_offset = clc_barriers_offset + PipelineClc::barrier_bytes(clc_slots_here);
   static constexpr uint32_t shared_bytes = uint32_t(tmem_slot_offset + 4) + dynamic_shared_slack(1024);
   static_assert(shared_bytes <= 232448, "the ring fits the 227 KB of shared memory a CTA may have");
   static constexpr int scales_column = accumulators * Mainloop::tile_n;
@@ -206,19 +219,51 @@ struct Resources {
 };
 
 /// The GEMM of `mainloop` (Dense or BlockScaled), C = epilogue(A B^T) in bf16, stored through
-/// `c`, a tensor map of boxes of 32 x 32 elements with the 64-byte swizzle (c_tensor_map).
-template <class Mainloop, Epilogue E = Identity>
+/// `c`, a tensor map of boxes of 32 x 32 elements with the 64-byte swizzle (c_tensor_map); the
+/// tiles shared out as `S` says (launch_config<Mainloop, S> gives the grid).
+template <Scheduling S = Scheduling::persistent, class Mainloop, Epilogue E = Identity>
 void kernel(const Mainloop& mainloop, const TmaDescriptor<bf16>& c, const Int& m, const Int& n, const Int& k, const E& epilogue = {}) {
-  using R = Resources<Mainloop>;
+  using R = Resources<Mainloop, S>;
   constexpr int tile_n = Mainloop::tile_n, stages = Mainloop::stages;
   launch_bounds(threads, 1);
   Int k_tiles = k / Mainloop::tile_k;
   StaticTileScheduler scheduler(m / tile_m, n / tile_n);
-  auto tile_origin = [&](const Int& j) {
-    auto [tm, tn] = scheduler.tile(j);
-    return std::pair{tm * tile_m, tn * tile_n};
-  };
   Pointer<int8_t> smem = dynamic_shared_aligned<int8_t>(1024);
+  std::optional<PipelineClc> clc;
+  if constexpr (S == Scheduling::clc)
+    clc.emplace(Pointer<uint32_t>((smem + R::clc_responses_offset).id()), Pointer<uint64_t>((smem + R::clc_barriers_offset).id()),
+                clc_slots, clc_readers);
+  // A role's walk over this CTA's tiles: body(j, m0, n0) for its j-th tile, whose origin is (m0,
+  // n0). With cluster launch control, the `requester` (the producer) asks for the next tile as
+  // it starts each one, and each role frees an answer once its `threads` (1, or a warp's 32)
+  // have read it.
+  auto each_tile = [&](bool requester, int threads, auto&& body) {
+    auto origin = [&](std::pair<Int, Int> t) { return std::pair{t.first * tile_m, t.second * tile_n}; };
+    if constexpr (S == Scheduling::persistent) {
+      for_(0, scheduler.my_tile_count(), [&](Int j) {
+        auto [m0, n0] = origin(scheduler.tile(j));
+        body(j, m0, n0);
+      });
+    } else {
+      Var<int32_t> j = 0, tile = clc->first_tile(), more = 1;
+      while_([&] { return Int(more) != 0; }, [&] {
+        Int jj = j;
+        if (requester) clc->request(jj);
+        auto [m0, n0] = origin(scheduler.tile_at(Int(tile)));
+        body(jj, m0, n0);
+        auto [got, next] = clc->answer(jj);
+        if (threads == 1) {
+          clc->release(jj);
+        } else {
+          sync_warp();
+          if_(thread_idx().x % 32 == 0, [&] { clc->release(jj); });
+        }
+        more = select(got, Int(1), Int(0));
+        tile = next;
+        j = jj + 1;
+      });
+    }
+  };
   // Tile j of this CTA uses ring iterations j * k_tiles ... and accumulator j % 2.
   PipelineTmaUmma ab(Pointer<uint64_t>((smem + R::barriers_offset).id()), stages, Mainloop::stage_bytes);
   PipelineUmmaAsync acc(Pointer<uint64_t>((smem + R::accumulator_barriers_offset).id()), accumulators, epilogue_threads);
@@ -228,6 +273,7 @@ void kernel(const Mainloop& mainloop, const TmaDescriptor<bf16>& c, const Int& m
   if_(tid == 0, [&] {
     ab.init();
     acc.init();
+    if constexpr (S == Scheduling::clc) clc->init();
     fence_mbarrier_init();
     mainloop.prefetch();
     c.prefetch();
@@ -240,8 +286,7 @@ void kernel(const Mainloop& mainloop, const TmaDescriptor<bf16>& c, const Int& m
   auto accumulator = [&](const PipelineState& t) { return d + cast<uint32_t>(t.index) * uint32_t(tile_n); };
 
   if_(tid == 0, [&] {
-    for_(0, scheduler.my_tile_count(), [&](Int j) {
-      auto [m0, n0] = tile_origin(j);
+    each_tile(/*requester=*/true, 1, [&](const Int& j, const Int& m0, const Int& n0) {
       for_(0, k_tiles, [&](Int kt) {
         PipelineState s = PipelineState::at(j * k_tiles + kt, stages);
         ab.producer_acquire(s);
@@ -251,7 +296,7 @@ void kernel(const Mainloop& mainloop, const TmaDescriptor<bf16>& c, const Int& m
     });
   });
   if_(tid == 32, [&] {
-    for_(0, scheduler.my_tile_count(), [&](Int j) {
+    each_tile(false, 1, [&](const Int& j, const Int&, const Int&) {
       PipelineState t = PipelineState::at(j, accumulators);
       acc.producer_acquire(t);
       tcgen05_fence_after_thread_sync();
@@ -278,8 +323,7 @@ void kernel(const Mainloop& mainloop, const TmaDescriptor<bf16>& c, const Int& m
     auto buffer_tile = [&](int b) { return make_tensor(buffer(b), chunk_buffer_layout()); };
     // The leader's TMA stores, one bulk group per chunk, in turn through the two buffers.
     PipelineTmaStore stores(epilogue_buffers);
-    for_(0, scheduler.my_tile_count(), [&](Int j) {
-      auto [m0, n0] = tile_origin(j);
+    each_tile(false, 32, [&](const Int& j, const Int& m0, const Int& n0) {
       PipelineState t = PipelineState::at(j, accumulators);
       acc.consumer_wait(t);
       // tcgen05.ld is .sync.aligned: the warp's threads, which left the wait loop each on its
@@ -330,11 +374,13 @@ void check_shape(int64_t m, int64_t n, int64_t k) {
                 " (whole tiles), each below 2^31, not " + std::to_string(m) + " x " + std::to_string(n) + " x " + std::to_string(k));
 }
 
-/// The grid: one CTA per multiprocessor, or one per tile when there are fewer tiles.
-template <class Mainloop>
+/// The grid: one CTA per multiprocessor, or one per tile when there are fewer tiles; with
+/// cluster launch control, one per tile.
+template <class Mainloop, Scheduling S = Scheduling::persistent>
 Launch launch_config(int multiprocessors, int64_t m, int64_t n) {
-  return Launch{.grid = StaticTileScheduler::grid_size((m / tile_m) * (n / Mainloop::tile_n), multiprocessors), .block = threads,
-                .shared_bytes = Resources<Mainloop>::shared_bytes};
+  const int64_t tiles = (m / tile_m) * (n / Mainloop::tile_n);
+  return Launch{.grid = S == Scheduling::clc ? uint32_t(tiles) : StaticTileScheduler::grid_size(tiles, multiprocessors), .block = threads,
+                .shared_bytes = Resources<Mainloop, S>::shared_bytes};
 }
 
 /// The tensor map of an operand of `rows` rows of `row_elements` elements of T (bytes, for FP4
@@ -383,6 +429,12 @@ inline Kernel gemm_bf16_sm100{"gemm_bf16_sm100", [](TmaDescriptor<bf16> a, TmaDe
 inline Kernel gemm_fp8_sm100{"gemm_fp8_sm100", [](TmaDescriptor<f8e4m3> a, TmaDescriptor<f8e4m3> b, TmaDescriptor<bf16> c, Int m, Int n, Int k) {
   gemm_sm100::kernel(gemm_sm100::Dense<f8e4m3>{a, b}, c, m, n, k);
 }};
+/// The BF16 GEMM with its tiles handed out by cluster launch control: one CTA per tile,
+/// launch_config<Dense<bf16>, Scheduling::clc>.
+inline Kernel gemm_bf16_sm100_clc{"gemm_bf16_sm100_clc", [](TmaDescriptor<bf16> a, TmaDescriptor<bf16> b, TmaDescriptor<bf16> c, Int m,
+                                                            Int n, Int k) {
+  gemm_sm100::kernel<gemm_sm100::Scheduling::clc>(gemm_sm100::Dense<bf16>{a, b}, c, m, n, k);
+}};
 
 namespace gemm_sm100 {
 /// NVFP4: e2m1 pairs, a UE4M3 scale per 16 elements (kind::mxf4nvf4, .block16).
@@ -412,6 +464,7 @@ CompiledKernel gemm_sm100_compile(const K& kernel, const Target& target, int64_t
 }
 inline CompiledKernel gemm_bf16_sm100_compile(const Target& target) { return gemm_sm100_compile<bf16>(gemm_bf16_sm100, target); }
 inline CompiledKernel gemm_fp8_sm100_compile(const Target& target) { return gemm_sm100_compile<f8e4m3>(gemm_fp8_sm100, target); }
+inline CompiledKernel gemm_bf16_sm100_clc_compile(const Target& target) { return gemm_sm100_compile<bf16>(gemm_bf16_sm100_clc, target); }
 
 /// A block-scaled kernel of main loop `Mainloop` cross-compiled for `target`.
 template <class Mainloop, class K>

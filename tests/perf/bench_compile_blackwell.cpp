@@ -1,7 +1,7 @@
 // Cold JIT of the compile-verified Blackwell kernels, with no GPU: one kernel per process (run
 // it once per kernel), the disk cache off, so the figure includes MLIR/LLVM set-up and
 // nvJitLink's one-time start-up, as a user's first launch would.
-//   cutejit_bench_compile_blackwell gemm_bf16_sm100 | gemm_fp8_sm100 | gemm_nvfp4_sm100 | gemm_mxfp8_sm100 |
+//   cutejit_bench_compile_blackwell gemm_bf16_sm100 | gemm_bf16_sm100_clc | gemm_fp8_sm100 | gemm_nvfp4_sm100 | gemm_mxfp8_sm100 |
 //                                   gemm_nvfp4_sm120 | gemm_mxfp4_sm120 | gemm_mxfp8_sm120
 #include <chrono>
 #include <cstdio>
@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   auto t0 = std::chrono::steady_clock::now();
   CompiledKernel k;
   if (which == "gemm_bf16_sm100") k = examples::gemm_bf16_sm100_compile(Target::parse("sm_100a"));
+  else if (which == "gemm_bf16_sm100_clc") k = examples::gemm_bf16_sm100_clc_compile(Target::parse("sm_100a"));
   else if (which == "gemm_fp8_sm100") k = examples::gemm_fp8_sm100_compile(Target::parse("sm_100a"));
   else if (which == "gemm_nvfp4_sm100") k = examples::gemm_nvfp4_sm100_compile(Target::parse("sm_100a"));
   else if (which == "gemm_mxfp8_sm100") k = examples::gemm_mxfp8_sm100_compile(Target::parse("sm_100a"));

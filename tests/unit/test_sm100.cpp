@@ -67,6 +67,35 @@ TEST_CASE("the sm_100 GEMMs' SASS: UTCHMMA or UTCQMMA, UTCBAR, LDTM, TMA loads a
   }
 }
 
+TEST_CASE("the sm_100 BF16 GEMM on cluster launch control: try_cancel in its PTX and UGETNEXTWORKID in its SASS, one CTA per tile",
+          "[unit]") {
+  for (const char* t : tcgen05_targets) {
+    INFO(t);
+    CompiledKernel k = examples::gemm_bf16_sm100_clc_compile(Target::parse(t));
+    for (const char* i : {"clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes.b128",
+                          "clusterlaunchcontrol.query_cancel.is_canceled.pred.b128", "clusterlaunchcontrol.query_cancel.get_first_ctaid::x",
+                          "tcgen05.mma.cta_group::1.kind::f16"})
+      CHECK(test::contains(k.ptx, i));
+  }
+  for (const char* t : {"sm_100a", "sm_103a", "sm_110a"}) {
+    INFO(t);
+    CompiledKernel k = examples::gemm_bf16_sm100_clc_compile(Target::parse(t));
+    std::string sass = test::disassemble(k.cubin, "-sass");
+    CHECK(test::count(sass, "UGETNEXTWORKID") == 1);  // the producer's one request per tile
+    CHECK(test::count(sass, "UTCHMMA") == 4);
+    CHECK(test::count(sass, "UTMASTG.2D") == 8);
+    CHECK_FALSE(test::contains(sass, "LDL"));
+    CHECK_FALSE(test::contains(sass, "STL"));
+    CHECK(test::resource_usage(k.cubin, k.name, "STACK") == 0);
+  }
+  using examples::gemm_sm100::Dense;
+  using examples::gemm_sm100::Scheduling;
+  // 2048 x 4096: 16 x 16 tiles of 128 x 256; on 148 multiprocessors the static walk launches
+  // 148 CTAs, cluster launch control one per tile.
+  CHECK(examples::gemm_sm100::launch_config<Dense<bf16>>(148, 2048, 4096).grid.x == 148);
+  CHECK(examples::gemm_sm100::launch_config<Dense<bf16>, Scheduling::clc>(148, 2048, 4096).grid.x == 256);
+}
+
 TEST_CASE("the sm_100 epilogue's chunk buffers are laid out as the 64-byte-swizzled TMA store box reads them", "[unit]") {
   // The box (32 rows of 64 bytes) in shared memory under CU_TENSOR_MAP_SWIZZLE_64B: row r at
   // 64 r, its 16-byte granule g at granule g ^ ((r / 2) % 4) (address bits 4-5 ^= bits 7-8).

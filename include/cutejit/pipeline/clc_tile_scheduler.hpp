@@ -22,7 +22,10 @@
  *
  * The rules the ISA sets: one thread asks; a CTA asks again only after reading a successful
  * answer (asking after a failed one is undefined), and never reads the tile of a failed one.
- * Compile-verified: no Blackwell GPU has run it.
+ *
+ * A warp-specialised kernel, whose roles reach a tile's end at different times, shares the
+ * answers through `PipelineClc`: a ring of responses, each freed once every role has read it.
+ * Compile-verified: no Blackwell GPU has run either.
  */
 #pragma once
 
@@ -30,6 +33,7 @@
 
 #include "cutejit/arch/sm100/tcgen05.hpp"
 #include "cutejit/pipeline/mbarrier.hpp"
+#include "cutejit/pipeline/pipeline.hpp"
 #include "cutejit/tensor/pointer.hpp"
 
 namespace cutejit {
@@ -62,6 +66,62 @@ class ClcTileScheduler {
  private:
   Pointer<uint32_t> response_;
   Pointer<uint64_t> barrier_;
+};
+
+/// Cluster launch control answers shared by the roles of a warp-specialised kernel: a ring of
+/// `slots` 16-byte responses, each written by one try_cancel (completing its "full" barrier)
+/// and freed once each of `readers` has read it. One thread, the requester, asks for the tile
+/// after its k-th while that tile is computed; every role reads answer k at the end of its
+/// k-th tile:
+///
+///     Var<int32_t> k = 0, tile = clc.first_tile(), more = 1;
+///     while_([&] { return Int(more) != 0; }, [&] {
+///       if (requester) clc.request(k);
+///       ... tile `tile` ...
+///       auto [got, next] = clc.answer(k);   // each thread of the role that uses it
+///       clc.release(k);                     // one thread of the role, after they all read it
+///       more = select(got, 1, 0); tile = next; k = k + 1;
+///     });
+///
+/// The requester asks again only after reading a successful answer, as the ISA requires.
+class PipelineClc : public detail::StageBarriers {
+ public:
+  /// Shared memory the responses take (16-byte aligned); the barriers take barrier_bytes(slots).
+  static constexpr int response_bytes(int slots) { return 16 * slots; }
+
+  PipelineClc(const Pointer<uint32_t>& responses, const Pointer<uint64_t>& barriers, int slots, int readers,
+              detail::Where w = detail::Where::current())
+      : StageBarriers(barriers, slots, readers, w), responses_(responses) {}
+
+  /// One thread, then fence_mbarrier_init() and a block barrier before the first request.
+  void init(detail::Where w = detail::Where::current()) const { init_barriers(1, w); }
+  /// The CTA's own tile: its block index.
+  Int first_tile() const { return block_idx().x; }
+  /// The requester: asks for the tile after its `k`-th (from 0), into slot k % slots, once every
+  /// reader has freed what that slot held.
+  void request(const Int& k, detail::Where w = detail::Where::current()) const {
+    PipelineState s = PipelineState::at(k, stages_);
+    wait_empty(s, w);
+    mbarrier_arrive_expect_tx(full(s.index), Operand<int32_t>(16, w));
+    detail::clc_try_cancel(response(s.index).id(), full(s.index).id(), w);
+  }
+  /// A reader's thread: waits for answer `k` and reads whether it got a tile, and which (0 when
+  /// it got none).
+  std::pair<Bool, Int> answer(const Int& k, detail::Where w = detail::Where::current()) const {
+    PipelineState s = PipelineState::at(k, stages_);
+    consumer_wait(s, w);
+    Pointer<uint32_t> r = response(s.index);
+    Bool got = Int(Value<int32_t>(detail::clc_is_canceled(r.id(), w))) != 0;
+    return {got, select(got, Int(Value<int32_t>(detail::clc_first_ctaid_x(r.id(), w))), Int(0))};
+  }
+  /// One thread per reader, once the reader's threads have read answer `k`: frees its slot.
+  void release(const Int& k, detail::Where w = detail::Where::current()) const {
+    consumer_release(PipelineState::at(k, stages_), w);
+  }
+
+ private:
+  Pointer<uint32_t> response(const Int& slot) const { return responses_ + slot * 4; }
+  Pointer<uint32_t> responses_;
 };
 
 }  // namespace cutejit

@@ -39,8 +39,10 @@ class StaticTileScheduler {
   Int my_tile_count() const { return (tile_count() - worker_ + workers_ - 1) / workers_; }
 
   /// (tile row, tile column) of this worker's `j`-th tile.
-  std::pair<Int, Int> tile(const Int& j) const {
-    Int t = worker_ + j * workers_;
+  std::pair<Int, Int> tile(const Int& j) const { return tile_at(worker_ + j * workers_); }
+  /// (tile row, tile column) of tile `t` of the grouped raster order (0 to tile_count() - 1):
+  /// also the order a dynamic scheduler hands tiles out in (ClcTileScheduler's block indices).
+  std::pair<Int, Int> tile_at(const Int& t) const {
     const bool m = raster_ == Raster::along_m;
     const Int& major = m ? tiles_m_ : tiles_n_;  // the dimension grouped
     const Int& minor = m ? tiles_n_ : tiles_m_;
