@@ -5,6 +5,8 @@
 //                                       loop `Dense`, 128 x 256 tiles
 //   gemm_nvfp4_sm100, gemm_mxfp8_sm100  block-scaled (A SFA)(B SFB)^T, the main loop
 //                                       `BlockScaled`, 128 x 128 tiles
+//   gemm_bf16_sm100_2cta                bf16 on the 2-CTA MMA (`Dense<bf16, 2>`): a cluster
+//                                       pair per 256 x 256 tile, each CTA 128 rows of it
 //
 // Persistent and warp-specialised: one CTA of six warps per multiprocessor walks the tiles of C
 // (a StaticTileScheduler, grouped along M):
@@ -84,17 +86,22 @@ Tensor<T> stage_tile(const Pointer<T>& p, int rows) {
 inline auto chunk_buffer_layout() { return composition(Swizzle(2, 3, 3), make_layout({32, chunk_cols}, LayoutRight{})); }
 
 /// The dense main loop: A and B of T (bf16: kind::f16; f8e4m3: kind::f8f6f4), 128 x 256
-/// tiles, a 4-stage ring of 48 KB stages (A's tiles of every stage, then B's).
-template <class T>
+/// tiles, a 4-stage ring of 48 KB stages (A's tiles of every stage, then B's). With `Ctas` = 2
+/// the CTAs of a cluster pair share 256 x 256 tiles on the 2-CTA MMA: each holds 128 rows of A
+/// and 128 of B per stage (32 KB; 6 stages) and 128 rows of C.
+template <class T, int Ctas = 1>
 struct Dense {
-  static constexpr int tile_n = 256, stages = 4;
+  static_assert(Ctas == 1 || Ctas == 2, "one CTA or a pair");
+  static constexpr int ctas = Ctas, tile_n = 256, stages = Ctas == 1 ? 4 : 6;
   /// Elements of K per stage: 64 bf16, 128 FP8.
   static constexpr int tile_k = k_bytes / int(sizeof(T));
-  static constexpr int a_stage_bytes = tile_m * k_bytes, b_stage_bytes = tile_n * k_bytes;
+  /// The rows of B in each CTA's stage.
+  static constexpr int b_rows = tile_n / Ctas;
+  static constexpr int a_stage_bytes = tile_m * k_bytes, b_stage_bytes = b_rows * k_bytes;
   static constexpr int stage_bytes = a_stage_bytes + b_stage_bytes, ring_bytes = stages * stage_bytes;
   /// TMEM columns a stage takes besides the accumulators: none.
   static constexpr int scale_columns = 0;
-  using Atom = Tcgen05MmaSS<T, tile_m, tile_n>;
+  using Atom = Tcgen05MmaSS<T, tile_m * Ctas, tile_n, UmmaMajor::k, UmmaMajor::k, sm100::CtaGroup(Ctas)>;
 
   TmaDescriptor<T> a, b;
 
@@ -106,16 +113,17 @@ struct Dense {
   Pointer<T> b_tile(const Pointer<int8_t>& smem, const Int& s) const {
     return Pointer<T>((smem + stages * a_stage_bytes + s * b_stage_bytes).id());
   }
-  /// The producer's TMA loads of K tile `kt` of the tile at (m0, n0) into stage `s`.
-  void load(PipelineTmaUmma& ring, const Pointer<int8_t>& smem, const PipelineState& s, const Int& m0, const Int& n0, const Int& kt) const {
-    ring.load(a, a_tile(smem, s.index), s, {m0, kt * tile_k});
-    for (int i = 0; i < tile_n / box_rows; ++i)
-      ring.load(b, b_tile(smem, s.index) + i * (box_rows * tile_k), s, {n0 + i * box_rows, kt * tile_k});
+  /// The producer's TMA loads of K tile `kt` into stage `s`: this CTA's rows of A from a0 and
+  /// of B from b0.
+  void load(auto& ring, const Pointer<int8_t>& smem, const PipelineState& s, const Int& a0, const Int& b0, const Int& kt) const {
+    ring.load(a, a_tile(smem, s.index), s, {a0, kt * tile_k});
+    for (int i = 0; i < b_rows / box_rows; ++i)
+      ring.load(b, b_tile(smem, s.index) + i * (box_rows * tile_k), s, {b0 + i * box_rows, kt * tile_k});
   }
   /// The MMA thread's work on a full stage: D (at `d`) += A B^T over its K.
   void mma(const Value<uint32_t>& d, const Pointer<int8_t>& smem, const PipelineState& s, const Value<uint32_t>&, const Bool& accumulate) const {
     Atom atom;
-    auto [A, B] = make_umma_operands(atom, stage_tile(a_tile(smem, s.index), tile_m), stage_tile(b_tile(smem, s.index), tile_n));
+    auto [A, B] = make_umma_operands(atom, stage_tile(a_tile(smem, s.index), tile_m), stage_tile(b_tile(smem, s.index), b_rows));
     cutejit::gemm(atom, d, A, B, accumulate);  // (the examples' gemm namespace would hide the function)
   }
 };
@@ -133,7 +141,7 @@ struct Dense {
 template <class Atom>
 struct BlockScaled {
   using T = typename Atom::element_type;
-  static constexpr int tile_n = Atom::n;
+  static constexpr int ctas = 1, tile_n = Atom::n;
   static_assert(tile_n == 128, "two accumulators of 128 columns leave TMEM room for the scales");
   /// Elements of K per stage, and their scale blocks per row.
   static constexpr int tile_k = k_bytes * (Atom::fp4 ? 2 : 1), blocks = tile_k / Atom::vector;
@@ -169,7 +177,7 @@ struct BlockScaled {
   Pointer<uint8_t> sfb_tile(const Pointer<int8_t>& smem, const Int& s) const {
     return Pointer<uint8_t>((smem + stages * (a_stage_bytes + b_stage_bytes + sfa_stage_bytes) + s * sfb_stage_bytes).id());
   }
-  void load(PipelineTmaUmma& ring, const Pointer<int8_t>& smem, const PipelineState& s, const Int& m0, const Int& n0, const Int& kt) const {
+  void load(auto& ring, const Pointer<int8_t>& smem, const PipelineState& s, const Int& m0, const Int& n0, const Int& kt) const {
     Int kb = kt * k_bytes;  // the operands' K in bytes
     ring.load(a, a_tile(smem, s.index), s, {m0, kb});
     ring.load(b, b_tile(smem, s.index), s, {n0, kb});
@@ -221,13 +229,25 @@ struct Resources {
 /// The GEMM of `mainloop` (Dense or BlockScaled), C = epilogue(A B^T) in bf16, stored through
 /// `c`, a tensor map of boxes of 32 x 32 elements with the 64-byte swizzle (c_tensor_map); the
 /// tiles shared out as `S` says (launch_config<Mainloop, S> gives the grid).
+///
+/// A main loop of 2 CTAs runs in clusters of 2 (cluster_shape): the pair walks the tiles as one
+/// worker; each CTA's producer loads its halves of A and B (PipelineTmaUmmaPair), the even
+/// CTA's MMA thread issues the pair's MMAs and commits to both CTAs, and each CTA's epilogue
+/// stores its 128 rows (PipelineUmmaAsyncPair).
 template <Scheduling S = Scheduling::persistent, class Mainloop, Epilogue E = Identity>
 void kernel(const Mainloop& mainloop, const TmaDescriptor<bf16>& c, const Int& m, const Int& n, const Int& k, const E& epilogue = {}) {
   using R = Resources<Mainloop, S>;
-  constexpr int tile_n = Mainloop::tile_n, stages = Mainloop::stages;
+  constexpr int tile_n = Mainloop::tile_n, stages = Mainloop::stages, ctas = Mainloop::ctas;
+  constexpr bool pair = ctas == 2;
+  static_assert(!pair || S == Scheduling::persistent, "the 2-CTA GEMM walks its tiles statically (no cluster launch control yet)");
   launch_bounds(threads, 1);
+  if constexpr (pair) cluster_shape(2);
+  // This CTA's place in its pair (0 for a lone CTA), and the pair's tile of C: tile_m rows per CTA.
+  Int rank = pair ? cluster_cta_rank() % 2 : Int(0);
+  constexpr int pair_tile_m = tile_m * ctas;
   Int k_tiles = k / Mainloop::tile_k;
-  StaticTileScheduler scheduler(m / tile_m, n / tile_n);
+  StaticTileScheduler scheduler = pair ? StaticTileScheduler(m / pair_tile_m, n / tile_n, block_idx().x / 2, grid_dim().x / 2)
+                                       : StaticTileScheduler(m / tile_m, n / tile_n);
   Pointer<int8_t> smem = dynamic_shared_aligned<int8_t>(1024);
   std::optional<PipelineClc> clc;
   if constexpr (S == Scheduling::clc)
@@ -238,7 +258,7 @@ void kernel(const Mainloop& mainloop, const TmaDescriptor<bf16>& c, const Int& m
   // it starts each one, and each role frees an answer once its `threads` (1, or a warp's 32)
   // have read it.
   auto each_tile = [&](bool requester, int threads, auto&& body) {
-    auto origin = [&](std::pair<Int, Int> t) { return std::pair{t.first * tile_m, t.second * tile_n}; };
+    auto origin = [&](std::pair<Int, Int> t) { return std::pair{t.first * pair_tile_m, t.second * tile_n}; };
     if constexpr (S == Scheduling::persistent) {
       for_(0, scheduler.my_tile_count(), [&](Int j) {
         auto [m0, n0] = origin(scheduler.tile(j));
@@ -265,9 +285,22 @@ void kernel(const Mainloop& mainloop, const TmaDescriptor<bf16>& c, const Int& m
     }
   };
   // Tile j of this CTA uses ring iterations j * k_tiles ... and accumulator j % 2.
-  PipelineTmaUmma ab(Pointer<uint64_t>((smem + R::barriers_offset).id()), stages, Mainloop::stage_bytes);
-  PipelineUmmaAsync acc(Pointer<uint64_t>((smem + R::accumulator_barriers_offset).id()), accumulators, epilogue_threads);
-  TmemAllocation tmem(Pointer<uint32_t>((smem + R::tmem_slot_offset).id()), R::tmem_columns);
+  using Ring = std::conditional_t<pair, PipelineTmaUmmaPair, PipelineTmaUmma>;
+  using Accumulators = std::conditional_t<pair, PipelineUmmaAsyncPair, PipelineUmmaAsync>;
+  Ring ab(Pointer<uint64_t>((smem + R::barriers_offset).id()), stages, Mainloop::stage_bytes);
+  Accumulators acc(Pointer<uint64_t>((smem + R::accumulator_barriers_offset).id()), accumulators, epilogue_threads);
+  TmemAllocation tmem(Pointer<uint32_t>((smem + R::tmem_slot_offset).id()), R::tmem_columns, sm100::CtaGroup(ctas));
+  // A barrier of the CTA, or of the pair: the other CTA's loads, MMAs and arrivals reach this
+  // one's barriers, TMEM and shared memory, so the pair starts (its barriers initialised) and
+  // ends (its MMAs and remote arrivals done) together.
+  auto sync_all = [&] {
+    if constexpr (pair) {
+      cluster_arrive();
+      cluster_wait();
+    } else {
+      sync_threads();
+    }
+  };
 
   Int tid = thread_idx().x, warp = tid / 32, lane = tid % 32;
   if_(tid == 0, [&] {
@@ -280,22 +313,25 @@ void kernel(const Mainloop& mainloop, const TmaDescriptor<bf16>& c, const Int& m
   });
   if_(warp == 1, [&] { tmem.allocate(); });
   tcgen05_fence_before_thread_sync();
-  sync_threads();
+  sync_all();
   tcgen05_fence_after_thread_sync();
   Value<uint32_t> d = tmem.address();
   auto accumulator = [&](const PipelineState& t) { return d + cast<uint32_t>(t.index) * uint32_t(tile_n); };
 
   if_(tid == 0, [&] {
     each_tile(/*requester=*/true, 1, [&](const Int& j, const Int& m0, const Int& n0) {
+      // This CTA's rows of A and of B (for a pair: A's rows rank * 128 ..., B's rank * N / 2 ...).
+      Int a0 = pair ? m0 + rank * tile_m : m0, b0 = pair ? n0 + rank * (tile_n / ctas) : n0;
       for_(0, k_tiles, [&](Int kt) {
         PipelineState s = PipelineState::at(j * k_tiles + kt, stages);
         ab.producer_acquire(s);
-        mainloop.load(ab, smem, s, m0, n0, kt);
+        mainloop.load(ab, smem, s, a0, b0, kt);
         ab.producer_commit(s);
       });
     });
   });
-  if_(tid == 32, [&] {
+  // The MMA thread: warp 1's first (of the pair's even CTA).
+  if_(pair ? (tid == 32) & (rank == 0) : (tid == 32), [&] {
     each_tile(false, 1, [&](const Int& j, const Int&, const Int&) {
       PipelineState t = PipelineState::at(j, accumulators);
       acc.producer_acquire(t);
@@ -330,7 +366,8 @@ void kernel(const Mainloop& mainloop, const TmaDescriptor<bf16>& c, const Int& m
       // own iteration, meet again first.
       sync_warp();
       tcgen05_fence_after_thread_sync();
-      Int row = m0 + quarter * 32 + lane;
+      Int rows = pair ? m0 + rank * tile_m : m0;  // this CTA's rows of the tile
+      Int row = rows + quarter * 32 + lane;
       for (int chunk = 0; chunk < tile_n / chunk_cols; ++chunk) {
         Tensor<float> values = TmemAccumulator{accumulator(t), tile_n}.load_row<chunk_cols>(warp, chunk * chunk_cols);
         Tensor<bf16> out = make_rmem_tensor<bf16>(IntTuple{chunk_cols});
@@ -348,7 +385,7 @@ void kernel(const Mainloop& mainloop, const TmaDescriptor<bf16>& c, const Int& m
         fence_proxy_async_shared();  // the TMA store (async proxy) reads what the threads wrote
         sync_warp();
         if_(leader, [&] {
-          c.store(buffer(b), {m0 + quarter * 32, n0 + chunk * chunk_cols});
+          c.store(buffer(b), {rows + quarter * 32, n0 + chunk * chunk_cols});
           stores.producer_commit();
         });
       }
@@ -358,29 +395,33 @@ void kernel(const Mainloop& mainloop, const TmaDescriptor<bf16>& c, const Int& m
     });
     if_(leader, [&] { stores.tail(); });  // the stores are done before the CTA's shared memory goes
   });
-  // Every warp's last TMEM access is done before warp 1 frees the columns.
+  // Every warp's last TMEM access (and, for a pair, the other CTA's MMAs and arrivals) is done
+  // before warp 1 frees the columns.
   tcgen05_fence_before_thread_sync();
-  sync_threads();
+  sync_all();
   if_(warp == 1, [&] { tmem.free(d); });
 }
 
 /// Throws unless the shape is one the main loop covers: whole tiles.
 template <class Mainloop>
 void check_shape(int64_t m, int64_t n, int64_t k) {
-  constexpr int tile_n = Mainloop::tile_n, tile_k = Mainloop::tile_k;
+  constexpr int tile_m_all = tile_m * Mainloop::ctas, tile_n = Mainloop::tile_n, tile_k = Mainloop::tile_k;
   constexpr int64_t limit = int64_t(1) << 31;  // TMA coordinates are 32-bit
-  if (m <= 0 || n <= 0 || k <= 0 || m % tile_m || n % tile_n || k % tile_k || m >= limit || n >= limit || k >= limit)
-    throw Error("the sm_100 GEMM needs M a multiple of 128, N of " + std::to_string(tile_n) + " and K of " + std::to_string(tile_k) +
-                " (whole tiles), each below 2^31, not " + std::to_string(m) + " x " + std::to_string(n) + " x " + std::to_string(k));
+  if (m <= 0 || n <= 0 || k <= 0 || m % tile_m_all || n % tile_n || k % tile_k || m >= limit || n >= limit || k >= limit)
+    throw Error("the sm_100 GEMM needs M a multiple of " + std::to_string(tile_m_all) + ", N of " + std::to_string(tile_n) + " and K of " +
+                std::to_string(tile_k) + " (whole tiles), each below 2^31, not " + std::to_string(m) + " x " + std::to_string(n) + " x " +
+                std::to_string(k));
 }
 
 /// The grid: one CTA per multiprocessor, or one per tile when there are fewer tiles; with
-/// cluster launch control, one per tile.
+/// cluster launch control, one per tile. A 2-CTA main loop: a pair per tile, as many pairs as
+/// half the multiprocessors (the kernel declares its clusters of 2).
 template <class Mainloop, Scheduling S = Scheduling::persistent>
 Launch launch_config(int multiprocessors, int64_t m, int64_t n) {
-  const int64_t tiles = (m / tile_m) * (n / Mainloop::tile_n);
-  return Launch{.grid = S == Scheduling::clc ? uint32_t(tiles) : StaticTileScheduler::grid_size(tiles, multiprocessors), .block = threads,
-                .shared_bytes = Resources<Mainloop, S>::shared_bytes};
+  constexpr int ctas = Mainloop::ctas;
+  const int64_t tiles = (m / (tile_m * ctas)) * (n / Mainloop::tile_n);
+  const uint32_t workers = S == Scheduling::clc ? uint32_t(tiles) : StaticTileScheduler::grid_size(tiles, multiprocessors / ctas);
+  return Launch{.grid = workers * ctas, .block = threads, .shared_bytes = Resources<Mainloop, S>::shared_bytes};
 }
 
 /// The tensor map of an operand of `rows` rows of `row_elements` elements of T (bytes, for FP4
@@ -429,6 +470,11 @@ inline Kernel gemm_bf16_sm100{"gemm_bf16_sm100", [](TmaDescriptor<bf16> a, TmaDe
 inline Kernel gemm_fp8_sm100{"gemm_fp8_sm100", [](TmaDescriptor<f8e4m3> a, TmaDescriptor<f8e4m3> b, TmaDescriptor<bf16> c, Int m, Int n, Int k) {
   gemm_sm100::kernel(gemm_sm100::Dense<f8e4m3>{a, b}, c, m, n, k);
 }};
+/// The BF16 GEMM on the 2-CTA MMA: clusters of 2 sharing 256 x 256 tiles (launch_config<Dense<bf16, 2>>).
+inline Kernel gemm_bf16_sm100_2cta{"gemm_bf16_sm100_2cta", [](TmaDescriptor<bf16> a, TmaDescriptor<bf16> b, TmaDescriptor<bf16> c, Int m,
+                                                              Int n, Int k) {
+  gemm_sm100::kernel(gemm_sm100::Dense<bf16, 2>{a, b}, c, m, n, k);
+}};
 /// The BF16 GEMM with its tiles handed out by cluster launch control: one CTA per tile,
 /// launch_config<Dense<bf16>, Scheduling::clc>.
 inline Kernel gemm_bf16_sm100_clc{"gemm_bf16_sm100_clc", [](TmaDescriptor<bf16> a, TmaDescriptor<bf16> b, TmaDescriptor<bf16> c, Int m,
@@ -456,15 +502,18 @@ inline Kernel gemm_mxfp8_sm100{"gemm_mxfp8_sm100", [](TmaDescriptor<f8e4m3> a, T
 }};
 
 /// A dense kernel cross-compiled for `target` (an sm_100-family target) at an m x n x k shape.
-template <class T, class K>
+template <class T, int Ctas = 1, class K>
 CompiledKernel gemm_sm100_compile(const K& kernel, const Target& target, int64_t m = 256, int64_t n = 512, int64_t k = 512) {
-  gemm_sm100::check_shape<gemm_sm100::Dense<T>>(m, n, k);
+  gemm_sm100::check_shape<gemm_sm100::Dense<T, Ctas>>(m, n, k);
   auto [ta, tb] = gemm_sm100::tensor_maps_for_compile<T>();
   return kernel.compile(target, ta, tb, gemm_sm100::c_tensor_map_for_compile(), int32_t(m), int32_t(n), int32_t(k));
 }
 inline CompiledKernel gemm_bf16_sm100_compile(const Target& target) { return gemm_sm100_compile<bf16>(gemm_bf16_sm100, target); }
 inline CompiledKernel gemm_fp8_sm100_compile(const Target& target) { return gemm_sm100_compile<f8e4m3>(gemm_fp8_sm100, target); }
 inline CompiledKernel gemm_bf16_sm100_clc_compile(const Target& target) { return gemm_sm100_compile<bf16>(gemm_bf16_sm100_clc, target); }
+inline CompiledKernel gemm_bf16_sm100_2cta_compile(const Target& target) {
+  return gemm_sm100_compile<bf16, 2>(gemm_bf16_sm100_2cta, target);
+}
 
 /// A block-scaled kernel of main loop `Mainloop` cross-compiled for `target`.
 template <class Mainloop, class K>

@@ -54,6 +54,14 @@ inline int resource_usage(const std::vector<char>& cubin, const std::string& ker
   return std::stoi(m[1]);
 }
 
+/// The kernel `name` of `cubin` (whose SASS is `sass`) keeps everything in registers: no local
+/// loads or stores, no stack frame.
+inline void check_no_local_memory(const std::vector<char>& cubin, const std::string& name, const std::string& sass) {
+  CHECK_FALSE(sass.find("LDL") != std::string::npos);
+  CHECK_FALSE(sass.find("STL") != std::string::npos);
+  CHECK(resource_usage(cubin, name, "STACK") == 0);
+}
+
 /// Every wgmma wait in the SASS is one the PTX asked for (wgmma.wait_group): ptxas added none,
 /// as it does after each wgmma when it serializes them (C7510).
 inline void check_wgmma_not_serialized(const std::string& ptx, const std::vector<char>& cubin) {

@@ -33,6 +33,13 @@ LoadedFunction load_function(const CompiledKernel& compiled, const Device& devic
   d.check(d.cuFuncGetAttribute(&f.static_shared_bytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, function), "cuFuncGetAttribute");
   d.check(d.cuFuncGetAttribute(&f.max_threads_per_block, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, function),
           "cuFuncGetAttribute");
+  if (device.target().sm >= 90) {
+    int x = 0, y = 0, z = 0;
+    d.check(d.cuFuncGetAttribute(&x, CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH, function), "cuFuncGetAttribute");
+    d.check(d.cuFuncGetAttribute(&y, CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT, function), "cuFuncGetAttribute");
+    d.check(d.cuFuncGetAttribute(&z, CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH, function), "cuFuncGetAttribute");
+    f.required_cluster = Dim3{uint32_t(x), uint32_t(y), uint32_t(z)};
+  }
   return f;
 }
 
@@ -55,6 +62,15 @@ void launch_function(const std::string& kernel, const LoadedFunction& f, const D
     f.dynamic_shared_limit_set = int(cfg.shared_bytes);
   }
 
+  // A kernel that declared its cluster shape launches in it; a launch may repeat the shape but
+  // not name another.
+  const Dim3 required = f.required_cluster;
+  if (required.count() > 0) {
+    if (cfg.cluster.count() > 1 && (cfg.cluster.x != required.x || cfg.cluster.y != required.y || cfg.cluster.z != required.z))
+      fail(fmt::format("the kernel declares clusters of {} (cluster_shape) but the launch asks for {}", dims(required), dims(cfg.cluster)));
+    if (cfg.grid.x % required.x || cfg.grid.y % required.y || cfg.grid.z % required.z)
+      fail(fmt::format("the grid {} is not a multiple of the kernel's cluster shape {} (cluster_shape)", dims(cfg.grid), dims(required)));
+  }
   CUlaunchConfig config{};
   config.gridDimX = cfg.grid.x, config.gridDimY = cfg.grid.y, config.gridDimZ = cfg.grid.z;
   config.blockDimX = cfg.block.x, config.blockDimY = cfg.block.y, config.blockDimZ = cfg.block.z;
@@ -62,7 +78,7 @@ void launch_function(const std::string& kernel, const LoadedFunction& f, const D
   config.hStream = static_cast<CUstream>(cfg.stream);
   CUlaunchAttribute attributes[2]{};
   config.attrs = attributes;
-  if (cfg.cluster.count() > 1) {
+  if (cfg.cluster.count() > 1 && required.count() == 0) {
     if (device.target().sm < 90) fail(fmt::format("thread-block clusters need sm_90 or newer; {} is {}", device.name(), device.target().name()));
     if (cfg.cluster.count() > 8) fail(fmt::format("a cluster of {} blocks is over the portable limit of 8", cfg.cluster.count()));
     if (cfg.grid.x % cfg.cluster.x || cfg.grid.y % cfg.cluster.y || cfg.grid.z % cfg.cluster.z)

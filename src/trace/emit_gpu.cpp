@@ -102,6 +102,23 @@ void launch_bounds(int max_threads, int min_blocks_per_sm, Where where) {
   t.function()->setAttr(mlir::NVVM::NVVMDialect::getMinctasmAttrName(), b.getI32IntegerAttr(min_blocks_per_sm));
 }
 
+void cluster_shape(int x, int y, int z, Where where) {
+  Trace& t = Trace::current(where);
+  t.require(Feature::sm90, "cluster_shape (a thread-block cluster)", where);
+  if (x < 1 || y < 1 || z < 1 || x * y * z > 8)
+    trace_error("cluster_shape takes extents of at least 1 whose product is at most 8 (the portable cluster size), not " +
+                    std::to_string(x) + " x " + std::to_string(y) + " x " + std::to_string(z),
+                where);
+  if (const auto& c = t.cluster_shape())
+    trace_error("cluster_shape is declared once per kernel; this kernel declared it at " + std::string(c->where.file_name()) + ":" +
+                    std::to_string(c->where.line()),
+                where);
+  t.set_cluster_shape({x, y, z, where});
+  // The GPU-to-NVVM conversion carries the attribute to the llvm.func; NVPTX writes it as
+  // `.reqnctapercluster` (with `.explicitcluster`).
+  t.function()->setAttr(mlir::NVVM::NVVMDialect::getClusterDimAttrName(), t.builder().getDenseI32ArrayAttr({x, y, z}));
+}
+
 void cluster_arrive(Where where) {
   Trace& t = Trace::current(where);
   t.require(Feature::sm90, "cluster_arrive (barrier.cluster.arrive)", where);

@@ -10,6 +10,7 @@
 
 #include <mlir/Dialect/Arith/IR/Arith.h>
 #include <mlir/Dialect/LLVMIR/LLVMDialect.h>
+#include <mlir/Dialect/LLVMIR/NVVMDialect.h>
 
 #include "cutejit/arch/sm100/tcgen05.hpp"
 #include "trace/trace.hpp"
@@ -48,6 +49,12 @@ mlir::Value shared_u32(Trace& t, ValueId p, const char* what, const Where& w) {
   return mlir::LLVM::PtrToIntOp::create(t.builder(), t.loc(w), t.builder().getI32Type(), shared_pointer(t, p, what, w));
 }
 
+/// The group's PTX qualifier, once the trace has checked that the kernel may use it.
+std::string cta_group(Trace& t, sm100::CtaGroup group, const char* instruction, const Where& w) {
+  t.use_cta_group(int(group), instruction, w);
+  return group == sm100::CtaGroup::two ? ".cta_group::2" : ".cta_group::1";
+}
+
 std::string register_list(int first, int count) {
   std::string s = "{";
   for (int i = 0; i < count; ++i) s += (i ? ", $" : "$") + std::to_string(first + i);
@@ -67,36 +74,47 @@ const char* shape_name(TmemShape s) {
 
 }  // namespace
 
-void tmem_alloc(ValueId slot, int columns, Where where) {
+void tmem_alloc(ValueId slot, int columns, sm100::CtaGroup group, Where where) {
   Trace& t = Trace::current(where);
   t.require(Feature::tcgen05, "tcgen05.alloc (TMEM allocation)", where);
+  const std::string g = cta_group(t, group, "tcgen05.alloc", where);
   check_columns(columns, "tcgen05.alloc", where);
   mlir::Value address = shared_u32(t, slot, "the shared-memory word tcgen05.alloc writes the TMEM address to", where);
   if (t.get(slot, where).known < 4) trace_error("tcgen05.alloc's shared-memory word must be 4-byte aligned", where);
-  emit_ptx(t, where, 0, address, "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [$0], " + std::to_string(columns) + ";", "r");
+  emit_ptx(t, where, 0, address, "tcgen05.alloc" + g + ".sync.aligned.shared::cta.b32 [$0], " + std::to_string(columns) + ";", "r");
 }
 
-void tmem_relinquish_alloc_permit(Where where) {
+void tmem_relinquish_alloc_permit(sm100::CtaGroup group, Where where) {
   Trace& t = Trace::current(where);
   t.require(Feature::tcgen05, "tcgen05.relinquish_alloc_permit", where);
-  emit_ptx(t, where, 0, {}, "tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;", "");
+  emit_ptx(t, where, 0, {}, "tcgen05.relinquish_alloc_permit" + cta_group(t, group, "tcgen05.relinquish_alloc_permit", where) + ".sync.aligned;",
+           "");
 }
 
-void tmem_dealloc(ValueId address, int columns, Where where) {
+void tmem_dealloc(ValueId address, int columns, sm100::CtaGroup group, Where where) {
   Trace& t = Trace::current(where);
   t.require(Feature::tcgen05, "tcgen05.dealloc (TMEM deallocation)", where);
+  const std::string g = cta_group(t, group, "tcgen05.dealloc", where);
   check_columns(columns, "tcgen05.dealloc", where);
   emit_ptx(t, where, 0, i32_operand(t, address, "a TMEM address", where),
-           "tcgen05.dealloc.cta_group::1.sync.aligned.b32 $0, " + std::to_string(columns) + ";", "r");
+           "tcgen05.dealloc" + g + ".sync.aligned.b32 $0, " + std::to_string(columns) + ";", "r");
 }
 
 namespace {
 /// tcgen05.mma.cta_group::1.kind::`kind` with A either from a shared-memory descriptor (a u64)
 /// or at a TMEM address (a u32, written [a] in the PTX).
-void dense_mma(sm100::MmaKind kind, ValueId d, ValueId a, bool a_in_tmem, ValueId desc_b, uint32_t idesc, ValueId accumulate, Where where) {
+void dense_mma(sm100::MmaKind kind, ValueId d, ValueId a, bool a_in_tmem, ValueId desc_b, uint32_t idesc, ValueId accumulate,
+               sm100::CtaGroup group, Where where) {
   Trace& t = Trace::current(where);
   t.require(Feature::tcgen05, a_in_tmem ? "tcgen05.mma with A in TMEM" : "tcgen05.mma", where);
   if (kind == sm100::MmaKind::i8) t.require(Feature::tcgen05_i8, "tcgen05.mma .kind::i8", where);
+  const std::string g = cta_group(t, group, "tcgen05.mma", where);
+  // A pair's MMA has M = 128 or 256 (64 or 128 rows of A in each CTA); one CTA's 64 or 128.
+  const int m = sm100::InstrDescriptor::decode(idesc, kind).m;
+  if (group == sm100::CtaGroup::two ? (m != 128 && m != 256) : (m != 64 && m != 128))
+    trace_error("tcgen05.mma" + g + " has M = " + (group == sm100::CtaGroup::two ? "128 or 256" : "64 or 128") +
+                    "; the instruction descriptor says " + std::to_string(m),
+                where);
   // A read from TMEM has no transpose: the ISA takes it K-major only.
   if (a_in_tmem && sm100::InstrDescriptor::decode(idesc, kind).a_major != sm100::Major::k)
     trace_error("tcgen05.mma with A in TMEM reads A K-major; the instruction descriptor says MN-major (bit 15, transpose A)", where);
@@ -108,18 +126,19 @@ void dense_mma(sm100::MmaKind kind, ValueId d, ValueId a, bool a_in_tmem, ValueI
                             u64_operand(t, desc_b, "tcgen05.mma's B descriptor", where), t.i32(int32_t(idesc)),
                             mlir::arith::ExtUIOp::create(t.builder(), t.loc(where), t.builder().getI32Type(), acc.value)};
   emit_ptx(t, where, 0, operands,
-           "{\n.reg .pred p;\nsetp.ne.b32 p, $4, 0;\ntcgen05.mma.cta_group::1." + sm100::to_string(kind) + " [$0], " +
+           "{\n.reg .pred p;\nsetp.ne.b32 p, $4, 0;\ntcgen05.mma" + g + "." + sm100::to_string(kind) + " [$0], " +
                (a_in_tmem ? "[$1]" : "$1") + ", $2, $3, p;\n}",
            a_in_tmem ? "r,r,l,r,r" : "r,l,l,r,r");
 }
 }  // namespace
 
-void tcgen05_mma(sm100::MmaKind kind, ValueId d, ValueId desc_a, ValueId desc_b, uint32_t idesc, ValueId accumulate, Where where) {
-  dense_mma(kind, d, desc_a, /*a_in_tmem=*/false, desc_b, idesc, accumulate, where);
+void tcgen05_mma(sm100::MmaKind kind, ValueId d, ValueId desc_a, ValueId desc_b, uint32_t idesc, ValueId accumulate, sm100::CtaGroup group,
+                 Where where) {
+  dense_mma(kind, d, desc_a, /*a_in_tmem=*/false, desc_b, idesc, accumulate, group, where);
 }
 
 void tcgen05_mma_tmem_a(sm100::MmaKind kind, ValueId d, ValueId a, ValueId desc_b, uint32_t idesc, ValueId accumulate, Where where) {
-  dense_mma(kind, d, a, /*a_in_tmem=*/true, desc_b, idesc, accumulate, where);
+  dense_mma(kind, d, a, /*a_in_tmem=*/true, desc_b, idesc, accumulate, sm100::CtaGroup::one, where);
 }
 
 void tcgen05_mma_block_scaled(sm100::BlockScaledKind kind, int vector, ValueId d, ValueId desc_a, ValueId desc_b, uint32_t idesc,
@@ -134,6 +153,7 @@ void tcgen05_mma_block_scaled(sm100::BlockScaledKind kind, int vector, ValueId d
   // The PTX 8.8 spelling of the vector size, which every target of the family takes
   // (.scale_vec::NX is sm_100a's only).
   const std::string size = ".block" + std::to_string(vector);
+  cta_group(t, sm100::CtaGroup::one, "tcgen05.mma .block_scale", where);
   const ValueInfo& acc = t.get(accumulate, where);
   if (acc.pointer || acc.type != DType::i1) trace_error("tcgen05.mma's accumulate flag is a Bool", where);
   mlir::Value operands[] = {i32_operand(t, d, "tcgen05.mma's D (a TMEM address)", where),
@@ -156,6 +176,7 @@ void tcgen05_cp(const char* shape, ValueId address, ValueId desc, Where where) {
       s != "32x128b.warpx4")
     trace_error("tcgen05.cp copies 128x256b, 4x256b, 128x128b, 64x128b.warpx2::02_13, 64x128b.warpx2::01_23 or 32x128b.warpx4, not " + s,
                 where);
+  cta_group(t, sm100::CtaGroup::one, "tcgen05.cp", where);
   mlir::Value operands[] = {i32_operand(t, address, "a TMEM address", where), u64_operand(t, desc, "tcgen05.cp's source descriptor", where)};
   emit_ptx(t, where, 0, operands, "tcgen05.cp.cta_group::1." + s + " [$0], $1;", "r,l");
 }
@@ -163,8 +184,52 @@ void tcgen05_cp(const char* shape, ValueId address, ValueId desc, Where where) {
 void tcgen05_commit(ValueId bar, Where where) {
   Trace& t = Trace::current(where);
   t.require(Feature::tcgen05, "tcgen05.commit", where);
+  cta_group(t, sm100::CtaGroup::one, "tcgen05.commit", where);
   mlir::Value address = shared_u32(t, bar, "tcgen05.commit's mbarrier", where);
   emit_ptx(t, where, 0, address, "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [$0];", "r");
+}
+
+void tcgen05_commit_multicast(ValueId bar, ValueId cta_mask, Where where) {
+  Trace& t = Trace::current(where);
+  t.require(Feature::tcgen05, "tcgen05.commit .multicast::cluster", where);
+  cta_group(t, sm100::CtaGroup::two, "tcgen05.commit .multicast::cluster", where);
+  mlir::Value operands[] = {shared_u32(t, bar, "tcgen05.commit's mbarrier", where),
+                            mlir::arith::TruncIOp::create(t.builder(), t.loc(where), t.builder().getI16Type(),
+                                                          i32_operand(t, cta_mask, "a multicast CTA mask", where))};
+  emit_ptx(t, where, 0, operands, "tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [$0], $1;",
+           "r,h");
+}
+
+void tma_load_pair(ValueId descriptor, ValueId shared_dst, ValueId bar, std::span<const ValueId> coords, Where where) {
+  Trace& t = Trace::current(where);
+  t.require(Feature::tcgen05, "cp.async.bulk.tensor .cta_group::2 (a TMA load for a CTA pair)", where);
+  cta_group(t, sm100::CtaGroup::two, "cp.async.bulk.tensor .cta_group::2 (a TMA load for a CTA pair)", where);
+  if (coords.empty() || coords.size() > 5) trace_error("a TMA copy takes 1 to 5 coordinates, not " + std::to_string(coords.size()), where);
+  if (t.get(shared_dst, where).known < 128)
+    trace_error("a TMA shared-memory tile must be 128-byte aligned; its address is known to be only " +
+                    std::to_string(t.get(shared_dst, where).known) + "-byte aligned",
+                where);
+  mlir::OpBuilder& b = t.builder();
+  mlir::Location l = t.loc(where);
+  mlir::Value map = mlir::LLVM::PtrToIntOp::create(b, l, b.getI64Type(), descriptor_pointer(t, descriptor, where));
+  // The barrier's address in the even CTA of the pair (mapa: the documented way to name
+  // another CTA's shared memory).
+  mlir::Value rank = mlir::NVVM::ClusterId::create(b, l, b.getI32Type());
+  mlir::Value even = mlir::arith::AndIOp::create(b, l, rank, t.i32(~1));
+  mlir::Value leader_bar = mlir::NVVM::MapaOp::create(b, l, mlir::LLVM::LLVMPointerType::get(&t.context(), 7),
+                                                      shared_pointer(t, bar, "a TMA load's mbarrier", where), even);
+  llvm::SmallVector<mlir::Value> operands = {shared_u32(t, shared_dst, "a TMA load's destination", where), map,
+                                             mlir::LLVM::PtrToIntOp::create(b, l, b.getI32Type(), leader_bar)};
+  std::string constraints = "r,l,r";
+  for (ValueId c : coords) {
+    operands.push_back(i32_operand(t, c, "a TMA coordinate", where));
+    constraints += ",r";
+  }
+  emit_ptx(t, where, 0, operands,
+           "cp.async.bulk.tensor." + std::to_string(coords.size()) +
+               "d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::2 [$0], [$1, " + register_list(3, int(coords.size())) +
+               "], [$2];",
+           constraints);
 }
 
 void clc_try_cancel(ValueId response, ValueId bar, Where where) {

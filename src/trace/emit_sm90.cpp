@@ -22,14 +22,6 @@ mlir::Value i32_constant(Trace& t, mlir::Location, int32_t v) {
   return t.i32(v);
 }
 
-/// The descriptor parameter of a TMA op: a grid-constant tensor map, addressed generically.
-mlir::Value descriptor_pointer(Trace& t, ValueId id, const Where& w) {
-  const ValueInfo& d = t.get(id, w);
-  auto type = mlir::dyn_cast<mlir::LLVM::LLVMPointerType>(d.value.getType());
-  if (!d.pointer || !type || type.getAddressSpace() != 0 || d.space != Space::global)
-    trace_error("a TMA copy needs a TmaDescriptor kernel parameter as its descriptor", w);
-  return d.value;
-}
 
 mlir::NVVM::MemScopeKindAttr cta_scope(Trace& t) {
   return mlir::NVVM::MemScopeKindAttr::get(&t.context(), mlir::NVVM::MemScopeKind::CTA);
@@ -38,6 +30,14 @@ mlir::NVVM::MemScopeKindAttr cta_scope(Trace& t) {
 }  // namespace
 
 // ---- mbarriers and fences ----
+
+mlir::Value descriptor_pointer(Trace& t, ValueId id, const Where& w) {
+  const ValueInfo& d = t.get(id, w);
+  auto type = mlir::dyn_cast<mlir::LLVM::LLVMPointerType>(d.value.getType());
+  if (!d.pointer || !type || type.getAddressSpace() != 0 || d.space != Space::global)
+    trace_error("a TMA copy needs a TmaDescriptor kernel parameter as its descriptor", w);
+  return d.value;
+}
 
 void mbarrier_init(ValueId bar, ValueId count, Where where) {
   Trace& t = Trace::current(where);

@@ -232,6 +232,24 @@ void Trace::require(Feature f, const char* instruction, const Where& w) const {
                 w);
 }
 
+void Trace::use_cta_group(int group, const char* instruction, const Where& w) {
+  auto line = [](const Where& at) { return std::string(at.file_name()) + ":" + std::to_string(at.line()); };
+  if (cta_group_ && cta_group_->first != group)
+    trace_error(std::string(instruction) + " uses cta_group::" + std::to_string(group) + ", but this kernel's first tcgen05 op (at " +
+                    line(cta_group_->second) + ") uses cta_group::" + std::to_string(cta_group_->first) +
+                    "; every tcgen05 op of a kernel uses the same CTA group",
+                w);
+  if (group == 2 && (!cluster_shape_ || cluster_shape_->x % 2 != 0))
+    trace_error(std::string(instruction) + " works on a pair of CTAs (cta_group::2), so the kernel needs a cluster of an even number "
+                    "of CTAs along x: declare cluster_shape(2) (or 4, 6, 8) before it" +
+                    (cluster_shape_ ? "; the kernel declared " + std::to_string(cluster_shape_->x) + " x " +
+                                          std::to_string(cluster_shape_->y) + " x " + std::to_string(cluster_shape_->z) + " at " +
+                                          line(cluster_shape_->where)
+                                    : std::string("; it declared none")),
+                w);
+  if (!cta_group_) cta_group_ = std::pair{group, w};
+}
+
 namespace {
 /// Whether the function issues wgmma: the NVVM ops (A from shared memory) or inline PTX (A from
 /// registers, or the user's own).

@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <tuple>
@@ -98,6 +99,18 @@ class Trace {
   /// Finishes the function (terminator) and hands the module over.
   mlir::OwningOpRef<mlir::ModuleOp> finish();
 
+  /// The thread-block cluster the kernel declared (cluster_shape), and where.
+  struct ClusterShape {
+    int x = 1, y = 1, z = 1;
+    Where where;
+  };
+  const std::optional<ClusterShape>& cluster_shape() const { return cluster_shape_; }
+  void set_cluster_shape(const ClusterShape& c) { cluster_shape_ = c; }
+  /// Every tcgen05 op of a kernel names the same CTA group (1, or 2 for the MMAs of a CTA
+  /// pair): the first one's. Throws, naming both lines, for one that differs; a group of 2
+  /// needs a declared cluster of an even number of CTAs along x (the pairs are ranks 2k, 2k + 1).
+  void use_cta_group(int group, const char* instruction, const Where& w);
+
   uint32_t serial() const { return serial_; }
   mlir::Value dynamic_shared_base();
   int64_t static_shared_bytes() const { return static_shared_bytes_; }
@@ -123,6 +136,8 @@ class Trace {
   std::map<std::tuple<uint32_t, uint32_t, int>, ValueId> register_elements_;
   mlir::Operation* dynamic_shared_global_ = nullptr;
   int64_t static_shared_bytes_ = 0;
+  std::optional<ClusterShape> cluster_shape_;
+  std::optional<std::pair<int, Where>> cta_group_;
   Trace* previous_;
 };
 
@@ -133,6 +148,9 @@ class Trace {
 /// a TMA, wgmma, ldmatrix or cp.async tile), or a 32-bit integer, else an error naming `what`.
 mlir::Value shared_pointer(Trace& t, ValueId id, const char* what, const Where& w);
 mlir::Value i32_operand(Trace& t, ValueId id, const char* what, const Where& w);
+/// The descriptor operand of a TMA op: a grid-constant tensor map (a TmaDescriptor parameter),
+/// addressed generically.
+mlir::Value descriptor_pointer(Trace& t, ValueId id, const Where& w);
 
 /// An mma.sync fragment's registers: 16- and 8-bit values packed into 32-bit registers (the
 /// first value in the low bits), 32-bit values as they are, and the inline-asm constraint of each.

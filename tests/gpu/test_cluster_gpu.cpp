@@ -1,6 +1,6 @@
 // Clusters on the GPU: a TMA multicast load issued by one CTA lands in both CTAs of a 2-CTA
 // cluster, completing on each one's own mbarrier, and an arrival on the other CTA's mbarrier
-// (mapa) completes its phase.
+// (mapa) completes its phase; a kernel that declares its cluster shape runs in it.
 #include <catch2/catch.hpp>
 
 #include <vector>
@@ -37,7 +37,32 @@ Kernel multicast{"multicast", [](TmaDescriptor<f32> in, Tensor<f32> out) {
   cluster_arrive();
   cluster_wait();
 }};
+
+// Each block writes its rank in its cluster: 0, 1, 0, 1, ... only if the launch made clusters
+// of 2 (a block outside any cluster is rank 0).
+Kernel declared{"declared_cluster", [](Tensor<u32> out) {
+  cluster_shape(2);
+  cluster_arrive();
+  cluster_wait();
+  if_(thread_idx().x == 0, [&] { out(block_idx().x) = cast<uint32_t>(cluster_cta_rank()); });
+}};
 }  // namespace
+
+TEST_CASE("a kernel that declares cluster_shape(2) runs in clusters of 2 without the launch naming them; another shape is an error",
+          "[gpu]") {
+  Device gpu;
+  auto out = gpu.upload(std::vector<uint32_t>(8, 99u));
+  declared(gpu, Launch{.grid = 8, .block = 32}, out);
+  gpu.synchronize();
+  CHECK(out.to_host() == std::vector<uint32_t>{0, 1, 0, 1, 0, 1, 0, 1});
+  // Naming the same shape is fine; another, or a grid the pairs do not divide, is refused.
+  declared(gpu, Launch{.grid = 8, .block = 32, .cluster = {2}}, out);
+  gpu.synchronize();
+  CHECK_THROWS_WITH(declared(gpu, Launch{.grid = 8, .block = 32, .cluster = {4}}, out),
+                    Catch::Contains("the kernel declares clusters of (2, 1, 1) (cluster_shape) but the launch asks for (4, 1, 1)"));
+  CHECK_THROWS_WITH(declared(gpu, Launch{.grid = 7, .block = 32}, out),
+                    Catch::Contains("the grid (7, 1, 1) is not a multiple of the kernel's cluster shape (2, 1, 1)"));
+}
 
 TEST_CASE("a TMA multicast load fills both CTAs of a cluster; a remote arrival completes the peer's barrier", "[gpu]") {
   Device gpu;

@@ -1,8 +1,9 @@
 // Cold JIT of the compile-verified Blackwell kernels, with no GPU: one kernel per process (run
 // it once per kernel), the disk cache off, so the figure includes MLIR/LLVM set-up and
 // nvJitLink's one-time start-up, as a user's first launch would.
-//   cutejit_bench_compile_blackwell gemm_bf16_sm100 | gemm_bf16_sm100_clc | gemm_fp8_sm100 | gemm_nvfp4_sm100 | gemm_mxfp8_sm100 |
-//                                   gemm_nvfp4_sm120 | gemm_mxfp4_sm120 | gemm_mxfp8_sm120
+//   cutejit_bench_compile_blackwell gemm_bf16_sm100 | gemm_bf16_sm100_clc | gemm_bf16_sm100_2cta | gemm_fp8_sm100 |
+//                                   gemm_nvfp4_sm100 | gemm_mxfp8_sm100 | gemm_nvfp4_sm120 | gemm_mxfp4_sm120 |
+//                                   gemm_mxfp8_sm120
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -20,6 +21,7 @@ int main(int argc, char** argv) {
   CompiledKernel k;
   if (which == "gemm_bf16_sm100") k = examples::gemm_bf16_sm100_compile(Target::parse("sm_100a"));
   else if (which == "gemm_bf16_sm100_clc") k = examples::gemm_bf16_sm100_clc_compile(Target::parse("sm_100a"));
+  else if (which == "gemm_bf16_sm100_2cta") k = examples::gemm_bf16_sm100_2cta_compile(Target::parse("sm_100a"));
   else if (which == "gemm_fp8_sm100") k = examples::gemm_fp8_sm100_compile(Target::parse("sm_100a"));
   else if (which == "gemm_nvfp4_sm100") k = examples::gemm_nvfp4_sm100_compile(Target::parse("sm_100a"));
   else if (which == "gemm_mxfp8_sm100") k = examples::gemm_mxfp8_sm100_compile(Target::parse("sm_100a"));

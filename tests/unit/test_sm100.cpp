@@ -59,9 +59,7 @@ TEST_CASE("the sm_100 GEMMs' SASS: UTCHMMA or UTCQMMA, UTCBAR, LDTM, TMA loads a
       CHECK(test::count(sass, "STS.128") == 32);
       CHECK(test::contains(sass, "UTMALDG.2D"));
       CHECK(test::contains(sass, "UTCATOMSWS"));  // the allocation
-      CHECK_FALSE(test::contains(sass, "LDL"));
-      CHECK_FALSE(test::contains(sass, "STL"));
-      CHECK(test::resource_usage(k.cubin, k.name, "STACK") == 0);
+      test::check_no_local_memory(k.cubin, k.name, sass);
       CHECK(test::resource_usage(k.cubin, k.name, "REG") <= 128);  // 54 with the TMA-store epilogue (86 with global stores)
     }
   }
@@ -84,9 +82,7 @@ TEST_CASE("the sm_100 BF16 GEMM on cluster launch control: try_cancel in its PTX
     CHECK(test::count(sass, "UGETNEXTWORKID") == 1);  // the producer's one request per tile
     CHECK(test::count(sass, "UTCHMMA") == 4);
     CHECK(test::count(sass, "UTMASTG.2D") == 8);
-    CHECK_FALSE(test::contains(sass, "LDL"));
-    CHECK_FALSE(test::contains(sass, "STL"));
-    CHECK(test::resource_usage(k.cubin, k.name, "STACK") == 0);
+    test::check_no_local_memory(k.cubin, k.name, sass);
   }
   using examples::gemm_sm100::Dense;
   using examples::gemm_sm100::Scheduling;
@@ -160,9 +156,7 @@ TEST_CASE("the sm_100 block-scaled GEMMs' SASS: UTCOMMA.4X or UTCQMMA per step, 
       CHECK(test::count(sass, "LDTM") >= 4);
       CHECK(test::count(sass, "UTMASTG.2D") == 4);  // a TMA store per 32-column chunk of C
       CHECK(test::count(sass, "STS.128") == 16);
-      CHECK_FALSE(test::contains(sass, "LDL"));
-      CHECK_FALSE(test::contains(sass, "STL"));
-      CHECK(test::resource_usage(k.cubin, k.name, "STACK") == 0);
+      test::check_no_local_memory(k.cubin, k.name, sass);
       CHECK(test::resource_usage(k.cubin, k.name, "REG") <= 128);
     }
   }
@@ -354,7 +348,11 @@ TEST_CASE("tcgen05 on a target without it, and TMEM misuse, are errors at the us
   // kind::i8 is on sm_100a and sm_110a, not on sm_103a or the family targets.
   Kernel i8{"tcgen05_i8", [](Tensor<u32> a) {
     Value<uint64_t> desc(0ull);
-    detail::tcgen05_mma(sm100::MmaKind::i8, Value<uint32_t>(0u).id(), desc.id(), desc.id(), 0, Bool(false).id(), detail::Where::current());
+    const uint32_t idesc = sm100::InstrDescriptor{.kind = sm100::MmaKind::i8, .a = sm100::OperandType::s8, .b = sm100::OperandType::s8,
+                                                  .d = sm100::AccumulatorType::s32}
+                               .encode();
+    detail::tcgen05_mma(sm100::MmaKind::i8, Value<uint32_t>(0u).id(), desc.id(), desc.id(), idesc, Bool(false).id(), sm100::CtaGroup::one,
+                        detail::Where::current());
   }};
   CHECK_NOTHROW(i8.compile(Target::parse("sm_100a"), v));
   CHECK_THROWS_WITH(i8.compile(Target::parse("sm_103a"), v),

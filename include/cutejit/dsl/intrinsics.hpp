@@ -137,6 +137,11 @@ inline void decrease_max_registers(int count, detail::Where w = detail::Where::c
 inline void launch_bounds(int max_threads, int min_blocks_per_sm = 1, detail::Where w = detail::Where::current()) {
   detail::launch_bounds(max_threads, min_blocks_per_sm, w);
 }
+/// Declares that the kernel runs in thread-block clusters of x * y * z CTAs (sm_90 and newer;
+/// 8 at most, the portable limit): the cubin carries the shape (`.reqnctapercluster`), every
+/// launch gets it without naming it, and a launch naming another is an error. Instructions that
+/// need a cluster (tcgen05's CTA-pair forms) check the shape when they are traced. Once per kernel.
+inline void cluster_shape(int x, int y = 1, int z = 1, detail::Where w = detail::Where::current()) { detail::cluster_shape(x, y, z, w); }
 inline void cluster_arrive(detail::Where w = detail::Where::current()) { detail::cluster_arrive(w); }
 inline void cluster_wait(detail::Where w = detail::Where::current()) { detail::cluster_wait(w); }
 /// Programmatic dependent launch (sm_90 and newer), for kernels launched with

@@ -158,6 +158,42 @@ class PipelineTmaStore {
   int stages_;
 };
 
+namespace detail {
+/// What the trace has seen of a TMA producer's stages, to check them: an acquire not yet
+/// committed, and the bytes its loads bring, which must be the stage's.
+class StageLoadCheck {
+ public:
+  StageLoadCheck(int stage_bytes, Where w) : stage_bytes_(stage_bytes) {
+    if (stage_bytes <= 0 || stage_bytes % 16 != 0)
+      fail("a pipeline stage's TMA bytes are a positive multiple of 16, not " + std::to_string(stage_bytes), w);
+  }
+  int stage_bytes() const { return stage_bytes_; }
+  void acquire(Where w) {
+    if (acquired_)
+      fail("producer_acquire on a pipeline whose previous acquire was not committed; call producer_commit(state) after a stage's loads", w);
+    acquired_ = true;
+    loaded_bytes_ = 0;
+  }
+  void load(int bytes, Where w) {
+    if (!acquired_) fail("a TMA load onto a pipeline stage that was not acquired; call producer_acquire(state) first", w);
+    loaded_bytes_ += bytes;
+  }
+  void commit(Where w) {
+    if (!acquired_) fail("producer_commit without producer_acquire", w);
+    if (loaded_bytes_ != stage_bytes_)
+      fail("the TMA loads of this pipeline stage bring " + std::to_string(loaded_bytes_) + " bytes but the stage expects " +
+               std::to_string(stage_bytes_) + "; its full barrier would never complete (the consumers would hang)",
+           w);
+    acquired_ = false;
+  }
+
+ private:
+  int stage_bytes_;
+  bool acquired_ = false;
+  int loaded_bytes_ = 0;
+};
+}  // namespace detail
+
 class PipelineTmaAsync : public detail::StageBarriers {
  public:
 
@@ -166,10 +202,7 @@ class PipelineTmaAsync : public detail::StageBarriers {
   /// of one stage bring in together.
   PipelineTmaAsync(const Pointer<uint64_t>& barriers, int stages, int consumers, int stage_bytes,
                    detail::Where w = detail::Where::current())
-      : StageBarriers(barriers, stages, consumers, w), stage_bytes_(stage_bytes) {
-    if (stage_bytes <= 0 || stage_bytes % 16 != 0)
-      detail::fail("a pipeline stage's TMA bytes are a positive multiple of 16, not " + std::to_string(stage_bytes), w);
-  }
+      : StageBarriers(barriers, stages, consumers, w), check_(stage_bytes, w) {}
 
   /// One thread initialises every barrier; then fence_mbarrier_init() and a block (or
   /// cluster) barrier before either side uses the pipeline.
@@ -180,22 +213,16 @@ class PipelineTmaAsync : public detail::StageBarriers {
   /// Waits until the consumers have freed stage `s`, then arms its full barrier with the
   /// stage's bytes.
   void producer_acquire(const PipelineState& s, detail::Where w = detail::Where::current()) {
-    if (acquired_)
-      detail::fail("producer_acquire on a pipeline whose previous acquire was not committed; call producer_commit(state) "
-                   "after a stage's loads",
-                   w);
-    acquired_ = true;
-    loaded_bytes_ = 0;
+    check_.acquire(w);
     wait_empty(s, w);
-    mbarrier_arrive_expect_tx(full(s.index), Operand<int32_t>(stage_bytes_, w));
+    mbarrier_arrive_expect_tx(full(s.index), Operand<int32_t>(check_.stage_bytes(), w));
   }
 
   /// A TMA load into the acquired stage, completing on its full barrier.
   template <Element T>
   void load(const TmaDescriptor<T>& map, const Pointer<T>& dst, const PipelineState& s, std::initializer_list<Operand<int32_t>> coords,
             detail::Where w = detail::Where::current()) {
-    if (!acquired_) detail::fail("a TMA load onto a pipeline stage that was not acquired; call producer_acquire(state) first", w);
-    loaded_bytes_ += map.box_bytes();
+    check_.load(map.box_bytes(), w);
     map.load(dst, full(s.index), coords, w);
   }
 
@@ -206,29 +233,18 @@ class PipelineTmaAsync : public detail::StageBarriers {
   void load_multicast(const TmaDescriptor<T>& map, const Pointer<T>& dst, const PipelineState& s,
                       std::initializer_list<Operand<int32_t>> coords, const Operand<int32_t>& cta_mask, int ctas,
                       detail::Where w = detail::Where::current()) {
-    if (!acquired_) detail::fail("a TMA load onto a pipeline stage that was not acquired; call producer_acquire(state) first", w);
-    loaded_bytes_ += ctas * map.box_bytes();
+    check_.load(ctas * map.box_bytes(), w);
     map.load_multicast(dst, full(s.index), coords, cta_mask, w);
   }
 
   /// Closes the stage's loads: the TMA bytes complete its phase. Checks that they are what
   /// the stage expects.
-  void producer_commit(const PipelineState&, detail::Where w = detail::Where::current()) {
-    if (!acquired_) detail::fail("producer_commit without producer_acquire", w);
-    if (loaded_bytes_ != stage_bytes_)
-      detail::fail("the TMA loads of this pipeline stage bring " + std::to_string(loaded_bytes_) + " bytes but the stage expects " +
-                       std::to_string(stage_bytes_) + "; its full barrier would never complete (the consumers would hang)",
-                   w);
-    acquired_ = false;
-  }
+  void producer_commit(const PipelineState&, detail::Where w = detail::Where::current()) { check_.commit(w); }
 
   // ---- consumers: consumer_wait and consumer_release, as every barrier pipeline ----
 
  private:
-  int stage_bytes_;
-  // What the trace has seen: an acquire not yet committed, and the bytes loaded since.
-  bool acquired_ = false;
-  int loaded_bytes_ = 0;
+  detail::StageLoadCheck check_;
 };
 
 }  // namespace cutejit

@@ -15,10 +15,22 @@
  *     ab.load ...            ab.consumer_wait(s) ...               tmem_load ...
  *     ab.producer_commit       gemm(...); ab.consumer_release(s)   acc.consumer_release(t)
  *                            acc.producer_commit(t)
+ *
+ * Their pair forms, for 2-CTA MMAs (the CTAs 2k and 2k + 1 of a cluster, each with its own
+ * barriers at the same offsets; the MMA thread runs in the even CTA only):
+ *
+ *  - `PipelineTmaUmmaPair`: each CTA's producer loads its halves of a stage into its own shared
+ *    memory, and the bytes complete on the even CTA's full barrier, which alone expects both
+ *    CTAs' bytes; the MMAs' commit frees the stage in both CTAs (a multicast commit to both
+ *    empty barriers).
+ *  - `PipelineUmmaAsyncPair`: the commit fills the accumulator in both CTAs' full barriers; each
+ *    CTA's epilogue threads wait on their own and arrive on the even CTA's empty barrier, which
+ *    counts both CTAs' threads.
  */
 #pragma once
 
 #include "cutejit/atom/sm100/umma.hpp"
+#include "cutejit/dsl/control.hpp"
 #include "cutejit/pipeline/pipeline.hpp"
 
 namespace cutejit {
@@ -50,6 +62,70 @@ class PipelineUmmaAsync : public detail::StageBarriers {
   void producer_commit(const PipelineState& s, detail::Where w = detail::Where::current()) const { tcgen05_commit(full(s.index), w); }
 
   // ---- the epilogue: consumer_wait and consumer_release, as every barrier pipeline ----
+};
+
+/// The rank of this CTA's pair's even CTA in the cluster, and the mask of both CTAs.
+inline Int cta_pair_leader(detail::Where w = detail::Where::current()) { return cluster_cta_rank(w) & ~1; }
+inline Int cta_pair_mask(detail::Where w = detail::Where::current()) { return Int(3, w) << cta_pair_leader(w); }
+
+class PipelineTmaUmmaPair : public detail::StageBarriers {
+ public:
+  /// `barriers`: barrier_bytes(stages) of shared memory in each CTA; `stage_bytes`: the TMA
+  /// bytes of one CTA's half of a stage.
+  PipelineTmaUmmaPair(const Pointer<uint64_t>& barriers, int stages, int stage_bytes, detail::Where w = detail::Where::current())
+      : StageBarriers(barriers, stages, /*consumers=*/1, w), check_(stage_bytes, w) {}
+
+  /// One thread of each CTA initialises its barriers; then fence_mbarrier_init() and a cluster
+  /// barrier (the other CTA's loads and commits reach these).
+  void init(detail::Where w = detail::Where::current()) const { init_barriers(1, w); }
+
+  /// Each CTA's producer: waits until the pair's MMAs have freed stage `s` (in this CTA); the
+  /// even CTA's then arms its full barrier with both CTAs' bytes.
+  void producer_acquire(const PipelineState& s, detail::Where w = detail::Where::current()) {
+    check_.acquire(w);
+    wait_empty(s, w);
+    if_((cluster_cta_rank(w) & 1) == 0,
+        [&] { mbarrier_arrive_expect_tx(full(s.index), Operand<int32_t>(2 * check_.stage_bytes(), w)); }, w);
+  }
+  /// A TMA load into this CTA's half of stage `s`, completing on the even CTA's full barrier.
+  template <Element T>
+  void load(const TmaDescriptor<T>& map, const Pointer<T>& dst, const PipelineState& s, std::initializer_list<Operand<int32_t>> coords,
+            detail::Where w = detail::Where::current()) {
+    check_.load(map.box_bytes(), w);
+    map.load_pair(dst, full(s.index), coords, w);
+  }
+  /// Checks that this CTA's loads of the stage bring its half's bytes.
+  void producer_commit(const PipelineState&, detail::Where w = detail::Where::current()) { check_.commit(w); }
+
+  /// The even CTA's MMA thread: consumer_wait(s) as every pipeline; then this frees stage `s`
+  /// in both CTAs once the MMAs issued so far are done.
+  void consumer_release(const PipelineState& s, detail::Where w = detail::Where::current()) const {
+    tcgen05_commit(empty(s.index), Operand<int32_t>(cta_pair_mask(w), w));
+  }
+
+ private:
+  detail::StageLoadCheck check_;
+};
+
+class PipelineUmmaAsyncPair : public detail::StageBarriers {
+ public:
+  /// `barriers`: barrier_bytes(stages) of shared memory in each CTA; `consumers`: the arrivals
+  /// of one CTA's epilogue that free a buffer (the even CTA's empty barrier counts both CTAs').
+  PipelineUmmaAsyncPair(const Pointer<uint64_t>& barriers, int stages, int consumers, detail::Where w = detail::Where::current())
+      : StageBarriers(barriers, stages, 2 * consumers, w) {}
+
+  void init(detail::Where w = detail::Where::current()) const { init_barriers(1, w); }
+  /// The even CTA's MMA thread: waits until both CTAs' epilogues have read buffer `s`.
+  void producer_acquire(const PipelineState& s, detail::Where w = detail::Where::current()) const { wait_empty(s, w); }
+  /// The even CTA's MMA thread: buffer `s` is full in both CTAs once the MMAs issued so far are.
+  void producer_commit(const PipelineState& s, detail::Where w = detail::Where::current()) const {
+    tcgen05_commit(full(s.index), Operand<int32_t>(cta_pair_mask(w), w));
+  }
+  /// Each epilogue thread, after consumer_wait(s) and its loads: one arrival on the even CTA's
+  /// empty barrier.
+  void consumer_release(const PipelineState& s, detail::Where w = detail::Where::current()) const {
+    StageBarriers::consumer_release(s, cta_pair_leader(w), w);
+  }
 };
 
 }  // namespace cutejit

@@ -21,6 +21,8 @@ struct LoadedFunction {
   void* function = nullptr;
   int static_shared_bytes = 0;
   int max_threads_per_block = 0;
+  /// The cluster shape compiled into the kernel (cluster_shape), or 0 x 0 x 0 for none.
+  Dim3 required_cluster{0, 0, 0};
   mutable int dynamic_shared_limit_set = 0;
 };
 

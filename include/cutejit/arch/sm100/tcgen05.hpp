@@ -5,30 +5,44 @@
  * traced (sm_100a/f, sm_103a/f, sm_110a/f). The atoms in atom/sm100 give them their meaning.
  *
  * A TMEM address is 32 bits: the lane (row) in bits 16-31, the column in bits 0-15.
+ *
+ * CTA groups: with cta_group::2 the CTAs of ranks 2k and 2k + 1 of a cluster act as one pair:
+ * each allocates the same TMEM columns, and one MMA issued by the even CTA reads A and B from
+ * both CTAs' shared memory (at the same offsets) and writes D into both CTAs' TMEM. Every
+ * tcgen05 op of a kernel uses the same group (checked when traced), and a group of 2 needs the
+ * kernel's declared cluster (cluster_shape) to pair CTAs along x.
  */
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "cutejit/arch/sm100/descriptors.hpp"
 #include "cutejit/dsl/trace_api.hpp"
 
+namespace cutejit::sm100 {
+/// The CTAs a tcgen05 op works for: this CTA, or the pair of CTAs 2k, 2k + 1 of the cluster.
+enum class CtaGroup : int { one = 1, two = 2 };
+}  // namespace cutejit::sm100
+
 namespace cutejit::detail {
 
 /// tcgen05.alloc: the warp allocates `columns` TMEM columns (a power of two, 32 to 512) and the
-/// hardware writes their address to the 32-bit shared-memory word at `slot`. Warp-collective.
-void tmem_alloc(ValueId slot, int columns, Where where);
+/// hardware writes their address to the 32-bit shared-memory word at `slot`. Warp-collective;
+/// for a pair, one warp of each CTA allocates, with the same slot and columns.
+void tmem_alloc(ValueId slot, int columns, sm100::CtaGroup group, Where where);
 /// tcgen05.relinquish_alloc_permit: this CTA allocates no more (another CTA on the SM may).
-void tmem_relinquish_alloc_permit(Where where);
+void tmem_relinquish_alloc_permit(sm100::CtaGroup group, Where where);
 /// tcgen05.dealloc of `columns` columns at `address`. Warp-collective.
-void tmem_dealloc(ValueId address, int columns, Where where);
+void tmem_dealloc(ValueId address, int columns, sm100::CtaGroup group, Where where);
 
-/// tcgen05.mma.cta_group::1.kind::`kind`: D (TMEM at `d`) = A * B + (accumulate ? D : 0), A and
+/// tcgen05.mma.cta_group::N.kind::`kind`: D (TMEM at `d`) = A * B + (accumulate ? D : 0), A and
 /// B from the shared-memory descriptors, shapes and types from the 32-bit instruction
-/// descriptor `idesc` (an sm100::InstrDescriptor of that kind). Issued by one thread; completes
-/// asynchronously (tcgen05_commit).
-void tcgen05_mma(sm100::MmaKind kind, ValueId d, ValueId desc_a, ValueId desc_b, uint32_t idesc, ValueId accumulate, Where where);
+/// descriptor `idesc` (an sm100::InstrDescriptor of that kind). Issued by one thread (of the
+/// even CTA, for a pair); completes asynchronously (tcgen05_commit).
+void tcgen05_mma(sm100::MmaKind kind, ValueId d, ValueId desc_a, ValueId desc_b, uint32_t idesc, ValueId accumulate, sm100::CtaGroup group,
+                 Where where);
 /// The same with A in TMEM at `a` (the ".TS" form: the ISA's [a-tmem] operand), B from its
 /// shared-memory descriptor. A is read K-major only: an `idesc` that transposes A is an error.
 /// The instruction only; no atom lays A out in TMEM yet.
@@ -46,6 +60,13 @@ void tcgen05_cp(const char* shape, ValueId address, ValueId desc, Where where);
 /// tcgen05.commit: the mbarrier at `bar` (shared memory) gets one arrival when every MMA this
 /// thread issued before has completed.
 void tcgen05_commit(ValueId bar, Where where);
+/// The same for a pair's MMAs (cta_group::2): the mbarrier at `bar`'s offset in each CTA of the
+/// cluster whose bit is set in `cta_mask` (an i32 holding 16 bits) gets the arrival.
+void tcgen05_commit_multicast(ValueId bar, ValueId cta_mask, Where where);
+/// A TMA tile load for a pair (cp.async.bulk.tensor .cta_group::2): the box lands in this CTA's
+/// shared memory at `shared_dst`, and its bytes complete on the mbarrier at `bar`'s offset in
+/// the pair's even CTA, whose MMA reads both CTAs' tiles.
+void tma_load_pair(ValueId descriptor, ValueId shared_dst, ValueId bar, std::span<const ValueId> coords, Where where);
 
 /// clusterlaunchcontrol.try_cancel (sm_100 and newer, every variant): asks to cancel the launch
 /// of a cluster that has not started; the 16-byte answer is written to `response` (shared

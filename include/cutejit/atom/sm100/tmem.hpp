@@ -17,6 +17,10 @@
  * (`TmemAccumulator::load_row`, which also keeps the columns inside the accumulator).
  * `tmem_layout_tv` gives every shape's (thread, register) -> (lane, column) map, and
  * `tmem_load<Shape, Num>` / `tmem_store` move those registers.
+ *
+ * The CTAs of a pair (sm100::CtaGroup::two, for 2-CTA MMAs) each allocate with one warp, the
+ * same columns at the same slot, and free them only once the pair's MMAs into both are done
+ * (a cluster barrier before the frees).
  */
 #pragma once
 
@@ -35,8 +39,9 @@ namespace cutejit {
 /// to the 32-bit shared-memory word `slot`.
 class TmemAllocation {
  public:
-  TmemAllocation(const Pointer<uint32_t>& slot, int columns, detail::Where w = detail::Where::current())
-      : slot_(slot), columns_(columns) {
+  TmemAllocation(const Pointer<uint32_t>& slot, int columns, sm100::CtaGroup group = sm100::CtaGroup::one,
+                 detail::Where w = detail::Where::current())
+      : slot_(slot), columns_(columns), group_(group) {
     if (columns < 32 || columns > 512 || !std::has_single_bit(unsigned(columns)))
       detail::fail("a TMEM allocation is a power of two from 32 to 512 columns, not " + std::to_string(columns), w);
     if (slot.space() != Space::shared) detail::fail("a TMEM allocation's address slot is a word of shared memory", w);
@@ -48,8 +53,8 @@ class TmemAllocation {
   void allocate(detail::Where w = detail::Where::current()) const {
     if (allocated_) detail::fail("this TMEM allocation is made twice; a CTA allocates its columns once", w);
     allocated_ = true;
-    detail::tmem_alloc(slot_.id(), columns_, w);
-    detail::tmem_relinquish_alloc_permit(w);
+    detail::tmem_alloc(slot_.id(), columns_, group_, w);
+    detail::tmem_relinquish_alloc_permit(group_, w);
   }
   /// The allocation's address (lane 0, first column), once a barrier has followed allocate().
   Value<uint32_t> address(detail::Where w = detail::Where::current()) const { return (*slot_).read(w); }
@@ -58,12 +63,13 @@ class TmemAllocation {
     if (!allocated_) detail::fail("a TMEM allocation freed before it was allocated (call allocate() first)", w);
     if (freed_) detail::fail("this TMEM allocation is freed twice", w);
     freed_ = true;
-    detail::tmem_dealloc(address.id(), columns_, w);
+    detail::tmem_dealloc(address.id(), columns_, group_, w);
   }
 
  private:
   Pointer<uint32_t> slot_;
   int columns_;
+  sm100::CtaGroup group_;
   // What the trace has seen (each call is traced once, whichever threads run it).
   mutable bool allocated_ = false, freed_ = false;
 };

@@ -19,6 +19,13 @@
  * The accumulator lives in TMEM (atom/sm100/tmem.hpp): for M = 128, row i of D is lane i,
  * column j is column j of the allocation (f32, or s32 for kind::i8).
  *
+ * The 2-CTA form (CtaGroup::two, CuTe's SM100_MMA_F16BF16_2x1SM_SS): the CTAs of ranks 2k and
+ * 2k + 1 of a cluster compute one M = 256 tile together. Each holds its half of the operands at
+ * the same shared-memory offset, A's rows 128 r ... 128 r + 127 and B's rows N/2 r ... N/2 r +
+ * N/2 - 1 (r = rank % 2), and receives its 128 rows of D in its own TMEM, at the same address.
+ * One thread of the even CTA issues the MMA for both; `tcgen05_commit(bar, cta_mask)` then
+ * signals the barrier at the same offset in each CTA of the mask.
+ *
  * CuTe names: SM100_MMA_F16BF16_SS<T, M, N, AMajor, BMajor>, SM100_MMA_TF32_SS, SM100_MMA_F8F6F4_SS
  * and SM100_MMA_S8_SS.
  */
@@ -113,15 +120,24 @@ class UmmaOperand {
 };
 
 /// tcgen05.mma with A and B from shared memory: D(M x N, f32, in TMEM) += A(M x K) * B(N x K)^T.
-/// M = 128 (a lane per row); N a multiple of 8 from 8 to 256.
-template <class T, int M, int N, UmmaMajor AMajor = UmmaMajor::k, UmmaMajor BMajor = UmmaMajor::k>
+/// One CTA: M = 128 (a lane per row), N a multiple of 8 from 8 to 256. A pair of CTAs
+/// (`Group` two): M = 256, 128 rows in each CTA's TMEM, N a multiple of 16 from 32 to 256.
+template <class T, int M, int N, UmmaMajor AMajor = UmmaMajor::k, UmmaMajor BMajor = UmmaMajor::k,
+          sm100::CtaGroup Group = sm100::CtaGroup::one>
   requires is_umma_operand_v<T>
 struct Tcgen05MmaSS {
   using element_type = T;
   static constexpr int m = M, n = N, k = 32 / int(sizeof(T));
   static constexpr UmmaMajor a_major = AMajor, b_major = BMajor;
-  static_assert(M == 128, "this tcgen05.mma atom has M = 128 (row i of D in TMEM lane i); M = 64 is not supported yet");
-  static_assert(N % 8 == 0 && N >= 8 && N <= 256, "tcgen05.mma.cta_group::1 with M = 128 has N a multiple of 8 from 8 to 256");
+  static constexpr sm100::CtaGroup group = Group;
+  /// The CTAs that share the MMA, and the rows of A and B each one holds.
+  static constexpr int ctas = int(Group), a_rows = M / ctas, b_rows = N / ctas;
+  static_assert(Group == sm100::CtaGroup::two || M == 128,
+                "this tcgen05.mma atom has M = 128 (row i of D in TMEM lane i); M = 64 is not supported yet");
+  static_assert(Group == sm100::CtaGroup::one || M == 256,
+                "this 2-CTA tcgen05.mma atom has M = 256 (128 rows in each CTA); M = 128 across a pair is not supported yet");
+  static_assert(Group == sm100::CtaGroup::two ? (N % 16 == 0 && N >= 32 && N <= 256) : (N % 8 == 0 && N >= 8 && N <= 256),
+                "tcgen05.mma has N a multiple of 8 from 8 to 256 (cta_group::1, M = 128) or of 16 from 32 to 256 (cta_group::2, M = 256)");
   static_assert(sizeof(T) == 2 || (AMajor == UmmaMajor::k && BMajor == UmmaMajor::k),
                 "tcgen05.mma reads TF32, FP8 and 8-bit integer operands MN-major too, but this atom takes them K-major only");
   static constexpr bool integer = std::is_integral_v<T>;
@@ -140,6 +156,8 @@ struct Tcgen05MmaSS {
 
 template <class T, int M, int N, UmmaMajor AMajor = UmmaMajor::k, UmmaMajor BMajor = UmmaMajor::k>
 using SM100_MMA_F16BF16_SS = Tcgen05MmaSS<T, M, N, AMajor, BMajor>;
+template <class T, int M, int N, UmmaMajor AMajor = UmmaMajor::k, UmmaMajor BMajor = UmmaMajor::k>
+using SM100_MMA_F16BF16_2x1SM_SS = Tcgen05MmaSS<T, M, N, AMajor, BMajor, sm100::CtaGroup::two>;
 template <class T, int M, int N>
 using SM100_MMA_F8F6F4_SS = Tcgen05MmaSS<T, M, N>;
 template <int M, int N>
@@ -148,11 +166,13 @@ template <class T, int M, int N>
   requires(std::is_same_v<T, int8_t> || std::is_same_v<T, uint8_t>)
 using SM100_MMA_S8_SS = Tcgen05MmaSS<T, M, N>;
 
-/// The operands of one atom: `a` (M x K) and `b` (N x K) tiles, checked as the atom reads them.
-template <class T, int M, int N, UmmaMajor AM, UmmaMajor BM>
-std::pair<UmmaOperand<T>, UmmaOperand<T>> make_umma_operands(const Tcgen05MmaSS<T, M, N, AM, BM>&, const Tensor<T>& a,
+/// The operands of one atom: `a` (M x K) and `b` (N x K) tiles, checked as the atom reads them;
+/// for a pair, this CTA's halves (a_rows x K and b_rows x K).
+template <class T, int M, int N, UmmaMajor AM, UmmaMajor BM, sm100::CtaGroup G>
+std::pair<UmmaOperand<T>, UmmaOperand<T>> make_umma_operands(const Tcgen05MmaSS<T, M, N, AM, BM, G>&, const Tensor<T>& a,
                                                                const Tensor<T>& b, detail::Where w = detail::Where::current()) {
-  UmmaOperand<T> A(a, M, "A", w), B(b, N, "B", w);
+  using Atom = Tcgen05MmaSS<T, M, N, AM, BM, G>;
+  UmmaOperand<T> A(a, Atom::a_rows, "A", w), B(b, Atom::b_rows, "B", w);
   if (A.major() != AM || B.major() != BM)
     detail::fail(std::string("the atom reads ") + (A.major() != AM ? "A" : "B") + " " +
                      ((A.major() != AM ? AM : BM) == UmmaMajor::k ? "K-major" : "MN-major") + ", but the tile is " +
@@ -164,22 +184,28 @@ std::pair<UmmaOperand<T>, UmmaOperand<T>> make_umma_operands(const Tcgen05MmaSS<
 }
 
 /// D (TMEM at `d`) = A * B + (accumulate ? D : 0) over the operands' K: one tcgen05.mma per K
-/// step, the first with `accumulate`, the rest accumulating. Called by one thread.
-template <class T, int M, int N, UmmaMajor AM, UmmaMajor BM>
-void gemm(const Tcgen05MmaSS<T, M, N, AM, BM>& atom, const Value<uint32_t>& d, const UmmaOperand<T>& a, const UmmaOperand<T>& b,
+/// step, the first with `accumulate`, the rest accumulating. Called by one thread (of the even
+/// CTA, for a pair).
+template <class T, int M, int N, UmmaMajor AM, UmmaMajor BM, sm100::CtaGroup G>
+void gemm(const Tcgen05MmaSS<T, M, N, AM, BM, G>& atom, const Value<uint32_t>& d, const UmmaOperand<T>& a, const UmmaOperand<T>& b,
           const Bool& accumulate, detail::Where w = detail::Where::current()) {
-  using Atom = Tcgen05MmaSS<T, M, N, AM, BM>;
+  using Atom = Tcgen05MmaSS<T, M, N, AM, BM, G>;
   if (a.major() != AM || b.major() != BM || a.k_steps() != b.k_steps())
     detail::fail("gemm's operands are not the atom's (make them with make_umma_operands)", w);
   const uint32_t idesc = Atom::instruction_descriptor();
   for (int s = 0; s < a.k_steps(); ++s)
     detail::tcgen05_mma(Atom::kind(), d.id(), a.descriptor(s, w).id(), b.descriptor(s, w).id(), idesc,
-                        (s == 0 ? accumulate : Bool(true)).id(), w);
+                        (s == 0 ? accumulate : Bool(true)).id(), G, w);
 }
 
 /// The mbarrier at `bar` gets one arrival once every tcgen05.mma this thread issued is done.
 inline void tcgen05_commit(const Pointer<uint64_t>& bar, detail::Where w = detail::Where::current()) {
   detail::tcgen05_commit(bar.id(), w);
+}
+/// For a pair's MMAs (cta_group::2): the mbarrier at `bar`'s offset in each CTA of the cluster
+/// whose bit is set in `cta_mask` (bit r: rank r) gets the arrival.
+inline void tcgen05_commit(const Pointer<uint64_t>& bar, const Operand<int32_t>& cta_mask) {
+  detail::tcgen05_commit_multicast(bar.id(), cta_mask.id, cta_mask.where);
 }
 
 }  // namespace cutejit

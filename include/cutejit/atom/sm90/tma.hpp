@@ -17,6 +17,7 @@
 #include <array>
 #include <cstring>
 
+#include "cutejit/arch/sm100/tcgen05.hpp"  // tma_load_pair
 #include "cutejit/arch/sm90.hpp"
 #include "cutejit/runtime/tensor_map.hpp"
 #include "cutejit/tensor/pointer.hpp"
@@ -54,6 +55,14 @@ class TmaDescriptor {
                       const Operand<int32_t>& cta_mask, detail::Where w = detail::Where::current()) const {
     auto c = innermost_first(coords, w);
     detail::tma_load_multicast(id_, dst.id(), bar.id(), std::span<const detail::ValueId>(c.data(), size_t(rank())), cta_mask.id, w);
+  }
+  /// Global -> shared for a CTA pair's MMA (sm_100 family, cta_group::2): the box lands at
+  /// `dst` in this CTA and completes on the mbarrier at `bar`'s offset in the pair's even CTA,
+  /// which expects both CTAs' boxes. Needs the kernel's cluster_shape to pair CTAs.
+  void load_pair(const Pointer<T>& dst, const Pointer<uint64_t>& bar, std::initializer_list<Operand<int32_t>> coords,
+                 detail::Where w = detail::Where::current()) const {
+    auto c = innermost_first(coords, w);
+    detail::tma_load_pair(id_, dst.id(), bar.id(), std::span<const detail::ValueId>(c.data(), size_t(rank())), w);
   }
   /// Shared -> global: `src` (one box) to the box at `coords`.
   void store(const Pointer<T>& src, std::initializer_list<Operand<int32_t>> coords,

@@ -1,0 +1,152 @@
+// The sm_100 2-CTA MMA (cta_group::2), compile-verified: the pair GEMM cross-compiled for the
+// tcgen05 targets and its PTX and SASS read back (nothing here runs on a GPU); the cluster it
+// declares; and each misuse of a CTA pair a trace-time error at the user's line.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "cutejit/atom/sm100/tmem.hpp"
+#include "cutejit/atom/sm100/umma.hpp"
+#include "gemm_sm100.hpp"
+#include "sass.hpp"
+#include "support.hpp"
+
+using namespace cutejit;
+using Catch::Contains;
+
+TEST_CASE("cluster_shape declares the kernel's cluster in its PTX, once, within the portable size", "[unit]") {
+  auto v = test::vector_arg<uint32_t>();
+  Kernel pairs{"cluster_of_two", [](Tensor<u32> a) {
+    cluster_shape(2);
+    a(block_idx().x) = cast<uint32_t>(cluster_cta_rank());
+  }};
+  CompiledKernel k = pairs.compile(Target::parse("sm_90a"), v);
+  CHECK(test::contains(k.ptx, ".reqnctapercluster 2, 1, 1"));
+  CHECK(test::contains(k.ptx, ".explicitcluster"));
+  Kernel none{"no_cluster", [](Tensor<u32> a) { a(block_idx().x) = 1u; }};
+  CHECK_FALSE(test::contains(none.compile(Target::parse("sm_90a"), v).ptx, "reqnctapercluster"));
+
+  Kernel twice{"cluster_twice", [](Tensor<u32>) {
+    cluster_shape(2);
+    cluster_shape(4);
+  }};
+  CHECK_THROWS_WITH(twice.compile(Target::parse("sm_90a"), v),
+                    Contains("test_sm100_pair.cpp") && Contains("cluster_shape is declared once per kernel; this kernel declared it at") &&
+                        Contains("test_sm100_pair.cpp:30"));
+  Kernel big{"cluster_of_16", [](Tensor<u32>) { cluster_shape(4, 4); }};
+  CHECK_THROWS_WITH(big.compile(Target::parse("sm_90a"), v),
+                    Contains("whose product is at most 8 (the portable cluster size), not 4 x 4 x 1"));
+  Kernel empty{"cluster_of_0", [](Tensor<u32>) { cluster_shape(0); }};
+  CHECK_THROWS_WITH(empty.compile(Target::parse("sm_90a"), v), Contains("not 0 x 1 x 1"));
+  CHECK_THROWS_WITH(pairs.compile(Target::parse("sm_80"), v), Contains("cluster_shape (a thread-block cluster) is not available on sm_80"));
+}
+
+TEST_CASE("the 2-CTA sm_100 GEMM: cta_group::2 allocation, MMA, multicast commits and pair TMA loads in its PTX", "[unit]") {
+  for (const char* t : {"sm_100a", "sm_100f", "sm_103a", "sm_103f", "sm_110a", "sm_110f"}) {
+    INFO(t);
+    CompiledKernel k = examples::gemm_bf16_sm100_2cta_compile(Target::parse(t));
+    CHECK(test::contains(k.ptx, ".reqnctapercluster 2, 1, 1"));
+    for (const char* i : {"tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32", "tcgen05.relinquish_alloc_permit.cta_group::2.sync.aligned",
+                          "tcgen05.dealloc.cta_group::2.sync.aligned.b32", "barrier.cluster.arrive", "barrier.cluster.wait",
+                          "tcgen05.ld.sync.aligned.32x32b.x32.b32", "cp.async.bulk.tensor.2d.global.shared::cta"}) {
+      INFO(i);
+      CHECK(test::contains(k.ptx, i));
+    }
+    // A stage: four MMAs of K = 16 (64 bf16 of K), each CTA's A (128 rows) and B (128 of the
+    // 256 rows) loaded by one box each onto the even CTA's barrier.
+    CHECK(test::count(k.ptx, "tcgen05.mma.cta_group::2.kind::f16") == 4);
+    CHECK(test::count(k.ptx, "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::2") == 2);
+    // The stage's release and the accumulator's commit, each to both CTAs.
+    CHECK(test::count(k.ptx, "tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64") == 2);
+    CHECK_FALSE(test::contains(k.ptx, "cta_group::1"));
+    // The instruction descriptor of M = 256, N = 256, bf16 x bf16 -> f32, both K-major, from the
+    // ISA's table: D f32 (bits 4-5 = 1), A and B bf16 (bits 7-9, 10-12 = 1), N >> 3 = 32 at bit
+    // 17, M >> 4 = 16 at bit 24: 0x10400490.
+    CHECK(test::contains(k.ptx, std::to_string(0x10400490)));
+  }
+}
+
+TEST_CASE("the 2-CTA sm_100 GEMM's SASS: UTCHMMA.2CTA, UTCBAR.2CTA.MULTICAST, UTMALDG.2D.2CTA, no local memory", "[unit]") {
+  for (const char* t : {"sm_100a", "sm_103a", "sm_110a"}) {
+    INFO(t);
+    CompiledKernel k = examples::gemm_bf16_sm100_2cta_compile(Target::parse(t));
+    std::string sass = test::disassemble(k.cubin, "-sass");
+    CHECK(test::count(sass, "UTCHMMA.2CTA") == 4);
+    CHECK(test::count(sass, "UTCHMMA") == 4);
+    CHECK(test::count(sass, "UTCBAR.2CTA.MULTICAST") == 2);
+    CHECK(test::count(sass, "UTMALDG.2D.2CTA") == 2);
+    CHECK(test::contains(sass, "UTCATOMSWS.2CTA"));  // the pair's allocation
+    CHECK(test::count(sass, "UTMASTG.2D") == 8);     // each CTA's 128 x 256 of C, a 32-column chunk per store
+    CHECK(test::count(sass, "LDTM") >= 8);
+    CHECK(test::contains(sass, "UCGABAR_ARV"));  // the cluster barriers at the start and the end
+    test::check_no_local_memory(k.cubin, k.name, sass);
+    CHECK(test::resource_usage(k.cubin, k.name, "REG") <= 128);
+  }
+}
+
+TEST_CASE("the 2-CTA GEMM's shapes and grid: 256 x 256 tiles, a pair per tile, half as many pairs as multiprocessors", "[unit]") {
+  using examples::gemm_sm100::Dense;
+  using Pair = Dense<bf16, 2>;
+  static_assert(Pair::b_rows == 128 && Pair::stage_bytes == 32 * 1024 && Pair::stages == 6);
+  static_assert(examples::gemm_sm100::Resources<Pair>::tmem_columns == 512);  // two 256-column accumulators per CTA
+  // 2048 x 4096: 8 x 16 pair tiles, more than the 74 pairs of 148 multiprocessors.
+  CHECK(examples::gemm_sm100::launch_config<Pair>(148, 2048, 4096).grid.x == 148);
+  CHECK(examples::gemm_sm100::launch_config<Pair>(148, 512, 512).grid.x == 8);  // 4 tiles, 4 pairs
+  CHECK(examples::gemm_sm100::launch_config<Pair>(148, 512, 512).shared_bytes <= 232448);
+  CHECK_THROWS_WITH(examples::gemm_sm100::check_shape<Pair>(128, 256, 64), Contains("needs M a multiple of 256"));
+  CHECK_NOTHROW(examples::gemm_sm100::check_shape<Pair>(256, 256, 64));
+}
+
+TEST_CASE("a CTA pair's op without a cluster of pairs, or mixed with single-CTA tcgen05 ops, is an error at the user's line", "[unit]") {
+  auto v = test::vector_arg<uint32_t>();
+  using PairAtom = SM100_MMA_F16BF16_2x1SM_SS<bf16, 256, 256>;
+  // The pair MMA's operands (128 rows of A and of B in this CTA), 128-byte swizzled.
+  auto tile = [](int offset) {
+    return make_tensor(Pointer<bf16>((dynamic_shared_aligned<int8_t>(1024) + offset).id()),
+                       composition(Swizzle(3, 3, 3), make_layout({128, 64}, LayoutRight{})));
+  };
+  Kernel no_cluster{"pair_mma_without_cluster", [&](Tensor<u32>) {
+    auto [A, B] = make_umma_operands(PairAtom{}, tile(0), tile(16384));
+    gemm(PairAtom{}, Value<uint32_t>(0u), A, B, Bool(false));
+  }};
+  CHECK_THROWS_WITH(no_cluster.compile(Target::parse("sm_100a"), v),
+                    Contains("test_sm100_pair.cpp") && Contains("tcgen05.mma works on a pair of CTAs (cta_group::2)") &&
+                        Contains("declare cluster_shape(2)") && Contains("it declared none"));
+  Kernel odd{"pair_alloc_in_cluster_of_3", [](Tensor<u32>) {
+    cluster_shape(3);
+    TmemAllocation tmem(dynamic_shared_aligned<uint32_t>(16), 512, sm100::CtaGroup::two);
+    tmem.allocate();
+  }};
+  CHECK_THROWS_WITH(odd.compile(Target::parse("sm_100a"), v),
+                    Contains("tcgen05.alloc works on a pair of CTAs") && Contains("the kernel declared 3 x 1 x 1 at") &&
+                        Contains("test_sm100_pair.cpp"));
+  Kernel pair{"pair_mma_in_cluster", [&](Tensor<u32>) {
+    cluster_shape(2);
+    auto [A, B] = make_umma_operands(PairAtom{}, tile(0), tile(16384));
+    gemm(PairAtom{}, Value<uint32_t>(0u), A, B, Bool(false));
+    tcgen05_commit(dynamic_shared_aligned<uint64_t>(16), Int(3));
+  }};
+  CHECK(test::count(pair.compile(Target::parse("sm_100a"), v).ptx, "tcgen05.mma.cta_group::2.kind::f16") == 4);
+  Kernel mixed{"pair_commit_after_single_alloc", [](Tensor<u32>) {
+    cluster_shape(2);
+    TmemAllocation tmem(dynamic_shared_aligned<uint32_t>(16), 32);
+    tmem.allocate();
+    tcgen05_commit(dynamic_shared_aligned<uint64_t>(16), Int(3));
+  }};
+  CHECK_THROWS_WITH(mixed.compile(Target::parse("sm_100a"), v),
+                    Contains("tcgen05.commit .multicast::cluster uses cta_group::2, but this kernel's first tcgen05 op (at ") &&
+                        Contains("test_sm100_pair.cpp:133) uses cta_group::1; every tcgen05 op of a kernel uses the same CTA group"));
+  // The pair's MMA has M = 128 or 256; a descriptor of M = 64 is one CTA's.
+  Kernel m64{"pair_mma_m64", [](Tensor<u32>) {
+    cluster_shape(2);
+    Value<uint64_t> desc(0ull);
+    const uint32_t idesc = sm100::InstrDescriptor{.m = 64, .n = 128}.encode();
+    detail::tcgen05_mma(sm100::MmaKind::f16, Value<uint32_t>(0u).id(), desc.id(), desc.id(), idesc, Bool(false).id(), sm100::CtaGroup::two,
+                        detail::Where::current());
+  }};
+  CHECK_THROWS_WITH(m64.compile(Target::parse("sm_100a"), v),
+                    Contains("tcgen05.mma.cta_group::2 has M = 128 or 256; the instruction descriptor says 64"));
+  // The pair GEMM needs tcgen05: not on Hopper or the sm_120 family.
+  for (const char* t : {"sm_90a", "sm_120a"})
+    CHECK_THROWS_WITH(examples::gemm_bf16_sm100_2cta_compile(Target::parse(t)), Contains(std::string("is not available on ") + t));
+}
