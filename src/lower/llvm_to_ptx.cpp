@@ -59,12 +59,14 @@ llvm::TargetMachine& target_machine(const Target& target, int min_ptx) {
     if (!t) throw Error("internal error: the NVPTX back end is not available: " + error);
     // LLVM's default PTX ISA is 7.0 for sm_80 and sm_86, 7.8 for sm_89, 8.0 for sm_90 and 8.6
     // for sm_100a, but ptxas takes mbarrier.test_wait.parity only from PTX 7.1, mma.sync with
-    // FP8 operands only from 8.4, and tcgen05's kind::mxf4nvf4 and .block16/.block32 scale
-    // vectors only from 8.7 / 8.8; every other target's default is new enough.
-    std::string features = target.sm == 89 || target.sm == 90 ? "+ptx84"
-                           : target.sm < 89                   ? "+ptx71"
-                           : target.sm == 100                 ? "+ptx88"
-                                                              : "";
+    // FP8 operands only from 8.4, a TMA load into shared::cta only from 8.6, and tcgen05's
+    // kind::mxf4nvf4 and .block16/.block32 scale vectors only from 8.7 / 8.8; every other
+    // target's default is new enough.
+    std::string features = target.sm == 90   ? "+ptx86"
+                           : target.sm == 89 ? "+ptx84"
+                           : target.sm < 89  ? "+ptx71"
+                           : target.sm == 100 ? "+ptx88"
+                                              : "";
     // A ptx feature only ever raises the version LLVM picks.
     if (min_ptx) features += (features.empty() ? "+ptx" : ",+ptx") + std::to_string(min_ptx);
     tm.reset(t->createTargetMachine(triple, target.name(), features, llvm::TargetOptions(), llvm::Reloc::PIC_, std::nullopt,

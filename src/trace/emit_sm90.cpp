@@ -198,13 +198,14 @@ void emit_tma_load(ValueId descriptor, ValueId shared_dst, ValueId bar, std::spa
   auto c = coordinates(t, coords, where);
   mlir::OpBuilder& builder = t.builder();
   mlir::Location l = t.loc(where);
-  // The instruction's destination is shared::cluster (address space 7); our CTA's own window
-  // is part of it.
-  mlir::Value cluster_dst =
-      mlir::LLVM::AddrSpaceCastOp::create(builder, l, mlir::LLVM::LLVMPointerType::get(&t.context(), 7), dst);
+  // A multicast names shared::cluster (address space 7) windows; a load into this CTA alone
+  // names its shared::cta window, which ptxas then knows is local (on the sm_120 family,
+  // whose clusters are of one CTA, a shared::cluster destination costs a call that checks it).
+  mlir::Value destination =
+      multicast ? mlir::LLVM::AddrSpaceCastOp::create(builder, l, mlir::LLVM::LLVMPointerType::get(&t.context(), 7), dst) : dst;
   mlir::NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-      builder, l, cluster_dst, d, c, b, mlir::ValueRange{}, multicast, mlir::Value(),
-      mlir::NVVM::TMALoadModeAttr::get(&t.context(), mlir::NVVM::TMALoadMode::TILE), builder.getBoolAttr(false),
+      builder, l, destination, d, c, b, mlir::ValueRange{}, multicast, mlir::Value(),
+      mlir::NVVM::TMALoadModeAttr::get(&t.context(), mlir::NVVM::TMALoadMode::TILE), builder.getBoolAttr(!multicast),
       mlir::NVVM::CTAGroupKindAttr(), mlir::Value());
 }
 }  // namespace

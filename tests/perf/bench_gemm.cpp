@@ -1,5 +1,6 @@
 // The Hopper tensor-core GEMMs (examples/gemm_bf16.hpp, examples/gemm_fp8.hpp) on the GPU:
-// TFLOP/s on 8192^3, 4096^3, 8192x8192x1024, 16384x1024x8192 and 128x8192x8192 (M x N x K),
+// TFLOP/s on 8192^3, 4096^3, 8192x8192x1024, 16384x1024x8192 and 128x8192x8192 (M x N x K;
+// the mma.sync GEMMs of gemm_sm80.hpp and gemm_tma_tensorop.hpp on the two square ones),
 // the median of 30 timed runs after warm-up (CUDA events through the driver API), rotating
 // through copies of A, B and C so that no run finds its inputs in L2 from the run before;
 // plus the cold JIT time of each kernel, and its registers and local memory per thread.
@@ -18,6 +19,7 @@
 #include "gemm_fp8.hpp"
 #include "gemm_fp8_e4m3_out.hpp"
 #include "gemm_sm80.hpp"
+#include "gemm_tma_tensorop.hpp"
 #include "gpu_timing.hpp"
 
 using namespace cutejit;
@@ -154,6 +156,10 @@ int main() {
     variant("gemm_tensorop_bf16_128x128_s4", examples::gemm_tensorop_bf16_config<s4>, s4);
     variant("gemm_tensorop_bf16_128x256_s3", examples::gemm_tensorop_bf16_config<wide>, wide);
     variant("gemm_tensorop_bf16_128x256_s4", examples::gemm_tensorop_bf16_config<wide4>, wide4);
+    // The same mma.sync tile fed by TMA with a producer warp (the sm_120 family's GEMM).
+    bench_shapes("gemm_tma_tensorop_bf16", gpu, host, [&](const Buffer<bf16>& a, const Buffer<bf16>& b, const Buffer<bf16>& c, const GemmShape& s) {
+      return examples::gemm_tma_tensorop_prepare<SM80_16x8x16_F32BF16BF16F32_TN, bf16>(gpu, a, b, c, s.m, s.n, s.k);
+    }, square);
   }
   {  // last: the variants must not cost the kernels above their figures
     std::vector<bf16> host = examples::random_bf16(pool, 1);

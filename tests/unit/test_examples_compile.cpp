@@ -14,6 +14,7 @@
 #include "fmha_sm80.hpp"
 #include "fmha_sm90.hpp"
 #include "gemm_sm80.hpp"
+#include "gemm_tma_tensorop.hpp"
 #include "saxpy.hpp"
 #include "sgemm.hpp"
 #include "softmax.hpp"
@@ -62,6 +63,12 @@ std::vector<Expectation> expectations() {
        {"ldmatrix.sync.aligned.m8n8.x4.shared.b16", "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32"}},
       {examples::gemm_tensorop_example<SM89_16x8x32_F32E4M3E4M3F32_TN, bf16>(300, 200, 528),
        {"mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32"}},
+      {examples::gemm_tma_tensorop_example<SM80_16x8x16_F32BF16BF16F32_TN, bf16>(300, 200, 520),
+       {"cp.async.bulk.tensor.2d.shared::cta.global", "mbarrier.try_wait.parity", "mbarrier.arrive.expect_tx",
+        "ldmatrix.sync.aligned.m8n8.x4.shared.b16", "ldmatrix.sync.aligned.m8n8.x2.shared.b16",
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"}},
+      {examples::gemm_tma_tensorop_example<SM89_16x8x32_F32E4M3E4M3F32_TN, bf16>(300, 200, 528),
+       {"cp.async.bulk.tensor.2d.shared::cta.global", "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32"}},
       {examples::gemm_tensorop_example<SM80_16x8x16_F32F16F16F32_TN, f16>(296, 264, 520, examples::gemm80::Major::mn,
                                                                            examples::gemm80::Major::mn),
        {"ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16", "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16",

@@ -69,7 +69,7 @@ TEST_CASE("a TMA copy: grid-constant tensor maps, bulk tensor load on an mbarrie
   CHECK(contains(ptx, ".param .align 64 .b8 tma_copy_param_0[128]"));
   CHECK(contains(ptx, ".param .align 64 .b8 tma_copy_param_1[128]"));
   CHECK(contains(ptx, "cvta.param.u64"));
-  for (const char* i : {"cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
+  for (const char* i : {"cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes",
                         "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group", "cp.async.bulk.commit_group",
                         "cp.async.bulk.wait_group 	0", "prefetch.tensormap", "mbarrier.try_wait.parity"}) {
     INFO(i);
@@ -123,7 +123,7 @@ TEST_CASE("the BF16 GEMM example: TMA ring, warp-specialised wgmma, register reb
   CHECK(contains(k.ptx, ".minnctapersm 1"));
   CHECK(contains(k.ptx, "setmaxnreg.dec.sync.aligned.u32 	40"));
   CHECK(contains(k.ptx, "setmaxnreg.inc.sync.aligned.u32 	232"));
-  CHECK(contains(k.ptx, "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"));
+  CHECK(contains(k.ptx, "cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes"));
   CHECK(contains(k.ptx, "mbarrier.try_wait.parity.shared.b64"));
   CHECK(contains(k.ptx, "wgmma.wait_group.sync.aligned 	1"));
   CHECK_FALSE(contains(k.ptx, ".local"));
@@ -151,7 +151,7 @@ TEST_CASE("the FP8 GEMM example: e4m3 TMA boxes of 128 x 128 bytes, four m64n256
   CHECK(contains(k.ptx, ".maxntid 384, 1, 1"));
   CHECK(contains(k.ptx, "setmaxnreg.dec.sync.aligned.u32 	40"));
   CHECK(contains(k.ptx, "setmaxnreg.inc.sync.aligned.u32 	232"));
-  CHECK(contains(k.ptx, "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"));
+  CHECK(contains(k.ptx, "cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes"));
   // A stage is 48 KB either way: 16 KB of A plus two 16 KB halves of B armed on the barrier.
   CHECK(examples::gemm::a_stage_bytes == 128 * 128);
   CHECK(examples::gemm::Config{}.shared_bytes() <= 227u * 1024u);
@@ -316,7 +316,7 @@ TEST_CASE("the GEMM layouts: row-major B (nn) and K x M A (tn, tt) read MN-major
   CHECK(transposes_are(at_bt, 1, 0));
   // TMA loads per stage: A is one 128 x 64 box K-major or two 64 x 64 boxes MN-major; B two
   // 128 x 64 boxes K-major or four 64 x 64 boxes MN-major.
-  const std::string load = "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes";
+  const std::string load = "cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes";
   CHECK(count(tn, load) == 3);
   CHECK(count(nn, load) == 5);
   CHECK(count(at_b, load) == 6);

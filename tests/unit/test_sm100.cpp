@@ -29,7 +29,7 @@ TEST_CASE("the sm_100 BF16 GEMM has the tcgen05 instructions in its PTX for ever
                           "tcgen05.mma.cta_group::1.kind::f16", "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64",
                           "tcgen05.ld.sync.aligned.32x32b.x32.b32", "tcgen05.wait::ld.sync.aligned",
                           "tcgen05.dealloc.cta_group::1.sync.aligned.b32", "tcgen05.fence::before_thread_sync",
-                          "tcgen05.fence::after_thread_sync", "cp.async.bulk.tensor.2d.shared::cluster.global", "st.shared.v4", "cp.async.bulk.tensor.2d.global.shared::cta"}) {
+                          "tcgen05.fence::after_thread_sync", "cp.async.bulk.tensor.2d.shared::cta.global", "st.shared.v4", "cp.async.bulk.tensor.2d.global.shared::cta"}) {
       INFO(i);
       CHECK(test::contains(k.ptx, i));
     }
@@ -125,7 +125,7 @@ TEST_CASE("the sm_100 NVFP4 and MXFP8 GEMMs have the block-scaled MMA, its copie
     INFO(t);
     CompiledKernel nv = examples::gemm_nvfp4_sm100_compile(Target::parse(t));
     for (const char* i : {"tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16", "tcgen05.cp.cta_group::1.32x128b.warpx4",
-                          "cp.async.bulk.tensor.3d.shared::cluster.global", "cp.async.bulk.tensor.2d.shared::cluster.global",
+                          "cp.async.bulk.tensor.3d.shared::cta.global", "cp.async.bulk.tensor.2d.shared::cta.global",
                           "tcgen05.ld.sync.aligned.32x32b.x32.b32"})
       CHECK(test::contains(nv.ptx, i));
     // NVFP4 128 x 128, E2M1 x E2M1, UE4M3, ids 0 (every step reads a whole column): 0x08200480,
