@@ -3,7 +3,8 @@
 // nvJitLink's one-time start-up, as a user's first launch would.
 //   cutejit_bench_compile_blackwell gemm_bf16_sm100 | gemm_bf16_sm100_clc | gemm_bf16_sm100_2cta | gemm_fp8_sm100 |
 //                                   gemm_nvfp4_sm100 | gemm_mxfp8_sm100 | gemm_nvfp4_sm120 | gemm_mxfp4_sm120 |
-//                                   gemm_mxfp8_sm120 | gemm_tma_tensorop_bf16_sm120 | gemm_tma_tensorop_fp8_sm120
+//                                   gemm_mxfp8_sm120 | gemm_tma_tensorop_bf16_sm120 | gemm_tma_tensorop_fp8_sm120 |
+//                                   gemv_nvfp4_sm120
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -12,6 +13,7 @@
 #include "gemm_block_scaled_sm120.hpp"
 #include "gemm_sm100.hpp"
 #include "gemm_tma_tensorop.hpp"
+#include "gemv_block_scaled_sm120.hpp"
 
 using namespace cutejit;
 
@@ -36,6 +38,8 @@ int main(int argc, char** argv) {
     k = examples::gemm_tma_tensorop_example<SM80_16x8x16_F32BF16BF16F32_TN, bf16>(8192, 8192, 8192).compile(Target::parse("sm_120a"));
   else if (which == "gemm_tma_tensorop_fp8_sm120")
     k = examples::gemm_tma_tensorop_example<SM89_16x8x32_F32E4M3E4M3F32_TN, bf16>(8192, 8192, 8192).compile(Target::parse("sm_120a"));
+  else if (which == "gemv_nvfp4_sm120")
+    k = examples::gemv_block_scaled_compile<SM120_16x8x64_F32E2M1E2M1F32_UE4M3_TN>(examples::gemv_nvfp4_sm120, Target::parse("sm_120a"));
   else {
     std::fprintf(stderr, "unknown kernel '%s'; see the comment at the top of bench_compile_blackwell.cpp\n", which.c_str());
     return 2;

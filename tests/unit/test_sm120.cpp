@@ -11,6 +11,7 @@
 #include "cutejit/atom/sm120/mma_block_scaled.hpp"
 #include "cutejit/dsl/narrow_floats.hpp"
 #include "gemm_block_scaled_sm120.hpp"
+#include "gemv_block_scaled_sm120.hpp"
 #include "sass.hpp"
 #include "support.hpp"
 
@@ -244,6 +245,49 @@ TEST_CASE("the block-scaled GEMMs' SASS: 8 OMMA.SF or QMMA.SF per K step, 4-byte
   CHECK_THROWS_WITH(examples::gemm_block_scaled_compile<SM120_16x8x64_F32E2M1E2M1F32_UE4M3_TN>(examples::gemm_nvfp4_sm120,
                                                                                                Target::parse("sm_120a"), 64, 64, 96),
                     Contains("needs M and N multiples of 64 and K of 64"));
+}
+
+TEST_CASE("the block-scaled GEMVs' SASS: four K steps' loads before their MMAs, one reduction through shared memory, no local memory",
+          "[unit]") {
+  using examples::gemv_block_scaled_compile;
+  for (const char* t : {"sm_120a", "sm_121a"}) {
+    INFO(t);
+    CompiledKernel nv = gemv_block_scaled_compile<SM120_16x8x64_F32E2M1E2M1F32_UE4M3_TN>(examples::gemv_nvfp4_sm120, Target::parse(t), 4096, 3);
+    std::string sass = test::disassemble(nv.cubin, "-sass");
+    // The K loop unrolled four times, and its remainder: five steps of one MMA each.
+    CHECK(test::count(sass, "OMMA.SF.16864.F32.E2M1.E2M1.UE4M3.4X") == 5);
+    // Per step and thread: W's 16 bytes and the tokens' 8 as 4-byte loads (the tokens' under a
+    // predicate), and 4 + 4 scale bytes.
+    CHECK(test::count(sass, "LDG.E.CONSTANT ") == 5 * 6);
+    CHECK(test::count(sass, "LDG.E.U8.CONSTANT ") == 5 * 8);
+    CHECK(test::count(sass, "BAR.SYNC") == 1);  // the warps' partial sums meet once
+    CHECK(test::count(sass, "STG.E ") == 4);    // a thread's 4 accumulators, each under its token's predicate
+    test::check_no_local_memory(nv.cubin, nv.name, sass);
+    CHECK(test::resource_usage(nv.cubin, nv.name, "REG") <= 128);  // 96
+    // The four steps' operand loads are issued before the first of their MMAs.
+    const size_t first_mma = sass.find("OMMA.SF"), twelfth_load = [&] {
+      size_t at = 0;
+      for (int i = 0; i < 12; ++i) at = sass.find("LDG.E.CONSTANT ", at + 1);
+      return at;
+    }();
+    CHECK(twelfth_load < sass.find("OMMA.SF", first_mma + 1));
+    CompiledKernel mx4 = gemv_block_scaled_compile<SM120_16x8x64_F32E2M1E2M1F32_UE8M0_TN>(examples::gemv_mxfp4_sm120, Target::parse(t), 4096, 8);
+    CHECK(test::count(test::disassemble(mx4.cubin, "-sass"), "OMMA.SF.16864.F32.E2M1.E2M1.E8") == 5);
+    CompiledKernel mx8 = gemv_block_scaled_compile<SM120_16x8x32_F32E4M3E4M3F32_UE8M0_TN>(examples::gemv_mxfp8_sm120, Target::parse(t), 4096, 1);
+    std::string mx8_sass = test::disassemble(mx8.cubin, "-sass");
+    CHECK(test::count(mx8_sass, "QMMA.SF.16832.F32.E4M3.E4M3.E8") == 5);
+    test::check_no_local_memory(mx8.cubin, mx8.name, mx8_sass);
+  }
+  auto nvfp4 = [](const char* target, int64_t n, int64_t tokens, int64_t k) {
+    return gemv_block_scaled_compile<SM120_16x8x64_F32E2M1E2M1F32_UE4M3_TN>(examples::gemv_nvfp4_sm120, Target::parse(target), n, tokens, k);
+  };
+  CHECK_THROWS_WITH(nvfp4("sm_120a", 4096, 9, 4096), Contains("test_sm120.cpp") && Contains("gemv_nvfp4_sm120 needs N a multiple of 16, K of "
+                                                                                             "64, N x K below 2^31 and 1 to 8 tokens, not N "
+                                                                                             "= 4096, K = 4096 and 9 tokens"));
+  CHECK_THROWS_WITH(nvfp4("sm_120a", 4104, 1, 4096), Contains("not N = 4104"));
+  CHECK_THROWS_WITH(nvfp4("sm_120a", 4096, 1, 4000), Contains("K = 4000"));
+  CHECK_THROWS_WITH(nvfp4("sm_120a", 4096, 0, 4096), Contains("and 0 tokens"));
+  CHECK_THROWS_WITH(nvfp4("sm_100a", 4096, 1, 4096), Contains("gemv_block_scaled_sm120.hpp") && Contains("is not available on sm_100a"));
 }
 
 TEST_CASE("kind::f8f6f4 mma.sync without scales takes FP6 and FP4 operands through TiledMma", "[unit]") {
