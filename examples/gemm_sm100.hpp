@@ -495,6 +495,12 @@ inline Kernel gemm_nvfp4_sm100{"gemm_nvfp4_sm100", [](TmaDescriptor<uint8_t> a, 
                                                       TmaDescriptor<uint8_t> sfb, TmaDescriptor<bf16> c, Int m, Int n, Int k) {
   gemm_sm100::kernel(gemm_sm100::Nvfp4{a, b, sfa, sfb}, c, m, n, k);
 }};
+/// gemm_nvfp4_sm100 with its tiles handed out by cluster launch control, one CTA per tile
+/// (launch_config<Nvfp4, Scheduling::clc>).
+inline Kernel gemm_nvfp4_sm100_clc{"gemm_nvfp4_sm100_clc", [](TmaDescriptor<uint8_t> a, TmaDescriptor<uint8_t> b, TmaDescriptor<uint8_t> sfa,
+                                                              TmaDescriptor<uint8_t> sfb, TmaDescriptor<bf16> c, Int m, Int n, Int k) {
+  gemm_sm100::kernel<gemm_sm100::Scheduling::clc>(gemm_sm100::Nvfp4{a, b, sfa, sfb}, c, m, n, k);
+}};
 /// The same with A and B e4m3 (K bytes per row) and UE8M0 scales per 32 elements (M x K / 32).
 inline Kernel gemm_mxfp8_sm100{"gemm_mxfp8_sm100", [](TmaDescriptor<f8e4m3> a, TmaDescriptor<f8e4m3> b, TmaDescriptor<uint8_t> sfa,
                                                       TmaDescriptor<uint8_t> sfb, TmaDescriptor<bf16> c, Int m, Int n, Int k) {
@@ -528,6 +534,9 @@ CompiledKernel gemm_block_scaled_sm100_compile(const K& kernel, const Target& ta
 }
 inline CompiledKernel gemm_nvfp4_sm100_compile(const Target& target) {
   return gemm_block_scaled_sm100_compile<gemm_sm100::Nvfp4>(gemm_nvfp4_sm100, target);
+}
+inline CompiledKernel gemm_nvfp4_sm100_clc_compile(const Target& target) {
+  return gemm_block_scaled_sm100_compile<gemm_sm100::Nvfp4>(gemm_nvfp4_sm100_clc, target);
 }
 inline CompiledKernel gemm_mxfp8_sm100_compile(const Target& target) {
   return gemm_block_scaled_sm100_compile<gemm_sm100::Mxfp8>(gemm_mxfp8_sm100, target);

@@ -164,6 +164,27 @@ TEST_CASE("the sm_100 block-scaled GEMMs' SASS: UTCOMMA.4X or UTCQMMA per step, 
     CHECK_THROWS_WITH(examples::gemm_nvfp4_sm100_compile(Target::parse(t)), Contains(std::string("is not available on ") + t));
 }
 
+TEST_CASE("the sm_100 NVFP4 GEMM on cluster launch control: one try_cancel per tile, the block-scaled steps unchanged", "[unit]") {
+  for (const char* t : {"sm_100a", "sm_103a", "sm_110a"}) {
+    INFO(t);
+    CompiledKernel k = examples::gemm_nvfp4_sm100_clc_compile(Target::parse(t));
+    CHECK(test::contains(k.ptx, "clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes.b128"));
+    CHECK(test::contains(k.ptx, "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16"));
+    std::string sass = test::disassemble(k.cubin, "-sass");
+    CHECK(test::count(sass, "UGETNEXTWORKID") == 1);
+    CHECK(test::count(sass, std::string(t) == "sm_103a" ? "UTCOMMA.BLOCK16" : "UTCOMMA.4X") == 4);
+    CHECK(test::count(sass, "UTCCP.T.S.4x32dp128bit") == 8);
+    CHECK(test::count(sass, "UTMASTG.2D") == 4);
+    test::check_no_local_memory(k.cubin, k.name, sass);
+    CHECK(test::resource_usage(k.cubin, k.name, "REG") <= 128);
+  }
+  using examples::gemm_sm100::Nvfp4;
+  using examples::gemm_sm100::Scheduling;
+  // 2048 x 4096 in 128 x 128 tiles: 512 CTAs, one per tile, against 148 for the static walk.
+  CHECK(examples::gemm_sm100::launch_config<Nvfp4, Scheduling::clc>(148, 2048, 4096).grid.x == 512);
+  CHECK(examples::gemm_sm100::launch_config<Nvfp4>(148, 2048, 4096).grid.x == 148);
+}
+
 TEST_CASE("the block-scaled GEMM's scale boxes land in shared memory as the tile layout its MMAs check", "[unit]") {
   // The scale tensor maps view the blocked tensor as (row blocks, 256-byte half chunks, 256
   // bytes) and load boxes of (tile rows / 128, half_chunks, 256) at (row0 / 128, kt half_chunks,
