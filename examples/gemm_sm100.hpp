@@ -506,6 +506,11 @@ inline Kernel gemm_mxfp8_sm100{"gemm_mxfp8_sm100", [](TmaDescriptor<f8e4m3> a, T
                                                       TmaDescriptor<uint8_t> sfb, TmaDescriptor<bf16> c, Int m, Int n, Int k) {
   gemm_sm100::kernel(gemm_sm100::Mxfp8{a, b, sfa, sfb}, c, m, n, k);
 }};
+/// gemm_mxfp8_sm100 on cluster launch control (launch_config<Mxfp8, Scheduling::clc>).
+inline Kernel gemm_mxfp8_sm100_clc{"gemm_mxfp8_sm100_clc", [](TmaDescriptor<f8e4m3> a, TmaDescriptor<f8e4m3> b, TmaDescriptor<uint8_t> sfa,
+                                                              TmaDescriptor<uint8_t> sfb, TmaDescriptor<bf16> c, Int m, Int n, Int k) {
+  gemm_sm100::kernel<gemm_sm100::Scheduling::clc>(gemm_sm100::Mxfp8{a, b, sfa, sfb}, c, m, n, k);
+}};
 
 /// A dense kernel cross-compiled for `target` (an sm_100-family target) at an m x n x k shape.
 template <class T, int Ctas = 1, class K>
@@ -540,6 +545,9 @@ inline CompiledKernel gemm_nvfp4_sm100_clc_compile(const Target& target) {
 }
 inline CompiledKernel gemm_mxfp8_sm100_compile(const Target& target) {
   return gemm_block_scaled_sm100_compile<gemm_sm100::Mxfp8>(gemm_mxfp8_sm100, target);
+}
+inline CompiledKernel gemm_mxfp8_sm100_clc_compile(const Target& target) {
+  return gemm_block_scaled_sm100_compile<gemm_sm100::Mxfp8>(gemm_mxfp8_sm100_clc, target);
 }
 
 }  // namespace examples

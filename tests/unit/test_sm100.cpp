@@ -164,19 +164,25 @@ TEST_CASE("the sm_100 block-scaled GEMMs' SASS: UTCOMMA.4X or UTCQMMA per step, 
     CHECK_THROWS_WITH(examples::gemm_nvfp4_sm100_compile(Target::parse(t)), Contains(std::string("is not available on ") + t));
 }
 
-TEST_CASE("the sm_100 NVFP4 GEMM on cluster launch control: one try_cancel per tile, the block-scaled steps unchanged", "[unit]") {
+TEST_CASE("the sm_100 NVFP4 and MXFP8 GEMMs on cluster launch control: one try_cancel per tile, the block-scaled steps unchanged",
+          "[unit]") {
   for (const char* t : {"sm_100a", "sm_103a", "sm_110a"}) {
-    INFO(t);
-    CompiledKernel k = examples::gemm_nvfp4_sm100_clc_compile(Target::parse(t));
-    CHECK(test::contains(k.ptx, "clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes.b128"));
-    CHECK(test::contains(k.ptx, "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16"));
-    std::string sass = test::disassemble(k.cubin, "-sass");
-    CHECK(test::count(sass, "UGETNEXTWORKID") == 1);
-    CHECK(test::count(sass, std::string(t) == "sm_103a" ? "UTCOMMA.BLOCK16" : "UTCOMMA.4X") == 4);
-    CHECK(test::count(sass, "UTCCP.T.S.4x32dp128bit") == 8);
-    CHECK(test::count(sass, "UTMASTG.2D") == 4);
-    test::check_no_local_memory(k.cubin, k.name, sass);
-    CHECK(test::resource_usage(k.cubin, k.name, "REG") <= 128);
+    for (bool nvfp4 : {true, false}) {
+      INFO(t << (nvfp4 ? " nvfp4" : " mxfp8"));
+      CompiledKernel k = nvfp4 ? examples::gemm_nvfp4_sm100_clc_compile(Target::parse(t))
+                               : examples::gemm_mxfp8_sm100_clc_compile(Target::parse(t));
+      CHECK(test::contains(k.ptx, "clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes.b128"));
+      CHECK(test::contains(k.ptx, nvfp4 ? "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16"
+                                        : "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.block32"));
+      std::string sass = test::disassemble(k.cubin, "-sass");
+      CHECK(test::count(sass, "UGETNEXTWORKID") == 1);
+      const std::string nvfp4_mma = std::string(t) == "sm_103a" ? "UTCOMMA.BLOCK16" : "UTCOMMA.4X";
+      CHECK(test::count(sass, nvfp4 ? nvfp4_mma : "UTCQMMA") == 4);
+      CHECK(test::count(sass, "UTCCP.T.S.4x32dp128bit") == (nvfp4 ? 8 : 2));
+      CHECK(test::count(sass, "UTMASTG.2D") == 4);
+      test::check_no_local_memory(k.cubin, k.name, sass);
+      CHECK(test::resource_usage(k.cubin, k.name, "REG") <= 128);
+    }
   }
   using examples::gemm_sm100::Nvfp4;
   using examples::gemm_sm100::Scheduling;
