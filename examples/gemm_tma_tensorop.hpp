@@ -1,7 +1,7 @@
 // The mma.sync GEMM fed by TMA (sm_90 and newer: the GEMM of the sm_120 family, whose tensor
 // cores are mma.sync, and of any Hopper or Blackwell part without wgmma or tcgen05 in reach):
-// C (M x N) = A (M x K) * B^T, B stored N x K (both K-major), one template for the BF16, FP16
-// and FP8 mma.sync atoms.
+// C (M x N) = epilogue(A (M x K) * B^T), B stored N x K (both K-major), one template for the
+// BF16, FP16 and FP8 mma.sync atoms; the epilogue hook is epilogue_hook.hpp's.
 //   - Warp-specialised: warps 0-3 multiply (a 2 x 2 TiledMma of 64 x 64 per warp, the
 //     multistage GEMM's), warp 4 loads: for each 128-byte k tile it acquires a stage of a
 //     PipelineTmaAsync ring and issues one TMA box of A (128 rows) and one of B (128 rows).
@@ -11,13 +11,17 @@
 //     stage after its last ldmatrix from it.
 //   - The copy engine zero-fills a box past the tensor's edges, so any M, N and K (K a multiple
 //     of 16 bytes' elements, for the tensor map's row stride) need no predicates in the main
-//     loop; the epilogue stores each accumulator pair inside C.
+//     loop; the epilogue applies the hook to each accumulator and stores the pairs inside C (the
+//     hook sees a value past M or N at the last row or column, so what it reads stays in bounds).
 // Three stages of 32 KB fit the 99 KB of shared memory an sm_120 CTA may have. It runs on the
 // H200 built for sm_90a; for sm_120a and sm_121a it is compile-verified.
 #pragma once
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
+#include "epilogue_hook.hpp"
 #include "gemm_sm80.hpp"
 
 namespace examples {
@@ -37,11 +41,12 @@ struct Resources {
   static_assert(shared_bytes <= 101376, "the ring fits the 99 KB of shared memory an sm_120 CTA may have");
 };
 
-template <class Op, Element Out>
+template <class Op, Element Out, Epilogue E = Identity>
 void kernel(const TmaDescriptor<typename Op::ElementA>& a, const TmaDescriptor<typename Op::ElementB>& b, const Tensor<Out>& c,
-            const Int& m, const Int& n, const Int& k) {
+            const Int& m, const Int& n, const Int& k, const E& epilogue = {}) {
   using T = typename Op::ElementA;
   static_assert(std::is_same_v<T, typename Op::ElementB>, "one element type for A and B (one box shape)");
+  static_assert(std::is_same_v<typename Op::ElementC, float>, "f32 accumulators, which the epilogue hook takes");
   using R = Resources<T>;
   constexpr int tile_k = gemm80::Config::tile_k<T>(), stages = config.stages;
   launch_bounds(threads);
@@ -92,11 +97,18 @@ void kernel(const TmaDescriptor<typename Op::ElementA>& a, const TmaDescriptor<t
       // This thread's ldmatrix reads of the stage are done (their registers are the MMAs' inputs).
       ring.consumer_release(s);
     });
-    auto out = make_rmem_tensor<Out>(acc.layout());
-    for (int64_t i = 0; i < size(acc.layout()).value(); ++i) out(IntTuple(i)) = cast<Out>(Value<typename Op::ElementC>(acc(IntTuple(i))));
     Int bm = block_idx().x, bn = block_idx().y;
-    copy_if(thr_mma.partition_C(local_tile(make_identity_tensor(c.shape()), IntTuple{config.tile_m, config.tile_n}, IntTuple{bm, bn})), c.shape(),
-            out, thr_mma.partition_C(local_tile(c, IntTuple{config.tile_m, config.tile_n}, IntTuple{bm, bn})));
+    CoordTensor cC = thr_mma.partition_C(local_tile(make_identity_tensor(c.shape()), IntTuple{config.tile_m, config.tile_n}, IntTuple{bm, bn}));
+    auto out = make_rmem_tensor<Out>(acc.layout());
+    for (int64_t i = 0; i < size(acc.layout()).value(); ++i) {
+      F32 x = F32(acc(IntTuple(i)));
+      if constexpr (!std::is_same_v<E, Identity>) {
+        IntTuple at = cC(IntTuple(i));
+        x = F32(epilogue(x, min(coordinate<0>(at), m - 1), min(coordinate<1>(at), n - 1)));
+      }
+      out(IntTuple(i)) = cast<Out>(x);
+    }
+    copy_if(cC, c.shape(), out, thr_mma.partition_C(local_tile(c, IntTuple{config.tile_m, config.tile_n}, IntTuple{bm, bn})));
   });
 }
 
@@ -161,6 +173,42 @@ Example gemm_tma_tensorop_example(int64_t m, int64_t n, int64_t k, unsigned seed
             return gemm_tma_tensorop<Op, Out>.compile(t, gemm_tma::operand_map_for_compile<T>(), gemm_tma::operand_map_for_compile<T>(),
                                                       DeviceTensor<Out>::make(256, std::array<int64_t, 2>{m, n}, std::array<int64_t, 2>{n, 1}),
                                                       int32_t(m), int32_t(n), int32_t(k));
+          },
+          1e-2,
+          {"sm_90a", "sm_120a", "sm_121a"}};
+}
+
+/// The epilogue hook on the BF16 instance: C = relu(A * B^T + bias), a bias per column (f32).
+inline Kernel gemm_tma_tensorop_bias_relu{
+    "gemm_tma_tensorop_bias_relu", [](TmaDescriptor<bf16> a, TmaDescriptor<bf16> b, Tensor<bf16> c, Tensor<f32> bias, Int m, Int n, Int k) {
+      gemm_tma::kernel<SM80_16x8x16_F32BF16BF16F32_TN, bf16>(a, b, c, m, n, k,
+                                                             [&](F32 x, Int, Int col) { return max(x + F32(bias(col)), F32(0.0f)); });
+    }};
+
+/// gemm_tma_tensorop_bias_relu against relu(float64 product + bias) of random operands.
+inline Example gemm_tma_tensorop_bias_relu_example(int64_t m, int64_t n, int64_t k, unsigned seed = 41) {
+  return {"gemm_tma_tensorop_bias_relu",
+          [=](const Device& gpu) {
+            auto ha = gemm80::random_operand<bf16>(size_t(m * k), seed), hb = gemm80::random_operand<bf16>(size_t(n * k), seed + 1);
+            std::vector<float> hbias = gemm80::random_operand<float>(size_t(n), seed + 2);
+            auto a = gpu.upload(ha), b = gpu.upload(hb);
+            auto bias = gpu.upload(hbias);
+            auto c = gpu.upload(gemm80::poisoned<bf16>(m, n));
+            gemm_tma::check_shape(gemm_tma_tensorop_bias_relu.name(), m, n, k, 2);
+            gemm_tma_tensorop_bias_relu.prepare(gpu, gemm_tma::launch(m, n, gemm_tma::Resources<bf16>::shared_bytes), gemm_tma::operand_map(a, m, k),
+                                                gemm_tma::operand_map(b, n, k), c.view({m, n}), bias.view({n}), int32_t(m), int32_t(n),
+                                                int32_t(k))();
+            gpu.synchronize();
+            std::vector<double> ref = gemm80::reference(ha, hb, m, n, k, gemm80::Major::k, gemm80::Major::k);
+            for (int64_t i = 0; i < m; ++i)
+              for (int64_t j = 0; j < n; ++j) ref[size_t(i * n + j)] = std::max(ref[size_t(i * n + j)] + double(hbias[size_t(j)]), 0.0);
+            return gemm::error(gemm::to_floats(c), ref);
+          },
+          [=](const Target& t) {
+            return gemm_tma_tensorop_bias_relu.compile(t, gemm_tma::operand_map_for_compile<bf16>(), gemm_tma::operand_map_for_compile<bf16>(),
+                                                       DeviceTensor<bf16>::make(256, std::array<int64_t, 2>{m, n}, std::array<int64_t, 2>{n, 1}),
+                                                       DeviceTensor<float>::make(0, std::array<int64_t, 1>{n}, std::array<int64_t, 1>{1}),
+                                                       int32_t(m), int32_t(n), int32_t(k));
           },
           1e-2,
           {"sm_90a", "sm_120a", "sm_121a"}};

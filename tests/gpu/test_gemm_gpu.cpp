@@ -306,5 +306,8 @@ TEST_CASE("the TMA-fed mma.sync GEMM (the sm_120 family's) matches a float64 pro
       gemm_tma_tensorop_example<SM80_16x8x16_F32BF16BF16F32_TN, bf16>(2304, 1920, 1024),
       gemm_tma_tensorop_example<SM80_16x8x16_F32F16F16F32_TN, f16>(256, 384, 512),
       gemm_tma_tensorop_example<SM89_16x8x32_F32E4M3E4M3F32_TN, bf16>(300, 200, 528),
+      // The epilogue hook: relu(A B^T + bias), ragged (its column clamp keeps the bias read in bounds).
+      examples::gemm_tma_tensorop_bias_relu_example(300, 200, 520),
+      examples::gemm_tma_tensorop_bias_relu_example(1000, 1000, 1000),
   });
 }

@@ -71,6 +71,21 @@ TEST_CASE("the TMA GEMM's SASS on sm_120a, sm_121a and sm_90a: HMMA or QMMA, LDS
   }
 }
 
+TEST_CASE("the TMA GEMM's epilogue hook is traced into its epilogue: a bias read per column, and nothing read without it", "[unit]") {
+  for (const char* t : {"sm_120a", "sm_90a"}) {
+    INFO(t);
+    CompiledKernel biased = examples::gemm_tma_tensorop_bias_relu_example(300, 200, 520).compile(Target::parse(t));
+    CHECK(test::contains(biased.ptx, "ld.global"));  // the bias
+    CHECK(test::contains(biased.ptx, "max.f32"));    // the ReLU
+    std::string sass = test::disassemble(biased.cubin, "-sass");
+    CHECK(test::count(sass, "HMMA.16816.F32.BF16") == 128);
+    test::check_no_local_memory(biased.cubin, biased.name, sass);
+    CompiledKernel plain = examples::gemm_tma_tensorop_example<SM80_16x8x16_F32BF16BF16F32_TN, bf16>(300, 200, 520).compile(Target::parse(t));
+    CHECK_FALSE(test::contains(plain.ptx, "ld.global"));  // the operands come by TMA, and Identity reads nothing
+    CHECK_FALSE(test::contains(plain.ptx, "max.f32"));
+  }
+}
+
 TEST_CASE("the TMA GEMM refuses shapes its tensor maps cannot describe", "[unit]") {
   CHECK_THROWS_WITH(examples::gemm_tma::check_shape("g", 64, 64, 60, 2),
                     Contains("test_gemm_tma_tensorop.cpp") && Contains("g needs M, N and K from 1 below 2^31, K a multiple of 8 and N of 2, not 64 x 64 x 60"));
