@@ -33,6 +33,26 @@ using namespace cutejit;
 namespace gemm_sm120 {
 inline constexpr int tile_m = 64, tile_n = 64, warps = 4, threads = 32 * warps;
 
+/// Bytes as a rows x cols row-major tensor.
+inline Tensor<uint8_t> row_major(const Tensor<uint8_t>& t, const Int& rows, const Int& cols) {
+  return make_tensor(t.data(), Layout(IntTuple{rows, cols}, IntTuple{cols, 1}));
+}
+
+/// A thread's scale register for one atom's K step: one byte per K block of its row of A
+/// (column of B), where the atom's scale-factor layout `tv` puts them; `row(r)` is the row of
+/// `scales` that holds row r of the atom's `tile_rows`.
+template <class Op, class Row>
+Value<uint32_t> scale_register(const Tensor<uint8_t>& scales, const Layout& tv, const Int& lane, int tile_rows, const Row& row,
+                               const Int& step) {
+  Value<uint32_t> r(0u);
+  for (int j = 0; j < Op::scales; ++j) {
+    Integer at = tv(lane, j);  // row + tile_rows * block
+    Int block = Int(at) / tile_rows;
+    r = r | (cast<uint32_t>(Value<uint8_t>(scales(row(Int(at) % tile_rows), step * Op::scales + block))) << uint32_t(8 * j));
+  }
+  return r;
+}
+
 template <class Op>
 void kernel(const Tensor<uint8_t>& a, const Tensor<uint8_t>& b, const Tensor<uint8_t>& sfa, const Tensor<uint8_t>& sfb,
             const Tensor<float>& c, const Int& m, const Int& n, const Int& k) {
@@ -45,11 +65,8 @@ void kernel(const Tensor<uint8_t>& a, const Tensor<uint8_t>& b, const Tensor<uin
   // check makes every operand row a multiple of 32 bytes, which the 4-byte loads rely on (the
   // scales are read byte by byte).
   Int row_bytes = assume_divisible(k / elements_per_byte, 32), row_scales = k / Op::scale_block;
-  auto rows = [](const Tensor<uint8_t>& t, const Int& r, const Int& cols) {
-    return make_tensor(t.data(), Layout(IntTuple{r, cols}, IntTuple{cols, 1}));
-  };
-  Tensor<uint8_t> A = rows(a, m, row_bytes), B = rows(b, n, row_bytes);
-  Tensor<uint8_t> SFA = rows(sfa, m, row_scales), SFB = rows(sfb, n, row_scales);
+  Tensor<uint8_t> A = row_major(a, m, row_bytes), B = row_major(b, n, row_bytes);
+  Tensor<uint8_t> SFA = row_major(sfa, m, row_scales), SFB = row_major(sfb, n, row_scales);
   Tensor<float> C = make_tensor(c.data(), Layout(IntTuple{m, n}, IntTuple{assume_divisible(n, tile_n), 1}));
 
   auto tiled = make_tiled_mma(Op{}, make_layout({warps, 1, 1}));
@@ -61,24 +78,17 @@ void kernel(const Tensor<uint8_t>& a, const Tensor<uint8_t>& b, const Tensor<uin
   // This thread's scale factors: (row, K block) of its warp's 16 rows, (column, K block) of
   // each atom's 8 columns, from the atom's layouts.
   const Layout sfa_tv = Op::layout_sfa(), sfb_tv = Op::layout_sfb();
-  auto scale_register = [&](const Tensor<uint8_t>& scales, const Layout& tv, int tile_rows, const Int& row0, const Int& step) {
-    Value<uint32_t> r(0u);
-    for (int j = 0; j < Op::scales; ++j) {
-      Integer at = tv(lane, j);  // row + tile_rows * block
-      Int row = Int(at) % tile_rows, block = Int(at) / tile_rows;
-      r = r | (cast<uint32_t>(Value<uint8_t>(scales(row0 + row, step * Op::scales + block))) << uint32_t(8 * j));
-    }
-    return r;
-  };
 
   for_(0, k / Op::k_elements, [&](Int step) {
     Tensor<uint8_t> fa = thr.partition_fragment_A({tile_m, k_bytes});  // (16, 1, 1)
     Tensor<uint8_t> fb = thr.partition_fragment_B({tile_n, k_bytes});  // (8, 8, 1)
     copy(thr.partition_A(gA(_, _, step)), fa);
     copy(thr.partition_B(gB(_, _, step)), fb);
-    Value<uint32_t> scale_a = scale_register(SFA, sfa_tv, 16, bm * tile_m + warp * 16, step);
+    Int a_row0 = bm * tile_m + warp * 16;
+    Value<uint32_t> scale_a = scale_register<Op>(SFA, sfa_tv, lane, 16, [&](const Int& r) { return a_row0 + r; }, step);
     for (int j = 0; j < tile_n / Op::n; ++j) {
-      Value<uint32_t> scale_b = scale_register(SFB, sfb_tv, 8, bn * tile_n + j * Op::n, step);
+      Int b_row0 = bn * tile_n + j * Op::n;
+      Value<uint32_t> scale_b = scale_register<Op>(SFB, sfb_tv, lane, 8, [&](const Int& r) { return b_row0 + r; }, step);
       mma(Op{}, acc(_, 0, j), fa(_, 0, 0), fb(_, j, 0), acc(_, 0, j), scale_a, scale_b);
     }
   });

@@ -28,6 +28,7 @@
 #include <cutejit/tensor/partition.hpp>
 
 #include "example.hpp"
+#include "gemm_block_scaled_sm120.hpp"
 
 namespace examples {
 using namespace cutejit;
@@ -46,9 +47,7 @@ void kernel(const Tensor<uint8_t>& w, const Tensor<uint8_t>& x, const Tensor<uin
   Int bn = block_idx().x;
   // The shape check makes every operand row a multiple of 32 bytes, which the 4-byte loads rely on.
   Int row_bytes = assume_divisible(k / elements_per_byte, 32), row_scales = k / Op::scale_block;
-  auto row_major = [](const Tensor<uint8_t>& t, const Int& r, const Int& cols) {
-    return make_tensor(t.data(), Layout(IntTuple{r, cols}, IntTuple{cols, 1}));
-  };
+  using gemm_sm120::row_major;
   Tensor<uint8_t> W = row_major(w, n, row_bytes), X = row_major(x, tokens, row_bytes);
   Tensor<uint8_t> SFW = row_major(sfw, n, row_scales), SFX = row_major(sfx, tokens, row_scales);
   // Y transposed, (N, T): the atom's C is (weight row, token).
@@ -62,17 +61,7 @@ void kernel(const Tensor<uint8_t>& w, const Tensor<uint8_t>& x, const Tensor<uin
   Tensor<uint8_t> gX = local_tile(X, IntTuple{max_tokens, k_bytes}, IntTuple{0, _});  // (8, 32, k steps), rows past T predicated
   auto cX = local_tile(make_identity_tensor(X.shape()), IntTuple{max_tokens, k_bytes}, IntTuple{0, _});
   const Layout sfw_tv = Op::layout_sfa(), sfx_tv = Op::layout_sfb();
-  // This thread's scale register: one byte per K block of its row, as the atom's layout places them.
-  auto scale_register = [&](const Tensor<uint8_t>& scales, const Layout& tv, int tile_rows, const Int& row0, const Int& last,
-                            const Int& step) {
-    Value<uint32_t> r(0u);
-    for (int j = 0; j < Op::scales; ++j) {
-      Integer at = tv(lane, j);  // row + tile_rows * block
-      Int row = min(row0 + Int(at) % tile_rows, last), block = Int(at) / tile_rows;
-      r = r | (cast<uint32_t>(Value<uint8_t>(scales(row, step * Op::scales + block))) << uint32_t(8 * j));
-    }
-    return r;
-  };
+  Int w_row0 = bn * rows;
 
   for_(warp, k / Op::k_elements, warps, [&](Int step) {
     Tensor<uint8_t> fw = thr.partition_fragment_A({rows, k_bytes});
@@ -80,8 +69,9 @@ void kernel(const Tensor<uint8_t>& w, const Tensor<uint8_t>& x, const Tensor<uin
     copy(thr.partition_A(gW(_, _, step)), fw);
     fill(fx, uint8_t(0));
     copy_if(thr.partition_B(cX(_, _, step)), X.shape(), thr.partition_B(gX(_, _, step)), fx);
-    Value<uint32_t> scale_w = scale_register(SFW, sfw_tv, rows, bn * rows, n - 1, step);
-    Value<uint32_t> scale_x = scale_register(SFX, sfx_tv, max_tokens, Int(0), tokens - 1, step);
+    Value<uint32_t> scale_w = gemm_sm120::scale_register<Op>(SFW, sfw_tv, lane, rows, [&](const Int& r) { return w_row0 + r; }, step);
+    // The padding's columns read the last token's scales (a real row).
+    Value<uint32_t> scale_x = gemm_sm120::scale_register<Op>(SFX, sfx_tv, lane, max_tokens, [&](const Int& r) { return min(r, tokens - 1); }, step);
     mma(Op{}, acc(_, 0, 0), fw(_, 0, 0), fx(_, 0, 0), acc(_, 0, 0), scale_w, scale_x);
   }, Unroll{4});  // four steps' loads in flight per warp: a GEMV is bound by how many bytes of W are in flight
 

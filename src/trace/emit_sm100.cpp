@@ -204,11 +204,8 @@ void tma_load_pair(ValueId descriptor, ValueId shared_dst, ValueId bar, std::spa
   Trace& t = Trace::current(where);
   t.require(Feature::tcgen05, "cp.async.bulk.tensor .cta_group::2 (a TMA load for a CTA pair)", where);
   cta_group(t, sm100::CtaGroup::two, "cp.async.bulk.tensor .cta_group::2 (a TMA load for a CTA pair)", where);
-  if (coords.empty() || coords.size() > 5) trace_error("a TMA copy takes 1 to 5 coordinates, not " + std::to_string(coords.size()), where);
-  if (t.get(shared_dst, where).known < 128)
-    trace_error("a TMA shared-memory tile must be 128-byte aligned; its address is known to be only " +
-                    std::to_string(t.get(shared_dst, where).known) + "-byte aligned",
-                where);
+  check_tma_tile_alignment(t, shared_dst, where);
+  llvm::SmallVector<mlir::Value> c = tma_coordinates(t, coords, where);
   mlir::OpBuilder& b = t.builder();
   mlir::Location l = t.loc(where);
   mlir::Value map = mlir::LLVM::PtrToIntOp::create(b, l, b.getI64Type(), descriptor_pointer(t, descriptor, where));
@@ -220,11 +217,9 @@ void tma_load_pair(ValueId descriptor, ValueId shared_dst, ValueId bar, std::spa
                                                       shared_pointer(t, bar, "a TMA load's mbarrier", where), even);
   llvm::SmallVector<mlir::Value> operands = {shared_u32(t, shared_dst, "a TMA load's destination", where), map,
                                              mlir::LLVM::PtrToIntOp::create(b, l, b.getI32Type(), leader_bar)};
+  operands.append(c.begin(), c.end());
   std::string constraints = "r,l,r";
-  for (ValueId c : coords) {
-    operands.push_back(i32_operand(t, c, "a TMA coordinate", where));
-    constraints += ",r";
-  }
+  for (size_t i = 0; i < c.size(); ++i) constraints += ",r";
   emit_ptx(t, where, 0, operands,
            "cp.async.bulk.tensor." + std::to_string(coords.size()) +
                "d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::2 [$0], [$1, " + register_list(3, int(coords.size())) +

@@ -169,21 +169,19 @@ ValueId tensor_map_argument(int flat_index, Where where) {
   return t.add_pointer(t.argument(flat_index, where), Space::global, 64);
 }
 
-namespace {
-llvm::SmallVector<mlir::Value> coordinates(Trace& t, std::span<const ValueId> coords, const Where& w) {
+llvm::SmallVector<mlir::Value> tma_coordinates(Trace& t, std::span<const ValueId> coords, const Where& w) {
   if (coords.empty() || coords.size() > 5) trace_error("a TMA copy takes 1 to 5 coordinates, not " + std::to_string(coords.size()), w);
   llvm::SmallVector<mlir::Value> out;
   for (ValueId c : coords) out.push_back(i32_operand(t, c, "a TMA coordinate", w));
   return out;
 }
-void check_tile_alignment(Trace& t, ValueId tile, const Where& w) {
+void check_tma_tile_alignment(Trace& t, ValueId tile, const Where& w) {
   // The copy engine reads and writes shared memory in 128-byte lines.
   if (t.get(tile, w).known < 128)
     trace_error("a TMA shared-memory tile must be 128-byte aligned; its address is known to be only " +
                     std::to_string(t.get(tile, w).known) + "-byte aligned",
                 w);
 }
-}  // namespace
 
 namespace {
 /// A TMA tile load; `multicast` (an i16 CTA mask) or null for this CTA only.
@@ -194,8 +192,8 @@ void emit_tma_load(ValueId descriptor, ValueId shared_dst, ValueId bar, std::spa
   mlir::Value d = descriptor_pointer(t, descriptor, where);
   mlir::Value dst = shared_pointer(t, shared_dst, "a TMA load's destination", where);
   mlir::Value b = shared_pointer(t, bar, "a TMA load's mbarrier", where);
-  check_tile_alignment(t, shared_dst, where);
-  auto c = coordinates(t, coords, where);
+  check_tma_tile_alignment(t, shared_dst, where);
+  auto c = tma_coordinates(t, coords, where);
   mlir::OpBuilder& builder = t.builder();
   mlir::Location l = t.loc(where);
   // A multicast names shared::cluster (address space 7) windows; a load into this CTA alone
@@ -230,8 +228,8 @@ void emit_tma_store(ValueId descriptor, ValueId shared_src, std::span<const Valu
   t.require(Feature::sm90, add ? "cp.reduce.async.bulk.tensor (TMA reduce-store)" : "cp.async.bulk.tensor (TMA store)", where);
   mlir::Value d = descriptor_pointer(t, descriptor, where);
   mlir::Value src = shared_pointer(t, shared_src, add ? "a TMA reduce-store's source" : "a TMA store's source", where);
-  check_tile_alignment(t, shared_src, where);
-  auto c = coordinates(t, coords, where);
+  check_tma_tile_alignment(t, shared_src, where);
+  auto c = tma_coordinates(t, coords, where);
   if (add)
     mlir::NVVM::CpAsyncBulkTensorReduceOp::create(t.builder(), t.loc(where), d, src, mlir::NVVM::TMAReduxKind::ADD,
                                                   mlir::NVVM::TMAStoreMode::TILE, c, mlir::Value());

@@ -151,6 +151,10 @@ mlir::Value i32_operand(Trace& t, ValueId id, const char* what, const Where& w);
 /// The descriptor operand of a TMA op: a grid-constant tensor map (a TmaDescriptor parameter),
 /// addressed generically.
 mlir::Value descriptor_pointer(Trace& t, ValueId id, const Where& w);
+/// A TMA copy's coordinates (1 to 5) as i32 values, else an error.
+llvm::SmallVector<mlir::Value> tma_coordinates(Trace& t, std::span<const ValueId> coords, const Where& w);
+/// A TMA copy's shared-memory tile: an error unless it is known to be 128-byte aligned.
+void check_tma_tile_alignment(Trace& t, ValueId tile, const Where& w);
 
 /// An mma.sync fragment's registers: 16- and 8-bit values packed into 32-bit registers (the
 /// first value in the low bits), 32-bit values as they are, and the inline-asm constraint of each.
