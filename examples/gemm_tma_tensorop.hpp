@@ -15,11 +15,20 @@
 //     hook sees a value past M or N at the last row or column, so what it reads stays in bounds).
 // Three stages of 32 KB fit the 99 KB of shared memory an sm_120 CTA may have. It runs on the
 // H200 built for sm_90a; for sm_120a and sm_121a it is compile-verified.
+//
+// The same ring serves the block-scaled atoms (gemm_tma_block_scaled: NVFP4, MXFP4, MXFP8): A
+// and B are bytes, whose fragments and ldmatrix partitions are FP8's, and each MMA step's scale
+// registers come from the scale tensors in the 128x4 blocked layout through the TiledMma's
+// partition_SFA / partition_SFB, read from global memory beside the stage (a stage's scales by
+// TMA would not fit the 99 KB beside three stages). Compile-verified only.
 #pragma once
 
 #include <algorithm>
 #include <string>
 #include <vector>
+
+#include <cutejit/atom/sm120/mma_block_scaled.hpp>
+#include <cutejit/layout/blocked_scales.hpp>
 
 #include "epilogue_hook.hpp"
 #include "gemm_sm80.hpp"
@@ -41,9 +50,36 @@ struct Resources {
   static_assert(shared_bytes <= 101376, "the ring fits the 99 KB of shared memory an sm_120 CTA may have");
 };
 
-template <class Op, Element Out, Epilogue E = Identity>
+/// The products of one atom's K of a stage: acc += A B^T over the fragments.
+struct Dense {
+  template <class Op>
+  void operator()(const TiledMma<Op>& tiled, const ThrMma<Op>&, const Tensor<float>& acc, const Tensor<typename Op::ElementA>& fa,
+                  const Tensor<typename Op::ElementB>& fb, const Int&) const {
+    cutejit::gemm(tiled, acc, fa, fb);  // (the examples' gemm namespace hides the function)
+  }
+};
+
+/// The block-scaled products: acc += (A SFA)(B SFB)^T, the scale factors of the tile's rows and
+/// columns for an atom's K read from global memory, where the 128x4 blocked layout keeps a
+/// row's scales of one MMA step together (one word for NVFP4's four).
+struct BlockScaled {
+  Tensor<uint8_t> sfa, sfb;  ///< (rows padded to 128, K blocks) in the blocked layout
+  Int bm, bn;                ///< the CTA's tile
+
+  template <class Op>
+  void operator()(const TiledMma<Op>& tiled, const ThrMma<Op>& thr, const Tensor<float>& acc, const Tensor<uint8_t>& fa,
+                  const Tensor<uint8_t>& fb, const Int& step) const {
+    auto fsfa = thr.partition_fragment_SFA({config.tile_m, Op::scales});
+    auto fsfb = thr.partition_fragment_SFB({config.tile_n, Op::scales});
+    copy(thr.partition_SFA(local_tile(sfa, IntTuple{config.tile_m, Op::scales}, IntTuple{bm, step})), fsfa);
+    copy(thr.partition_SFB(local_tile(sfb, IntTuple{config.tile_n, Op::scales}, IntTuple{bn, step})), fsfb);
+    cutejit::gemm(tiled, acc, fa, fb, fsfa, fsfb);
+  }
+};
+
+template <class Op, Element Out, Epilogue E = Identity, class Products = Dense>
 void kernel(const TmaDescriptor<typename Op::ElementA>& a, const TmaDescriptor<typename Op::ElementB>& b, const Tensor<Out>& c,
-            const Int& m, const Int& n, const Int& k, const E& epilogue = {}) {
+            const Int& m, const Int& n, const Int& k, const E& epilogue = {}, const Products& products = {}) {
   using T = typename Op::ElementA;
   static_assert(std::is_same_v<T, typename Op::ElementB>, "one element type for A and B (one box shape)");
   static_assert(std::is_same_v<typename Op::ElementC, float>, "f32 accumulators, which the epilogue hook takes");
@@ -92,7 +128,7 @@ void kernel(const TmaDescriptor<typename Op::ElementA>& a, const TmaDescriptor<t
         auto fb = thr_mma.partition_fragment_B({config.tile_n, Op::k});
         copy(ldsm_a, s2r_a.partition_S(local_tile(sA(_, _, s.index), IntTuple{config.tile_m, Op::k}, IntTuple{0, kk})), fa);
         copy(ldsm_b, s2r_b.partition_S(local_tile(sB(_, _, s.index), IntTuple{config.tile_n, Op::k}, IntTuple{0, kk})), fb);
-        cutejit::gemm(tiled, acc, fa, fb);  // (the examples' gemm namespace hides the function)
+        products(tiled, thr_mma, acc, fa, fb, kt * (tile_k / Op::k) + kk);
       }
       // This thread's ldmatrix reads of the stage are done (their registers are the MMAs' inputs).
       ring.consumer_release(s);
@@ -120,6 +156,36 @@ inline void check_shape(const std::string& name, int64_t m, int64_t n, int64_t k
     detail::fail(name + " needs M, N and K from 1 below 2^31, K a multiple of " + std::to_string(vector) + " and N of 2, not " +
                      std::to_string(m) + " x " + std::to_string(n) + " x " + std::to_string(k),
                  w);
+}
+
+/// The block-scaled GEMM's shapes: M and N from 1 below 2^31, N even, K a multiple of a
+/// stage's K (128 bytes of A: 256 FP4 or 128 FP8 elements), so that every MMA step has its
+/// scales; the scale tensors in the 128x4 blocked layout, rows padded to 128.
+template <class Op>
+void check_block_scaled_shape(const std::string& name, int64_t m, int64_t n, int64_t k, detail::Where w = detail::Where::current()) {
+  constexpr int64_t stage_k = int64_t(128) * (Op::k_elements / Op::k);
+  const int64_t limit = int64_t(1) << 31;
+  if (m < 1 || n < 1 || k < 1 || m >= limit || n >= limit || k >= limit || k % stage_k != 0 || n % 2 != 0)
+    detail::fail(name + " needs M, N and K from 1 below 2^31, K a multiple of " + std::to_string(stage_k) + " and N of 2, not " +
+                     std::to_string(m) + " x " + std::to_string(n) + " x " + std::to_string(k),
+                 w);
+}
+
+/// The scale factors of `rows` rows of an operand: rows padded to 128, K / scale_block blocks.
+template <class Op>
+int64_t scale_bytes(int64_t rows, int64_t k) {
+  return (rows + 127) / 128 * 128 * (k / Op::scale_block);
+}
+
+/// The block-scaled products over scale tensors `sfa` and `sfb` (bytes, in the blocked layout
+/// of an M x K (N x K) operand's scales), for this CTA's tile.
+template <class Op>
+BlockScaled block_scaled(const Tensor<uint8_t>& sfa, const Tensor<uint8_t>& sfb, const Int& m, const Int& n, const Int& k) {
+  // K is a multiple of a stage's, whose blocks come in fours.
+  Int blocks = assume_divisible(k / Op::scale_block, 4);
+  auto padded = [](const Int& rows) { return (rows + 127) / 128 * 128; };
+  return {make_tensor(sfa.data(), blocked_scale_layout(padded(m), blocks)), make_tensor(sfb.data(), blocked_scale_layout(padded(n), blocks)),
+          block_idx().x, block_idx().y};
 }
 
 /// The tensor map of an operand (rows x k, row-major): boxes of 128 rows x 128 bytes, 128-byte swizzled.
@@ -177,6 +243,74 @@ Example gemm_tma_tensorop_example(int64_t m, int64_t n, int64_t k, unsigned seed
           1e-2,
           {"sm_90a", "sm_120a", "sm_121a"}};
 }
+
+/// The block-scaled GEMM on the same ring: C (M x N) = epilogue((A SFA)(B SFB)^T) for a
+/// block-scaled atom, A and B bytes (FP8, or FP4 pairs) stored K-major, the scales in the
+/// blocked layout: gemm_tma_{nvfp4, mxfp4, mxfp8}_{output}. Compile-verified only (sm_120a,
+/// sm_121a): no GPU here has block-scaled mma.sync.
+template <class Op>
+constexpr const char* block_scaled_format() {
+  return Op::kind == ScaledMmaKind::mxf4nvf4 ? "nvfp4" : Op::kind == ScaledMmaKind::mxf4 ? "mxfp4" : "mxfp8";
+}
+template <class Op, Element Out, Epilogue E = Identity>
+void gemm_tma_block_scaled_kernel(const TmaDescriptor<uint8_t>& a, const TmaDescriptor<uint8_t>& b, const Tensor<uint8_t>& sfa,
+                                  const Tensor<uint8_t>& sfb, const Tensor<Out>& c, const Int& m, const Int& n, const Int& k,
+                                  const E& epilogue = {}) {
+  gemm_tma::kernel<Op, Out>(a, b, c, m, n, k, epilogue, gemm_tma::block_scaled<Op>(sfa, sfb, m, n, k));
+}
+template <class Op, Element Out>
+inline auto gemm_tma_block_scaled = Kernel{
+    std::string("gemm_tma_") + block_scaled_format<Op>() + "_" + std::string(name(dtype_v<Out>)),
+    [](TmaDescriptor<u8> a, TmaDescriptor<u8> b, Tensor<u8> sfa, Tensor<u8> sfb, Tensor<Out> c, Int m, Int n, Int k) {
+      gemm_tma_block_scaled_kernel<Op, Out>(a, b, sfa, sfb, c, m, n, k);
+    }};
+
+/// The launch of C (m x n, row-major) = (A SFA)(B SFB)^T on device buffers: A m x k and B n x k
+/// elements (bytes: k / 2 a row for FP4), the scales in the blocked layout; shapes and sizes
+/// checked at the caller's line.
+template <class Op, Element Out>
+PreparedLaunch gemm_tma_block_scaled_prepare(const Device& gpu, const Buffer<uint8_t>& a, const Buffer<uint8_t>& b, const Buffer<uint8_t>& sfa,
+                                             const Buffer<uint8_t>& sfb, const Buffer<Out>& c, int64_t m, int64_t n, int64_t k,
+                                             detail::Where w = detail::Where::current()) {
+  const auto& kernel = gemm_tma_block_scaled<Op, Out>;
+  gemm_tma::check_block_scaled_shape<Op>(kernel.name(), m, n, k, w);
+  const int64_t row_bytes = k / (Op::k_elements / Op::k);
+  auto check_size = [&](const char* what, size_t have, int64_t need) {
+    if (have < size_t(need))
+      detail::fail(kernel.name() + "'s " + what + " needs " + std::to_string(need) + " bytes at " + std::to_string(m) + " x " +
+                       std::to_string(n) + " x " + std::to_string(k) + ", not " + std::to_string(have),
+                   w);
+  };
+  check_size("A", a.bytes(), m * row_bytes);
+  check_size("B", b.bytes(), n * row_bytes);
+  check_size("SFA (rows padded to 128)", sfa.bytes(), gemm_tma::scale_bytes<Op>(m, k));
+  check_size("SFB (rows padded to 128)", sfb.bytes(), gemm_tma::scale_bytes<Op>(n, k));
+  check_size("C", c.bytes(), m * n * int64_t(sizeof(Out)));
+  return kernel.prepare(gpu, gemm_tma::launch(m, n, gemm_tma::Resources<uint8_t>::shared_bytes), gemm_tma::operand_map(a, m, row_bytes),
+                        gemm_tma::operand_map(b, n, row_bytes), sfa.view({gemm_tma::scale_bytes<Op>(m, k)}),
+                        sfb.view({gemm_tma::scale_bytes<Op>(n, k)}), c.view({m, n}), int32_t(m), int32_t(n), int32_t(k));
+}
+
+/// The block-scaled GEMM cross-compiled for `target` at an m x n x k shape (elements of K).
+template <class Op, Element Out, class K>
+CompiledKernel gemm_tma_block_scaled_compile(const K& kernel, const Target& target, int64_t m = 1000, int64_t n = 600, int64_t k = 1024,
+                                             detail::Where w = detail::Where::current()) {
+  gemm_tma::check_block_scaled_shape<Op>(kernel.name(), m, n, k, w);
+  return kernel.compile(target, gemm_tma::operand_map_for_compile<uint8_t>(), gemm_tma::operand_map_for_compile<uint8_t>(),
+                        DeviceTensor<uint8_t>::for_compile({gemm_tma::scale_bytes<Op>(m, k)}),
+                        DeviceTensor<uint8_t>::for_compile({gemm_tma::scale_bytes<Op>(n, k)}),
+                        DeviceTensor<Out>::make(256, std::array<int64_t, 2>{m, n}, std::array<int64_t, 2>{n, 1}), int32_t(m), int32_t(n),
+                        int32_t(k));
+}
+
+/// The epilogue hook on the NVFP4 instance: C = relu((A SFA)(B SFB)^T + bias) in BF16, a bias
+/// per column (f32).
+inline Kernel gemm_tma_nvfp4_bias_relu{
+    "gemm_tma_nvfp4_bias_relu", [](TmaDescriptor<u8> a, TmaDescriptor<u8> b, Tensor<u8> sfa, Tensor<u8> sfb, Tensor<bf16> c,
+                                   Tensor<f32> bias, Int m, Int n, Int k) {
+      gemm_tma_block_scaled_kernel<SM120_16x8x64_F32E2M1E2M1F32_UE4M3_TN, bf16>(
+          a, b, sfa, sfb, c, m, n, k, [&](F32 x, Int, Int col) { return max(x + F32(bias(col)), F32(0.0f)); });
+    }};
 
 /// The epilogue hook on the BF16 instance: C = relu(A * B^T + bias), a bias per column (f32).
 inline Kernel gemm_tma_tensorop_bias_relu{

@@ -12,6 +12,9 @@
 // weight rows. Each warp takes every fourth 32-byte K step, so the CTA reads its rows of W once,
 // with four warps' loads in flight. The warps' partial sums meet in shared memory.
 //
+// The epilogue hook (epilogue_hook.hpp) sees each value of Y with its (token, weight row), as
+// the GEMMs' hooks see (row, column) of C: Y's row is a token.
+//
 // Columns past T are zero-filled. A column of D depends only on its own column of B and that
 // column's scales, so the padding needs only in-bounds scale reads (the last token's), and it
 // is never stored.
@@ -27,6 +30,7 @@
 #include <cutejit/tensor/identity.hpp>
 #include <cutejit/tensor/partition.hpp>
 
+#include "epilogue_hook.hpp"
 #include "example.hpp"
 #include "gemm_block_scaled_sm120.hpp"
 
@@ -36,9 +40,9 @@ using namespace cutejit;
 namespace gemv_sm120 {
 inline constexpr int rows = 16, warps = 4, threads = 32 * warps, max_tokens = 8;
 
-template <class Op>
+template <class Op, Epilogue E = Identity>
 void kernel(const Tensor<uint8_t>& w, const Tensor<uint8_t>& x, const Tensor<uint8_t>& sfw, const Tensor<uint8_t>& sfx,
-            const Tensor<float>& y, const Int& n, const Int& tokens, const Int& k) {
+            const Tensor<float>& y, const Int& n, const Int& tokens, const Int& k, const E& epilogue = {}) {
   static_assert(Op::m == rows && Op::n == max_tokens, "one atom of 16 weight rows by 8 tokens");
   constexpr int k_bytes = Op::k;  // an atom's K in bytes: 32
   constexpr int elements_per_byte = Op::k_elements / k_bytes;
@@ -86,6 +90,13 @@ void kernel(const Tensor<uint8_t>& w, const Tensor<uint8_t>& x, const Tensor<uin
       for (int64_t i = 0; i < size(acc.layout()).value(); ++i) acc(IntTuple(i)) = acc(IntTuple(i)) + theirs(IntTuple(i));
     }
     auto cY = local_tile(make_identity_tensor(Yt.shape()), IntTuple{rows, max_tokens}, IntTuple{bn, 0});
+    if constexpr (!std::is_same_v<E, Identity>) {
+      CoordTensor at = thr.partition_C(cY);
+      for (int64_t i = 0; i < size(acc.layout()).value(); ++i) {
+        IntTuple nt = at(IntTuple(i));  // (weight row, token); a padding column is seen at the last token
+        acc(IntTuple(i)) = F32(epilogue(F32(acc(IntTuple(i))), min(coordinate<1>(nt), tokens - 1), coordinate<0>(nt)));
+      }
+    }
     copy_if(thr.partition_C(cY), Yt.shape(), acc, thr.partition_C(local_tile(Yt, IntTuple{rows, max_tokens}, IntTuple{bn, 0})));
   });
 }
@@ -107,6 +118,16 @@ CUTEJIT_BLOCK_SCALED_GEMV(gemv_nvfp4_sm120, SM120_16x8x64_F32E2M1E2M1F32_UE4M3_T
 CUTEJIT_BLOCK_SCALED_GEMV(gemv_mxfp4_sm120, SM120_16x8x64_F32E2M1E2M1F32_UE8M0_TN)
 CUTEJIT_BLOCK_SCALED_GEMV(gemv_mxfp8_sm120, SM120_16x8x32_F32E4M3E4M3F32_UE8M0_TN)
 #undef CUTEJIT_BLOCK_SCALED_GEMV
+
+/// The epilogue hook on the NVFP4 GEMV: Y = silu(X W^T) * gate, a gate per output (T x N, f32),
+/// the gated activation of a decode step's MLP.
+inline Kernel gemv_nvfp4_sm120_silu_gate{
+    "gemv_nvfp4_sm120_silu_gate", [](Tensor<u8> w, Tensor<u8> x, Tensor<u8> sfw, Tensor<u8> sfx, Tensor<f32> y, Tensor<f32> gate, Int n,
+                                     Int tokens, Int k) {
+      gemv_sm120::kernel<SM120_16x8x64_F32E2M1E2M1F32_UE4M3_TN>(w, x, sfw, sfx, y, n, tokens, k, [&](F32 v, Int token, Int row) {
+        return v / (F32(1.0f) + exp(-v)) * F32(gate(token * n + row));
+      });
+    }};
 
 /// A GEMV cross-compiled for `target` at N weight rows, `tokens` tokens and K (elements).
 template <class Op, class K>

@@ -181,6 +181,21 @@ TiledMmaShape ldmatrix_source(const TiledMmaShape& s, MmaOperand x, int count, b
   return out;
 }
 
+TiledMmaShape scale_factor_source(const TiledMmaShape& s, MmaOperand x, const Layout& sf, int blocks, Where w) {
+  if (x == MmaOperand::c) fail("scale factors belong to A and B, not C", w);
+  const int rows = x == MmaOperand::a ? s.atom_m : s.atom_n;
+  if (rank(sf) != 2 || size(mode(sf, 0)).value() != s.atom_threads || cosize(sf).value() > int64_t(rows) * blocks)
+    fail("the scale factors of " + s.atom_name + " must be a (thread, value) layout of " + std::to_string(s.atom_threads) +
+             " threads into its (" + std::to_string(rows) + ", " + std::to_string(blocks) + ") scale tile, not " + to_string(sf),
+         w);
+  if (s.permutation && s.permutation->rank() > 2 && !(*s.permutation)[2].is_underscore())
+    fail("a TiledMma that permutes K has no scale-factor partition: a scale block would be split", w);
+  TiledMmaShape out = s;
+  (x == MmaOperand::a ? out.layout_a : out.layout_b) = sf;
+  out.atom_k = blocks;
+  return out;
+}
+
 void check_ldmatrix_rows(const Layout& row, const std::optional<Swizzle>& swizzle, int element_bytes, bool transpose, Where w) {
   const int64_t per_row = 16 / element_bytes;
   // A swizzle that moves bits below the 16-byte chunk would split a row.

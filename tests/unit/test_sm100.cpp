@@ -405,6 +405,65 @@ void one_mma() {
 }
 }  // namespace
 
+TEST_CASE("PipelineAsyncUmma: threads' stores are fenced for the tensor core before they arrive, and the MMA's commit frees a stage",
+          "[unit]") {
+  // Four warps copy each K tile of A (128 x 64) and B (64 x 64) into a two-stage ring with
+  // ordinary stores; thread 128 multiplies each stage on tcgen05.mma.
+  Kernel k{"async_umma", [](Tensor<bf16> a, Tensor<bf16> b, Int k_tiles) {
+             using Atom = SM100_MMA_F16BF16_SS<bf16, 128, 64>;
+             constexpr int stages = 2, producers = 128, a_bytes = 128 * 128, b_bytes = 64 * 128;
+             launch_bounds(producers + 32);
+             Pointer<int8_t> smem = dynamic_shared_aligned<int8_t>(1024);
+             auto tile = [&](int64_t offset, const Int& s, int rows) {
+               return examples::gemm_sm100::stage_tile(Pointer<bf16>((smem + (offset + s * (rows * 128))).id()), rows);
+             };
+             PipelineAsyncUmma ring(Pointer<uint64_t>((smem + stages * (a_bytes + b_bytes)).id()), stages, producers);
+             Int t = thread_idx().x;
+             if_(t == 0, [&] {
+               ring.init();
+               fence_mbarrier_init();
+             });
+             sync_threads();
+             Tensor<bf16> A = make_tensor(a.data(), make_layout({128, k_tiles * 64}, LayoutRight{}));
+             Tensor<bf16> B = make_tensor(b.data(), make_layout({64, k_tiles * 64}, LayoutRight{}));
+             if_(t < producers, [&] {
+               for_(0, k_tiles, [&](Int kt) {
+                 PipelineState s = PipelineState::at(kt, stages);
+                 ring.producer_acquire(s);
+                 copy(local_tile(A, IntTuple{128, 64}, IntTuple{0, kt})(t, _), tile(0, s.index, 128)(t, _));
+                 if_(t < 64, [&] { copy(local_tile(B, IntTuple{64, 64}, IntTuple{0, kt})(t, _), tile(stages * a_bytes, s.index, 64)(t, _)); });
+                 ring.producer_commit(s);
+               });
+             });
+             if_(t == producers, [&] {
+               for_(0, k_tiles, [&](Int kt) {
+                 PipelineState s = PipelineState::at(kt, stages);
+                 ring.consumer_wait(s);
+                 auto [sA, sB] = make_umma_operands(Atom{}, tile(0, s.index, 128), tile(stages * a_bytes, s.index, 64));
+                 cutejit::gemm(Atom{}, Value<uint32_t>(0u), sA, sB, kt > 0);
+                 ring.consumer_release(s);
+               });
+             });
+           }};
+  for (const char* t : {"sm_100a", "sm_103a", "sm_110a"}) {
+    INFO(t);
+    CompiledKernel c = k.compile(Target::parse(t), test::vector_arg<bf16>(128 * 512), test::vector_arg<bf16>(64 * 512), int32_t(8));
+    // PTX: the producers' fence, then their arrival; the MMA thread's commit on the empty barrier.
+    const size_t fence = c.ptx.find("fence.proxy.async.shared::cta");
+    REQUIRE(fence != std::string::npos);
+    CHECK(c.ptx.find("mbarrier.arrive", fence) != std::string::npos);
+    CHECK(test::count(c.ptx, "tcgen05.commit") == 1);
+    std::string sass = test::disassemble(c.cubin, "-sass");
+    INFO(sass);
+    CHECK(test::count(sass, "UTCHMMA") >= 4);  // a 128-byte K tile: four K steps of 16
+    CHECK(test::count(sass, "FENCE.VIEW.ASYNC.S") >= 1);
+    CHECK(test::count(sass, "UTCBAR") >= 1);
+    test::check_no_local_memory(c.cubin, c.name, sass);
+  }
+  CHECK_THROWS_WITH(k.compile(Target::parse("sm_90a"), test::vector_arg<bf16>(128 * 512), test::vector_arg<bf16>(64 * 512), int32_t(8)),
+                    Contains("test_sm100.cpp") && Contains("is not available on sm_90a"));
+}
+
 TEST_CASE("the TF32 and 8-bit integer tcgen05 atoms: kind::tf32 and kind::i8, UTCHMMA and UTCIMMA", "[unit]") {
   auto v = test::vector_arg<uint32_t>();
   Kernel tf32{"umma_tf32", [](Tensor<u32>) { one_mma<SM100_MMA_TF32_SS<128, 64>>(); }};

@@ -278,6 +278,22 @@ TEST_CASE("the block-scaled GEMVs' SASS: four K steps' loads before their MMAs, 
     CHECK(test::count(mx8_sass, "QMMA.SF.16832.F32.E4M3.E4M3.E8") == 5);
     test::check_no_local_memory(mx8.cubin, mx8.name, mx8_sass);
   }
+  // The epilogue hook: silu times a gate read per (token, row), applied once per stored value
+  // after the warps' sums meet; the MMAs and the reduction are the plain GEMV's.
+  for (const char* t : {"sm_120a", "sm_121a"}) {
+    INFO(t);
+    const int64_t n = 4096, tokens = 3, k = 4096;
+    CompiledKernel gated = examples::gemv_nvfp4_sm120_silu_gate.compile(
+        Target::parse(t), DeviceTensor<uint8_t>::for_compile({n * k / 2}), DeviceTensor<uint8_t>::for_compile({tokens * k / 2}),
+        DeviceTensor<uint8_t>::for_compile({n * k / 16}), DeviceTensor<uint8_t>::for_compile({tokens * k / 16}),
+        DeviceTensor<float>::for_compile({tokens * n}), DeviceTensor<float>::for_compile({tokens * n}), int32_t(n), int32_t(tokens), int32_t(k));
+    CHECK(test::contains(gated.ptx, "ex2.approx"));  // the silu's exp
+    std::string sass = test::disassemble(gated.cubin, "-sass");
+    CHECK(test::count(sass, "OMMA.SF.16864.F32.E2M1.E2M1.UE4M3.4X") == 5);
+    CHECK(test::count(sass, "BAR.SYNC") == 1);
+    CHECK(test::count(sass, "MUFU.EX2") == 4);  // one per stored value of a thread
+    test::check_no_local_memory(gated.cubin, gated.name, sass);
+  }
   auto nvfp4 = [](const char* target, int64_t n, int64_t tokens, int64_t k) {
     return gemv_block_scaled_compile<SM120_16x8x64_F32E2M1E2M1F32_UE4M3_TN>(examples::gemv_nvfp4_sm120, Target::parse(target), n, tokens, k);
   };

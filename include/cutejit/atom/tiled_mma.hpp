@@ -61,6 +61,12 @@ IntTuple mma_fragment_shape(const TiledMmaShape& s, MmaOperand x, const IntTuple
 /// fragment is made of such matrices, one per register (the 8-, 16- and 32-bit (TF32) A and B
 /// fragments of mma.sync are; .trans takes 16-bit ones only).
 TiledMmaShape ldmatrix_source(const TiledMmaShape& s, MmaOperand x, int count, bool transpose, int element_bytes, Where w);
+/// The tiled MMA with operand x's (A's or B's) thread-value layout replaced by its scale
+/// factors' `sf`: (thread, value) -> index in the atom's (rows, blocks) scale tile, the value
+/// order that of the thread's scale register (CuTe's thrfrg_SFA / thrfrg_SFB). K is counted in
+/// scale blocks, `blocks` an atom, so a TiledMma partitions (M, K blocks) tiles of scales as it
+/// partitions (M, K) tiles of A.
+TiledMmaShape scale_factor_source(const TiledMmaShape& s, MmaOperand x, const Layout& sf, int blocks, Where w);
 /// A (V, RestM, RestN) accumulator fragment as ((rows), (columns)) of the thread's values.
 Layout accumulator_rowcol(const TiledMmaShape& s, const Layout& fragment, Where w);
 /// How many consecutive lanes share each accumulator row (4 for every mma.sync kind).
@@ -137,10 +143,42 @@ class ThrMma {
     return make_rmem_tensor<U>(detail::mma_fragment_shape(tiled_.shape(), MmaOperand::c, shape, w), w);
   }
 
+  /// Block-scaled atoms: this thread's part of an (M, K blocks) tile of A's scale factors, or an
+  /// (N, K blocks) tile of B's: (scales, RestM, RestK) and (scales, RestN, RestK), each atom's
+  /// values in the order of its scale register's bytes; and register fragments of that shape.
+  template <class Tn>
+    requires requires { Op::layout_sfa(); }
+  Tn partition_SFA(const Tn& sfa, detail::Where w = detail::Where::current()) const {
+    return partition_scales(MmaOperand::a, sfa, w);
+  }
+  template <class Tn>
+    requires requires { Op::layout_sfb(); }
+  Tn partition_SFB(const Tn& sfb, detail::Where w = detail::Where::current()) const {
+    return partition_scales(MmaOperand::b, sfb, w);
+  }
+  Tensor<uint8_t> partition_fragment_SFA(const IntTuple& shape, detail::Where w = detail::Where::current()) const
+    requires requires { Op::layout_sfa(); }
+  {
+    return make_rmem_tensor<uint8_t>(detail::mma_fragment_shape(scales(MmaOperand::a, w), MmaOperand::a, shape, w), w);
+  }
+  Tensor<uint8_t> partition_fragment_SFB(const IntTuple& shape, detail::Where w = detail::Where::current()) const
+    requires requires { Op::layout_sfb(); }
+  {
+    return make_rmem_tensor<uint8_t>(detail::mma_fragment_shape(scales(MmaOperand::b, w), MmaOperand::b, shape, w), w);
+  }
+
  private:
   template <class Tn>
   Tn partition(MmaOperand x, const Tn& t, detail::Where w) const {
     return t.transform([&](const Layout& l) { return detail::mma_partition(tiled_.shape(), x, l, thread_.leaf(), w); });
+  }
+  detail::TiledMmaShape scales(MmaOperand x, detail::Where w) const {
+    return detail::scale_factor_source(tiled_.shape(), x, x == MmaOperand::a ? Op::layout_sfa() : Op::layout_sfb(), Op::scales, w);
+  }
+  template <class Tn>
+  Tn partition_scales(MmaOperand x, const Tn& t, detail::Where w) const {
+    const detail::TiledMmaShape s = scales(x, w);
+    return t.transform([&](const Layout& l) { return detail::mma_partition(s, x, l, thread_.leaf(), w); });
   }
   TiledMma<Op> tiled_;
   IntTuple thread_;

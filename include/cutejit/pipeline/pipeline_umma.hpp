@@ -1,10 +1,15 @@
 /** \file
- * The two pipelines of an sm_100 GEMM (CuTeDSL's PipelineTmaUmma and PipelineUmmaAsync):
+ * The pipelines around tcgen05.mma (CuTeDSL's PipelineTmaUmma, PipelineAsyncUmma and PipelineUmmaAsync):
  *
  *  - `PipelineTmaUmma`: a TMA producer feeding tcgen05.mma. The producer side is
  *    PipelineTmaAsync's; the consumer is the one thread that issues the MMAs, and it frees a
  *    stage with `tcgen05.commit` on the stage's "empty" mbarrier instead of an arrival: the
  *    barrier then completes when the MMAs reading the stage are done, with no thread waiting.
+ *  - `PipelineAsyncUmma`: producer threads that write a stage with ordinary stores (a
+ *    mixed-input GEMM's converted operand, attention's P) feeding tcgen05.mma. The MMA reads
+ *    shared memory through the async proxy, so each producer's commit first orders its own
+ *    generic writes before the async proxy's reads (fence.proxy.async.shared::cta), then
+ *    arrives; the MMA thread frees a stage with `tcgen05.commit`, as in PipelineTmaUmma.
  *  - `PipelineUmmaAsync`: the MMA thread feeding the epilogue through accumulator buffers in
  *    TMEM. The MMA thread acquires a buffer (waits until the epilogue has read it) and commits
  *    it with `tcgen05.commit` on its "full" barrier (complete when its MMAs are); the epilogue
@@ -31,6 +36,7 @@
 
 #include "cutejit/atom/sm100/umma.hpp"
 #include "cutejit/dsl/control.hpp"
+#include "cutejit/pipeline/mbarrier.hpp"
 #include "cutejit/pipeline/pipeline.hpp"
 
 namespace cutejit {
@@ -41,6 +47,25 @@ class PipelineTmaUmma : public PipelineTmaAsync {
   PipelineTmaUmma(const Pointer<uint64_t>& barriers, int stages, int stage_bytes, detail::Where w = detail::Where::current())
       : PipelineTmaAsync(barriers, stages, /*consumers=*/1, stage_bytes, w) {}
 
+  /// Frees stage `s` once the MMAs issued so far (those reading it included) are done.
+  void consumer_release(const PipelineState& s, detail::Where w = detail::Where::current()) const {
+    tcgen05_commit(empty(s.index), w);
+  }
+};
+
+class PipelineAsyncUmma : public detail::ThreadProducerStages {
+ public:
+  /// `barriers`: barrier_bytes(stages) of shared memory; `producers`: the threads that write a
+  /// stage, each committing it once.
+  PipelineAsyncUmma(const Pointer<uint64_t>& barriers, int stages, int producers, detail::Where w = detail::Where::current())
+      : ThreadProducerStages(barriers, stages, producers, /*consumers=*/1, w) {}
+
+  /// This thread's writes to stage `s` are done: they are made visible to the tensor core's
+  /// async-proxy reads, then one arrival.
+  void producer_commit(const PipelineState& s, detail::Where w = detail::Where::current()) const {
+    fence_proxy_async_shared(w);
+    mbarrier_arrive(full(s.index), w);
+  }
   /// Frees stage `s` once the MMAs issued so far (those reading it included) are done.
   void consumer_release(const PipelineState& s, detail::Where w = detail::Where::current()) const {
     tcgen05_commit(empty(s.index), w);

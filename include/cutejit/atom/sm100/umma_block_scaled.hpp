@@ -27,6 +27,7 @@
 
 #include "cutejit/arch/sm100/scale_factors.hpp"
 #include "cutejit/atom/sm100/umma.hpp"
+#include "cutejit/layout/blocked_scales.hpp"
 
 namespace cutejit {
 
@@ -52,14 +53,6 @@ struct UmmaScalePlan {
 /// "SFB") names it in errors.
 UmmaScalePlan plan_umma_scale_factors(const Layout& layout, int mn, int scales_per_mma, const char* which, Where w);
 }  // namespace detail
-
-/// The 128x4 blocked layout of a scale tensor (sm100::blocked_scale_offset) of `rows` rows (a
-/// multiple of 128) and `blocks` K blocks (a multiple of 4), (row, block) -> byte:
-/// ((32,4,rows/128),(4,blocks/4)) : ((16,4,128 blocks),(1,512)). A stage's tile of it, as a
-/// TMA box of whole chunks leaves it in shared memory, is the same layout at the tile's extents.
-inline Layout blocked_scale_layout(const Integer& rows, const Integer& blocks) {
-  return Layout(IntTuple{IntTuple{32, 4, rows / 128}, IntTuple{4, blocks / 4}}, IntTuple{IntTuple{16, 4, blocks * 128}, IntTuple{1, 512}});
-}
 
 /// One stage's scale factors of an operand in shared memory, with their copies into TMEM and
 /// the TMEM address and id each MMA step reads them at.

@@ -30,6 +30,7 @@
 
 #include "cutejit/arch/sm120.hpp"
 #include "cutejit/atom/sm80/mma.hpp"
+#include "cutejit/atom/tiled_mma.hpp"
 #include "cutejit/tensor/tensor.hpp"
 
 namespace cutejit {
@@ -58,6 +59,7 @@ struct F8F6F4Fragments {
 template <ScaledMmaKind Kind, MxType A = MxType::e2m1, MxType B = A>
   requires(Kind == ScaledMmaKind::mxf8f6f4 || (A == MxType::e2m1 && B == MxType::e2m1))
 struct MmaSyncBlockScaled : detail::F8F6F4Fragments {
+  static constexpr ScaledMmaKind kind = Kind;
   /// The 32 bytes of K hold 32 elements (kind::mxf8f6f4) or 64 (the FP4 kinds).
   static constexpr int k_elements = Kind == ScaledMmaKind::mxf8f6f4 ? 32 : 64;
   /// K elements per scale factor, and scale factors per row of A (column of B).
@@ -120,6 +122,50 @@ void mma(const MmaSyncBlockScaled<Kind, A, B>&, const Tensor<float>& d, const Te
   std::vector<detail::ValueId> out =
       MmaSyncBlockScaled<Kind, A, B>::call(values(a, 16), values(b, 8), values(c, 4), scale_a, scale_b, w);
   for (int64_t i = 0; i < 4; ++i) d(IntTuple(i)) = F32(out[size_t(i)]);
+}
+
+/// A thread's scale register from its scale factors of one atom (a byte each, the lowest K
+/// block in the lowest byte).
+inline Value<uint32_t> scale_register(const Tensor<uint8_t>& scales, detail::Where w = detail::Where::current()) {
+  Value<uint32_t> r(0u);
+  for (int64_t j = 0; j < size(scales.layout()).value(); ++j)
+    r = r | (cast<uint32_t>(Value<uint8_t>(scales(IntTuple(j)).read(w))) << uint32_t(8 * j));
+  return r;
+}
+
+/// acc += (A * SFA)(B * SFB)^T over a TiledMma's register fragments: A, B and acc from
+/// partition_fragment_A/B/C, the scale factors from partition_fragment_SFA (scales, RestM,
+/// RestK) and partition_fragment_SFB (scales, RestN, RestK). One atom for every (m, n, k), k
+/// outermost, each with the scale registers of its row block of A and column block of B.
+template <ScaledMmaKind Kind, MxType A, MxType B>
+void gemm(const TiledMma<MmaSyncBlockScaled<Kind, A, B>>& tiled, const Tensor<float>& acc, const Tensor<uint8_t>& a,
+          const Tensor<uint8_t>& b, const Tensor<uint8_t>& sfa, const Tensor<uint8_t>& sfb, detail::Where w = detail::Where::current()) {
+  using Op = MmaSyncBlockScaled<Kind, A, B>;
+  detail::check_gemm_fragments(tiled.shape(), acc.layout(), a.layout(), b.layout(), w);
+  const int64_t rest_m = size(mode(acc.layout(), 1)).value(), rest_n = size(mode(acc.layout(), 2)).value(),
+                rest_k = size(mode(a.layout(), 2)).value();
+  auto check_scales = [&](const Tensor<uint8_t>& sf, const char* name, int64_t rest) {
+    if (rank(sf.layout()) != 3 || size(mode(sf.layout(), 0)).value() != Op::scales || size(mode(sf.layout(), 1)).value() != rest ||
+        size(mode(sf.layout(), 2)).value() != rest_k)
+      detail::fail(std::string("the ") + name + " fragment must be (" + std::to_string(Op::scales) + ", " + std::to_string(rest) + ", " +
+                       std::to_string(rest_k) + ") (partition_fragment_" + name + " of the tile's scales), not " +
+                       to_string(sf.layout().shape()),
+                   w);
+  };
+  check_scales(sfa, "SFA", rest_m);
+  check_scales(sfb, "SFB", rest_n);
+  for (int64_t k = 0; k < rest_k; ++k) {
+    std::vector<Value<uint32_t>> scale_b;
+    for (int64_t n = 0; n < rest_n; ++n) scale_b.push_back(scale_register(sfb(_, n, k), w));
+    for (int64_t m = 0; m < rest_m; ++m) {
+      Value<uint32_t> scale_a = scale_register(sfa(_, m, k), w);
+      for (int64_t n = 0; n < rest_n; ++n) {
+        // Alternate the direction of n along m, as gemm() does, so that consecutive atoms share B.
+        int64_t nn = m % 2 ? rest_n - 1 - n : n;
+        mma(Op{}, acc(_, m, nn), a(_, m, k), b(_, nn, k), acc(_, m, nn), scale_a, scale_b[size_t(nn)], w);
+      }
+    }
+  }
 }
 
 }  // namespace cutejit
