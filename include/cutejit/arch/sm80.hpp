@@ -32,6 +32,12 @@ std::vector<ValueId> mma_sync(int m, int n, int k, MmaSyncTypes types, std::span
 /// matrices of 16-bit values; `row` is this lane's row address (lanes 8i .. 8i+7 give matrix
 /// i's rows). Returns `count` 32-bit registers, two neighbouring values each.
 std::vector<ValueId> ldmatrix(ValueId row, int count, bool transpose, Where where);
+/// ldmatrix.sync.aligned.m8n16.x{count}.shared.b8x16.b{bits}x16_p{64,32}, the Blackwell a and f
+/// targets' unpacking load: a row is 16 FP4 (`bits` 4) or FP6 (6) values packed into its first
+/// 8 or 12 bytes, padded to 16, and each lands in a byte of its own (low bits, zero above); the
+/// registers are those of m8n8.b16 over 16-byte rows of bytes: lane 4 g + t's register j holds
+/// values 4 t ... 4 t + 3 of row g of matrix j.
+std::vector<ValueId> ldmatrix_unpacked(ValueId row, int count, int bits, Where where);
 
 /// The values packed in 32-bit registers (ldmatrix's), `4 / sizeof(element)` per register, the
 /// first in the low bits: the inverse of the packing mma_sync does.

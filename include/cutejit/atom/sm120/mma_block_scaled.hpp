@@ -48,6 +48,9 @@ struct F8F6F4Fragments {
   using ElementC = float;
   using ElementD = float;
   static constexpr int m = 16, n = 8, k = 32, threads = 32;
+  /// Where an FP4 value sits in its byte: bits 2-5, so that an unpacking ldmatrix (which leaves
+  /// it in bits 0-3) into these fragments shifts its registers by 2.
+  static constexpr int unpacked_fp4_shift = 2;
   /// (thread, value) -> (row, K byte) of A's 16 x 32 bytes, (column, K byte) of B's 8 x 32, and
   /// (row, column) of C.
   static Layout layout_a() { return mma_sync_layout_a(16, 8, 32, 8); }

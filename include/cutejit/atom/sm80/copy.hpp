@@ -14,6 +14,15 @@
  *     SM75_U32x4_LDSM_N): `partition_S(sA)` gives each lane its row addresses, laid out like
  *     the fragment (V, RestM, RestK) with V the 16 bytes at one address, and
  *     `copy(s2r, src, fragment)` loads the fragment with one ldmatrix per (RestM, RestK).
+ *   - `LdMatrix<Count, false, LdMatrixSource::b4x16_p64>` (and `b6x16_p32`): the Blackwell a and
+ *     f targets' ldmatrix.m8n16 that unpacks FP4 (FP6) operands, for byte fragments such as
+ *     kind::f8f6f4's (CuTe SM100_SU4_DU8x16_x{Count}_LDSM_N, SM100_SU6_DU8x16_x{Count}_LDSM_N).
+ *     In shared memory each row of 16 values is packed into its first 8 (12) bytes and padded
+ *     to 16 (the TMA's 16U4_ALIGN16B and 16U6_ALIGN16B forms), so a tile of them is laid out as
+ *     a tile of bytes, one 16-byte row per 16 values; each value arrives in the low bits of its
+ *     own byte, in the low bits; a TiledMma atom that reads FP4 higher in its bytes (kind::f8f6f4
+ *     and kind::mxf8f6f4: bits 2-5, `Op::unpacked_fp4_shift`) gets its registers shifted there
+ *     by the copy, four values a shift, so the fragment is the atom's as it arrives.
  */
 #pragma once
 
@@ -171,15 +180,25 @@ std::array<Value<uint32_t>, Count> ldmatrix(const Pointer<T>& row, detail::Where
 /// ldmatrix.x{Count} as a copy atom for a TiledMma's operand fragments (CuTe SM75_U32x{Count}_LDSM_N);
 /// with `Transpose`, ldmatrix.trans for operands stored M- or N-major (SM75_U16x{2 Count}_LDSM_T):
 /// B = V^T of attention's P V, or a row-major B of a GEMM.
-template <int Count, bool Transpose = false>
-  requires(Count == 1 || Count == 2 || Count == 4)
+/// What a row of an ldmatrix holds in shared memory: 16 bytes of the fragment's values (the
+/// m8n8 forms), or 16 FP4 / FP6 values packed and padded to 16 bytes, unpacked to a byte each.
+enum class LdMatrixSource { b16, b4x16_p64, b6x16_p32 };
+
+template <int Count, bool Transpose = false, LdMatrixSource Source = LdMatrixSource::b16>
+  requires(Count == 1 || Count == 2 || Count == 4) && (Source == LdMatrixSource::b16 || !Transpose)
 struct LdMatrix {
   static constexpr int count = Count;
   static constexpr bool transpose = Transpose;
+  static constexpr LdMatrixSource source = Source;
 };
 
+template <int Count>
+using SM100_SU4_DU8x16_LDSM_N = LdMatrix<Count, false, LdMatrixSource::b4x16_p64>;
+template <int Count>
+using SM100_SU6_DU8x16_LDSM_N = LdMatrix<Count, false, LdMatrixSource::b6x16_p32>;
+
 /// ldmatrix tiled like a TiledMma's A or B: each thread's sources are the row addresses it gives.
-template <class Op, int Count, bool Transpose>
+template <class Op, int Count, bool Transpose, LdMatrixSource Source = LdMatrixSource::b16>
 class TiledLdMatrix {
  public:
   TiledLdMatrix(const TiledMma<Op>& tiled, MmaOperand x, int element_bytes, detail::Where w)
@@ -210,22 +229,23 @@ class TiledLdMatrix {
   detail::TiledMmaShape shape_;
 };
 
-template <int Count, bool Transpose, class Op>
-TiledLdMatrix<Op, Count, Transpose> make_tiled_copy_A(LdMatrix<Count, Transpose>, const TiledMma<Op>& tiled,
-                                                      detail::Where w = detail::Where::current()) {
-  return TiledLdMatrix<Op, Count, Transpose>(tiled, MmaOperand::a, int(sizeof(typename Op::ElementA)), w);
+template <int Count, bool Transpose, LdMatrixSource Source, class Op>
+TiledLdMatrix<Op, Count, Transpose, Source> make_tiled_copy_A(LdMatrix<Count, Transpose, Source>, const TiledMma<Op>& tiled,
+                                                              detail::Where w = detail::Where::current()) {
+  return TiledLdMatrix<Op, Count, Transpose, Source>(tiled, MmaOperand::a, int(sizeof(typename Op::ElementA)), w);
 }
-template <int Count, bool Transpose, class Op>
-TiledLdMatrix<Op, Count, Transpose> make_tiled_copy_B(LdMatrix<Count, Transpose>, const TiledMma<Op>& tiled,
-                                                      detail::Where w = detail::Where::current()) {
-  return TiledLdMatrix<Op, Count, Transpose>(tiled, MmaOperand::b, int(sizeof(typename Op::ElementB)), w);
+template <int Count, bool Transpose, LdMatrixSource Source, class Op>
+TiledLdMatrix<Op, Count, Transpose, Source> make_tiled_copy_B(LdMatrix<Count, Transpose, Source>, const TiledMma<Op>& tiled,
+                                                              detail::Where w = detail::Where::current()) {
+  return TiledLdMatrix<Op, Count, Transpose, Source>(tiled, MmaOperand::b, int(sizeof(typename Op::ElementB)), w);
 }
 
 /// fragment = the operand at `src` (a partition_S of a shared tile): one ldmatrix per block.
-template <class Op, int Count, bool Transpose, Element T>
-void copy(const TiledLdMatrix<Op, Count, Transpose>&, const Tensor<T>& src, const Tensor<T>& fragment,
+template <class Op, int Count, bool Transpose, LdMatrixSource Source, Element T>
+void copy(const TiledLdMatrix<Op, Count, Transpose, Source>&, const Tensor<T>& src, const Tensor<T>& fragment,
           detail::Where w = detail::Where::current()) {
   static_assert(sizeof(T) <= 4 && (sizeof(T) == 2 || !Transpose), "ldmatrix loads 8-, 16- and 32-bit values, ldmatrix.trans 16-bit ones");
+  static_assert(Source == LdMatrixSource::b16 || sizeof(T) == 1, "an unpacking ldmatrix fills fragments of bytes");
   constexpr int64_t per_register = 4 / int64_t(sizeof(T));
   if (src.data().space() != Space::shared) detail::fail("ldmatrix loads from shared memory; this copy's source is not shared", w);
   if (rank(src) != 3 || rank(fragment) != 3 || size(mode(fragment.layout(), 0)).value() != Count * per_register ||
@@ -236,7 +256,12 @@ void copy(const TiledLdMatrix<Op, Count, Transpose>&, const Tensor<T>& src, cons
   detail::check_ldmatrix_rows(mode(src.layout(), 0), src.swizzle(), int(sizeof(T)), Transpose, w);
   for (int64_t j = 0; j < size(mode(src.layout(), 2)).value(); ++j)
     for (int64_t i = 0; i < size(mode(src.layout(), 1)).value(); ++i) {
-      std::vector<detail::ValueId> registers = detail::ldmatrix(src.pointer_at(IntTuple{0, i, j}, w).id(), Count, Transpose, w);
+      const detail::ValueId row = src.pointer_at(IntTuple{0, i, j}, w).id();
+      std::vector<detail::ValueId> registers =
+          Source == LdMatrixSource::b16 ? detail::ldmatrix(row, Count, Transpose, w)
+                                        : detail::ldmatrix_unpacked(row, Count, Source == LdMatrixSource::b4x16_p64 ? 4 : 6, w);
+      if constexpr (Source == LdMatrixSource::b4x16_p64 && requires { Op::unpacked_fp4_shift; })
+        for (detail::ValueId& r : registers) r = (Value<uint32_t>(r) << uint32_t(Op::unpacked_fp4_shift)).id();
       std::vector<detail::ValueId> values = detail::unpack_registers(registers, dtype_v<T>, w);
       for (int64_t v = 0; v < Count * per_register; ++v)
         fragment(IntTuple(v), IntTuple(i), IntTuple(j), w) = Value<T>(values[size_t(v)]);
