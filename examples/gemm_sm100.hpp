@@ -7,6 +7,8 @@
 //                                       `BlockScaled`, 128 x 128 tiles
 //   gemm_bf16_sm100_2cta                bf16 on the 2-CTA MMA (`Dense<bf16, 2>`): a cluster
 //                                       pair per 256 x 256 tile, each CTA 128 rows of it
+//   gemm_bf16_sm100_2cta_multicast      the same in clusters of two pairs along M
+//                                       (`Dense<bf16, 2, 2>`), which multicast B's rows
 //
 // Persistent and warp-specialised: one CTA of six warps per multiprocessor walks the tiles of C
 // (a StaticTileScheduler, grouped along M):
@@ -45,6 +47,7 @@
 #include <cutejit/atom/sm100/umma.hpp>
 #include <cutejit/atom/sm100/umma_block_scaled.hpp>
 #include <cutejit/pipeline/clc_tile_scheduler.hpp>
+#include <cutejit/pipeline/pair_cluster.hpp>
 #include <cutejit/pipeline/pipeline_umma.hpp>
 #include <cutejit/pipeline/shared_storage.hpp>
 #include <cutejit/pipeline/tile_scheduler.hpp>
@@ -88,11 +91,21 @@ inline auto chunk_buffer_layout() { return composition(Swizzle(2, 3, 3), make_la
 /// The dense main loop: A and B of T (bf16: kind::f16; f8e4m3: kind::f8f6f4), 128 x 256
 /// tiles, a 4-stage ring of 48 KB stages (A's tiles of every stage, then B's). With `Ctas` = 2
 /// the CTAs of a cluster pair share 256 x 256 tiles on the 2-CTA MMA: each holds 128 rows of A
-/// and 128 of B per stage (32 KB; 6 stages) and 128 rows of C.
-template <class T, int Ctas = 1>
+/// and 128 of B per stage (32 KB; 6 stages) and 128 rows of C. With `PairsM` x `PairsN` > 1 the
+/// cluster holds that many pairs (PairCluster), which multicast the rows of A they share along
+/// N and of B along M: each CTA loads a 1 / PairsN slice of its A and 1 / PairsM of its B.
+template <class T, int Ctas = 1, int PairsM = 1, int PairsN = 1>
 struct Dense {
   static_assert(Ctas == 1 || Ctas == 2, "one CTA or a pair");
+  static_assert(Ctas == 2 || PairsM * PairsN == 1, "multicast between pairs needs the 2-CTA MMA");
+  using Cluster = PairCluster<PairsM, PairsN>;
   static constexpr int ctas = Ctas, tile_n = 256, stages = Ctas == 1 ? 4 : 6;
+  static constexpr bool multicast = PairsM * PairsN > 1;
+  /// The CTAs of the kernel's cluster, and the rows of each TMA box of A and of B.
+  static constexpr int cluster_ctas = Ctas == 1 ? 1 : Cluster::ctas;
+  static constexpr int a_box_rows = tile_m / PairsN, b_box_rows = box_rows / PairsM;
+  /// The worker's block of tiles (a CTA's, a pair's or a cluster's): block_m x block_n tiles.
+  static constexpr int block_m = PairsM, block_n = PairsN;
   /// Elements of K per stage: 64 bf16, 128 FP8.
   static constexpr int tile_k = k_bytes / int(sizeof(T));
   /// The rows of B in each CTA's stage.
@@ -114,11 +127,26 @@ struct Dense {
     return Pointer<T>((smem + stages * a_stage_bytes + s * b_stage_bytes).id());
   }
   /// The producer's TMA loads of K tile `kt` into stage `s`: this CTA's rows of A from a0 and
-  /// of B from b0.
+  /// of B from b0 (with multicast, its slice of each, which the CTAs of its row or column of
+  /// pairs receive too; theirs make up the rest).
   void load(auto& ring, const Pointer<int8_t>& smem, const PipelineState& s, const Int& a0, const Int& b0, const Int& kt) const {
-    ring.load(a, a_tile(smem, s.index), s, {a0, kt * tile_k});
-    for (int i = 0; i < b_rows / box_rows; ++i)
-      ring.load(b, b_tile(smem, s.index) + i * (box_rows * tile_k), s, {b0 + i * box_rows, kt * tile_k});
+    if constexpr (multicast) {
+      Int rank = cluster_cta_rank(), pn = Cluster::pair_n(rank), pm = Cluster::pair_m(rank);
+      if constexpr (PairsN > 1)
+        ring.load_multicast(a, a_tile(smem, s.index) + pn * (a_box_rows * tile_k), s, {a0 + pn * a_box_rows, kt * tile_k},
+                            Cluster::a_mask(rank), PairsN);
+      else
+        ring.load(a, a_tile(smem, s.index), s, {a0, kt * tile_k});
+      if constexpr (PairsM > 1)
+        ring.load_multicast(b, b_tile(smem, s.index) + pm * (b_box_rows * tile_k), s, {b0 + pm * b_box_rows, kt * tile_k},
+                            Cluster::b_mask(rank), PairsM);
+      else
+        ring.load(b, b_tile(smem, s.index), s, {b0, kt * tile_k});
+    } else {
+      ring.load(a, a_tile(smem, s.index), s, {a0, kt * tile_k});
+      for (int i = 0; i < b_rows / box_rows; ++i)
+        ring.load(b, b_tile(smem, s.index) + i * (box_rows * tile_k), s, {b0 + i * box_rows, kt * tile_k});
+    }
   }
   /// The MMA thread's work on a full stage: D (at `d`) += A B^T over its K.
   void mma(const Value<uint32_t>& d, const Pointer<int8_t>& smem, const PipelineState& s, const Value<uint32_t>&, const Bool& accumulate) const {
@@ -141,7 +169,9 @@ struct Dense {
 template <class Atom>
 struct BlockScaled {
   using T = typename Atom::element_type;
-  static constexpr int ctas = 1, tile_n = Atom::n;
+  using Cluster = PairCluster<1, 1>;  // (unused: one CTA)
+  static constexpr int ctas = 1, cluster_ctas = 1, block_m = 1, block_n = 1, tile_n = Atom::n;
+  static constexpr bool multicast = false;
   static_assert(tile_n == 128, "two accumulators of 128 columns leave TMEM room for the scales");
   /// Elements of K per stage, and their scale blocks per row.
   static constexpr int tile_k = k_bytes * (Atom::fp4 ? 2 : 1), blocks = tile_k / Atom::vector;
@@ -233,20 +263,27 @@ struct Resources {
 /// A main loop of 2 CTAs runs in clusters of 2 (cluster_shape): the pair walks the tiles as one
 /// worker; each CTA's producer loads its halves of A and B (PipelineTmaUmmaPair), the even
 /// CTA's MMA thread issues the pair's MMAs and commits to both CTAs, and each CTA's epilogue
-/// stores its 128 rows (PipelineUmmaAsyncPair).
+/// stores its 128 rows (PipelineUmmaAsyncPair). With multicast between pairs the cluster of
+/// PM x PN pairs walks blocks of PM x PN tiles as one worker, every pair in step (a pair's
+/// stage is written by the CTAs of its row and column of pairs, so no pair may run ahead).
 template <Scheduling S = Scheduling::persistent, class Mainloop, Epilogue E = Identity>
 void kernel(const Mainloop& mainloop, const TmaDescriptor<bf16>& c, const Int& m, const Int& n, const Int& k, const E& epilogue = {}) {
   using R = Resources<Mainloop, S>;
-  constexpr int tile_n = Mainloop::tile_n, stages = Mainloop::stages, ctas = Mainloop::ctas;
-  constexpr bool pair = ctas == 2;
+  constexpr int tile_n = Mainloop::tile_n, stages = Mainloop::stages, ctas = Mainloop::ctas, cluster = Mainloop::cluster_ctas;
+  constexpr bool pair = ctas == 2, multicast = Mainloop::multicast;
   static_assert(!pair || S == Scheduling::persistent, "the 2-CTA GEMM walks its tiles statically (no cluster launch control yet)");
   launch_bounds(threads, 1);
-  if constexpr (pair) cluster_shape(2);
+  if constexpr (pair) cluster_shape(cluster);
   // This CTA's place in its pair (0 for a lone CTA), and the pair's tile of C: tile_m rows per CTA.
-  Int rank = pair ? cluster_cta_rank() % 2 : Int(0);
+  Int cluster_rank = pair ? cluster_cta_rank() : Int(0);
+  Int rank = pair ? cluster_rank % 2 : Int(0);
   constexpr int pair_tile_m = tile_m * ctas;
   Int k_tiles = k / Mainloop::tile_k;
-  StaticTileScheduler scheduler = pair ? StaticTileScheduler(m / pair_tile_m, n / tile_n, block_idx().x / 2, grid_dim().x / 2)
+  // A cluster's block of tiles: PM x PN pair tiles (one for a lone pair or CTA), this pair's at (pm, pn) in it.
+  constexpr int block_m = Mainloop::block_m, block_n = Mainloop::block_n;
+  Int pm = multicast ? Mainloop::Cluster::pair_m(cluster_rank) : Int(0), pn = multicast ? Mainloop::Cluster::pair_n(cluster_rank) : Int(0);
+  StaticTileScheduler scheduler = pair ? StaticTileScheduler(m / (pair_tile_m * block_m), n / (tile_n * block_n), block_idx().x / cluster,
+                                                             grid_dim().x / cluster)
                                        : StaticTileScheduler(m / tile_m, n / tile_n);
   Pointer<int8_t> smem = dynamic_shared_aligned<int8_t>(1024);
   std::optional<PipelineClc> clc;
@@ -258,7 +295,9 @@ void kernel(const Mainloop& mainloop, const TmaDescriptor<bf16>& c, const Int& m
   // it starts each one, and each role frees an answer once its `threads` (1, or a warp's 32)
   // have read it.
   auto each_tile = [&](bool requester, int threads, auto&& body) {
-    auto origin = [&](std::pair<Int, Int> t) { return std::pair{t.first * pair_tile_m, t.second * tile_n}; };
+    auto origin = [&](std::pair<Int, Int> t) {
+      return std::pair{(t.first * block_m + pm) * pair_tile_m, (t.second * block_n + pn) * tile_n};
+    };
     if constexpr (S == Scheduling::persistent) {
       for_(0, scheduler.my_tile_count(), [&](Int j) {
         auto [m0, n0] = origin(scheduler.tile(j));
@@ -287,7 +326,13 @@ void kernel(const Mainloop& mainloop, const TmaDescriptor<bf16>& c, const Int& m
   // Tile j of this CTA uses ring iterations j * k_tiles ... and accumulator j % 2.
   using Ring = std::conditional_t<pair, PipelineTmaUmmaPair, PipelineTmaUmma>;
   using Accumulators = std::conditional_t<pair, PipelineUmmaAsyncPair, PipelineUmmaAsync>;
-  Ring ab(Pointer<uint64_t>((smem + R::barriers_offset).id()), stages, Mainloop::stage_bytes);
+  auto ring = [&] {
+    if constexpr (pair)
+      return Ring(Pointer<uint64_t>((smem + R::barriers_offset).id()), stages, Mainloop::stage_bytes, Mainloop::Cluster::releasers);
+    else
+      return Ring(Pointer<uint64_t>((smem + R::barriers_offset).id()), stages, Mainloop::stage_bytes);
+  };
+  Ring ab = ring();
   Accumulators acc(Pointer<uint64_t>((smem + R::accumulator_barriers_offset).id()), accumulators, epilogue_threads);
   TmemAllocation tmem(Pointer<uint32_t>((smem + R::tmem_slot_offset).id()), R::tmem_columns, sm100::CtaGroup(ctas));
   // A barrier of the CTA, or of the pair: the other CTA's loads, MMAs and arrivals reach this
@@ -329,6 +374,9 @@ void kernel(const Mainloop& mainloop, const TmaDescriptor<bf16>& c, const Int& m
         ab.producer_commit(s);
       });
     });
+    // With multicast, other pairs' MMAs free this CTA's stages: it waits for the last frees
+    // before it can exit.
+    if constexpr (multicast) ab.producer_tail(scheduler.my_tile_count() * k_tiles);
   });
   // The MMA thread: warp 1's first (of the pair's even CTA).
   if_(pair ? (tid == 32) & (rank == 0) : (tid == 32), [&] {
@@ -342,7 +390,10 @@ void kernel(const Mainloop& mainloop, const TmaDescriptor<bf16>& c, const Int& m
         ab.consumer_wait(s);
         tcgen05_fence_after_thread_sync();
         mainloop.mma(dt, smem, s, d + uint32_t(R::scales_column), kt > 0);
-        ab.consumer_release(s);
+        if constexpr (multicast)
+          ab.consumer_release(s, Mainloop::Cluster::release_mask(cluster_rank));
+        else
+          ab.consumer_release(s);
       });
       acc.producer_commit(t);
     });
@@ -405,7 +456,9 @@ void kernel(const Mainloop& mainloop, const TmaDescriptor<bf16>& c, const Int& m
 /// Throws unless the shape is one the main loop covers: whole tiles.
 template <class Mainloop>
 void check_shape(int64_t m, int64_t n, int64_t k) {
-  constexpr int tile_m_all = tile_m * Mainloop::ctas, tile_n = Mainloop::tile_n, tile_k = Mainloop::tile_k;
+  // A worker (a CTA, a pair or a cluster of pairs) covers a block of block_m x block_n tiles.
+  constexpr int tile_m_all = tile_m * Mainloop::ctas * Mainloop::block_m, tile_n = Mainloop::tile_n * Mainloop::block_n;
+  constexpr int tile_k = Mainloop::tile_k;
   constexpr int64_t limit = int64_t(1) << 31;  // TMA coordinates are 32-bit
   if (m <= 0 || n <= 0 || k <= 0 || m % tile_m_all || n % tile_n || k % tile_k || m >= limit || n >= limit || k >= limit)
     throw Error("the sm_100 GEMM needs M a multiple of " + std::to_string(tile_m_all) + ", N of " + std::to_string(tile_n) + " and K of " +
@@ -418,21 +471,21 @@ void check_shape(int64_t m, int64_t n, int64_t k) {
 /// half the multiprocessors (the kernel declares its clusters of 2).
 template <class Mainloop, Scheduling S = Scheduling::persistent>
 Launch launch_config(int multiprocessors, int64_t m, int64_t n) {
-  constexpr int ctas = Mainloop::ctas;
-  const int64_t tiles = (m / (tile_m * ctas)) * (n / Mainloop::tile_n);
+  constexpr int ctas = Mainloop::cluster_ctas;  // a worker: one CTA, a pair, or a cluster of pairs
+  const int64_t tiles = (m / (tile_m * Mainloop::ctas * Mainloop::block_m)) * (n / (Mainloop::tile_n * Mainloop::block_n));
   const uint32_t workers = S == Scheduling::clc ? uint32_t(tiles) : StaticTileScheduler::grid_size(tiles, multiprocessors / ctas);
   return Launch{.grid = workers * ctas, .block = threads, .shared_bytes = Resources<Mainloop, S>::shared_bytes};
 }
 
 /// The tensor map of an operand of `rows` rows of `row_elements` elements of T (bytes, for FP4
-/// pairs): boxes of 128 rows x 128 bytes, 128-byte swizzled.
+/// pairs): boxes of 128 rows (or a multicast slice's) x 128 bytes, 128-byte swizzled.
 template <class T>
-TensorMap<T> operand_tensor_map(const Buffer<T>& x, int64_t rows, int64_t row_elements) {
-  return make_tensor_map(x.view({rows, row_elements}), {uint32_t(box_rows), uint32_t(k_bytes / int(sizeof(T)))}, TmaSwizzle::bytes128);
+TensorMap<T> operand_tensor_map(const Buffer<T>& x, int64_t rows, int64_t row_elements, int rows_per_box = box_rows) {
+  return make_tensor_map(x.view({rows, row_elements}), {uint32_t(rows_per_box), uint32_t(k_bytes / int(sizeof(T)))}, TmaSwizzle::bytes128);
 }
 template <class T>
-TensorMap<T> operand_tensor_map_for_compile() {
-  return TensorMap<T>::for_compile(2, {uint32_t(box_rows), uint32_t(k_bytes / int(sizeof(T)))}, TmaSwizzle::bytes128);
+TensorMap<T> operand_tensor_map_for_compile(int rows_per_box = box_rows) {
+  return TensorMap<T>::for_compile(2, {uint32_t(rows_per_box), uint32_t(k_bytes / int(sizeof(T)))}, TmaSwizzle::bytes128);
 }
 
 /// The tensor map of a scale tensor of `rows` rows and `blocks` K blocks in the 128x4 blocked
@@ -452,15 +505,15 @@ inline TensorMap<bf16> c_tensor_map(const Buffer<bf16>& c, int64_t m, int64_t n)
 }
 inline TensorMap<bf16> c_tensor_map_for_compile() { return TensorMap<bf16>::for_compile(2, {32u, uint32_t(chunk_cols)}, TmaSwizzle::bytes64); }
 
-/// The dense GEMM's tensor maps of A (m x k) and B (n x k).
-template <class T>
+/// The dense GEMM's tensor maps of A (m x k) and B (n x k), boxes of the main loop's rows.
+template <class Mainloop, class T = typename Mainloop::Atom::element_type>
 std::pair<TensorMap<T>, TensorMap<T>> tensor_maps(const Buffer<T>& a, const Buffer<T>& b, int64_t m, int64_t n, int64_t k) {
-  return {operand_tensor_map(a, m, k), operand_tensor_map(b, n, k)};
+  return {operand_tensor_map(a, m, k, Mainloop::a_box_rows), operand_tensor_map(b, n, k, Mainloop::b_box_rows)};
 }
 /// The same, carrying only the static facts, for cross-compiling without a GPU.
-template <class T>
+template <class Mainloop, class T = typename Mainloop::Atom::element_type>
 std::pair<TensorMap<T>, TensorMap<T>> tensor_maps_for_compile() {
-  return {operand_tensor_map_for_compile<T>(), operand_tensor_map_for_compile<T>()};
+  return {operand_tensor_map_for_compile<T>(Mainloop::a_box_rows), operand_tensor_map_for_compile<T>(Mainloop::b_box_rows)};
 }
 }  // namespace gemm_sm100
 
@@ -474,6 +527,12 @@ inline Kernel gemm_fp8_sm100{"gemm_fp8_sm100", [](TmaDescriptor<f8e4m3> a, TmaDe
 inline Kernel gemm_bf16_sm100_2cta{"gemm_bf16_sm100_2cta", [](TmaDescriptor<bf16> a, TmaDescriptor<bf16> b, TmaDescriptor<bf16> c, Int m,
                                                               Int n, Int k) {
   gemm_sm100::kernel(gemm_sm100::Dense<bf16, 2>{a, b}, c, m, n, k);
+}};
+/// The 2-CTA BF16 GEMM in clusters of two pairs along M (cluster_shape 4), which share B's
+/// rows by TMA multicast: each CTA loads half of its 128 rows of B (launch_config<Dense<bf16, 2, 2>>).
+inline Kernel gemm_bf16_sm100_2cta_multicast{"gemm_bf16_sm100_2cta_multicast", [](TmaDescriptor<bf16> a, TmaDescriptor<bf16> b,
+                                                                                  TmaDescriptor<bf16> c, Int m, Int n, Int k) {
+  gemm_sm100::kernel(gemm_sm100::Dense<bf16, 2, 2>{a, b}, c, m, n, k);
 }};
 /// The BF16 GEMM with its tiles handed out by cluster launch control: one CTA per tile,
 /// launch_config<Dense<bf16>, Scheduling::clc>.
@@ -513,10 +572,11 @@ inline Kernel gemm_mxfp8_sm100_clc{"gemm_mxfp8_sm100_clc", [](TmaDescriptor<f8e4
 }};
 
 /// A dense kernel cross-compiled for `target` (an sm_100-family target) at an m x n x k shape.
-template <class T, int Ctas = 1, class K>
-CompiledKernel gemm_sm100_compile(const K& kernel, const Target& target, int64_t m = 256, int64_t n = 512, int64_t k = 512) {
-  gemm_sm100::check_shape<gemm_sm100::Dense<T, Ctas>>(m, n, k);
-  auto [ta, tb] = gemm_sm100::tensor_maps_for_compile<T>();
+template <class T, int Ctas = 1, int PairsM = 1, int PairsN = 1, class K>
+CompiledKernel gemm_sm100_compile(const K& kernel, const Target& target, int64_t m = 256 * PairsM, int64_t n = 512 * PairsN, int64_t k = 512) {
+  using Mainloop = gemm_sm100::Dense<T, Ctas, PairsM, PairsN>;
+  gemm_sm100::check_shape<Mainloop>(m, n, k);
+  auto [ta, tb] = gemm_sm100::tensor_maps_for_compile<Mainloop>();
   return kernel.compile(target, ta, tb, gemm_sm100::c_tensor_map_for_compile(), int32_t(m), int32_t(n), int32_t(k));
 }
 inline CompiledKernel gemm_bf16_sm100_compile(const Target& target) { return gemm_sm100_compile<bf16>(gemm_bf16_sm100, target); }
@@ -524,6 +584,9 @@ inline CompiledKernel gemm_fp8_sm100_compile(const Target& target) { return gemm
 inline CompiledKernel gemm_bf16_sm100_clc_compile(const Target& target) { return gemm_sm100_compile<bf16>(gemm_bf16_sm100_clc, target); }
 inline CompiledKernel gemm_bf16_sm100_2cta_compile(const Target& target) {
   return gemm_sm100_compile<bf16, 2>(gemm_bf16_sm100_2cta, target);
+}
+inline CompiledKernel gemm_bf16_sm100_2cta_multicast_compile(const Target& target) {
+  return gemm_sm100_compile<bf16, 2, 2>(gemm_bf16_sm100_2cta_multicast, target);
 }
 
 /// A block-scaled kernel of main loop `Mainloop` cross-compiled for `target`.

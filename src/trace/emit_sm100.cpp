@@ -200,17 +200,21 @@ void tcgen05_commit_multicast(ValueId bar, ValueId cta_mask, Where where) {
            "r,h");
 }
 
-void tma_load_pair(ValueId descriptor, ValueId shared_dst, ValueId bar, std::span<const ValueId> coords, Where where) {
+void tma_load_pair(ValueId descriptor, ValueId shared_dst, ValueId bar, std::span<const ValueId> coords, ValueId cta_mask, Where where) {
   Trace& t = Trace::current(where);
-  t.require(Feature::tcgen05, "cp.async.bulk.tensor .cta_group::2 (a TMA load for a CTA pair)", where);
-  cta_group(t, sm100::CtaGroup::two, "cp.async.bulk.tensor .cta_group::2 (a TMA load for a CTA pair)", where);
+  const bool multicast = cta_mask.trace != 0;
+  const char* what = multicast ? "cp.async.bulk.tensor .multicast::cluster.cta_group::2 (a TMA multicast load for CTA pairs)"
+                               : "cp.async.bulk.tensor .cta_group::2 (a TMA load for a CTA pair)";
+  t.require(Feature::tcgen05, what, where);
+  cta_group(t, sm100::CtaGroup::two, what, where);
   check_tma_tile_alignment(t, shared_dst, where);
   llvm::SmallVector<mlir::Value> c = tma_coordinates(t, coords, where);
   mlir::OpBuilder& b = t.builder();
   mlir::Location l = t.loc(where);
   mlir::Value map = mlir::LLVM::PtrToIntOp::create(b, l, b.getI64Type(), descriptor_pointer(t, descriptor, where));
   // The barrier's address in the even CTA of the pair (mapa: the documented way to name
-  // another CTA's shared memory).
+  // another CTA's shared memory). A multicast box completes, in each destination pair, on the
+  // barrier at this offset in that pair's even CTA.
   mlir::Value rank = mlir::NVVM::ClusterId::create(b, l, b.getI32Type());
   mlir::Value even = mlir::arith::AndIOp::create(b, l, rank, t.i32(~1));
   mlir::Value leader_bar = mlir::NVVM::MapaOp::create(b, l, mlir::LLVM::LLVMPointerType::get(&t.context(), 7),
@@ -220,10 +224,16 @@ void tma_load_pair(ValueId descriptor, ValueId shared_dst, ValueId bar, std::spa
   operands.append(c.begin(), c.end());
   std::string constraints = "r,l,r";
   for (size_t i = 0; i < c.size(); ++i) constraints += ",r";
+  std::string mask_operand;
+  if (multicast) {
+    operands.push_back(mlir::arith::TruncIOp::create(b, l, b.getI16Type(), i32_operand(t, cta_mask, "a multicast CTA mask", where)));
+    constraints += ",h";
+    mask_operand = ", $" + std::to_string(3 + c.size());
+  }
   emit_ptx(t, where, 0, operands,
-           "cp.async.bulk.tensor." + std::to_string(coords.size()) +
-               "d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::2 [$0], [$1, " + register_list(3, int(coords.size())) +
-               "], [$2];",
+           "cp.async.bulk.tensor." + std::to_string(coords.size()) + "d.shared::cluster.global.mbarrier::complete_tx::bytes" +
+               (multicast ? ".multicast::cluster" : "") + ".cta_group::2 [$0], [$1, " + register_list(3, int(coords.size())) + "], [$2]" +
+               mask_operand + ";",
            constraints);
 }
 

@@ -1,10 +1,10 @@
 // Cold JIT of the compile-verified Blackwell kernels, with no GPU: one kernel per process (run
 // it once per kernel), the disk cache off, so the figure includes MLIR/LLVM set-up and
 // nvJitLink's one-time start-up, as a user's first launch would.
-//   cutejit_bench_compile_blackwell gemm_bf16_sm100 | gemm_bf16_sm100_clc | gemm_bf16_sm100_2cta | gemm_fp8_sm100 |
-//                                   gemm_nvfp4_sm100 | gemm_mxfp8_sm100 | gemm_nvfp4_sm120 | gemm_mxfp4_sm120 |
-//                                   gemm_mxfp8_sm120 | gemm_tma_tensorop_bf16_sm120 | gemm_tma_tensorop_fp8_sm120 |
-//                                   gemv_nvfp4_sm120
+//   cutejit_bench_compile_blackwell gemm_bf16_sm100 | gemm_bf16_sm100_clc | gemm_bf16_sm100_2cta |
+//                                   gemm_bf16_sm100_2cta_multicast | gemm_fp8_sm100 | gemm_nvfp4_sm100 | gemm_mxfp8_sm100 |
+//                                   gemm_nvfp4_sm120 | gemm_mxfp4_sm120 | gemm_mxfp8_sm120 | gemm_tma_tensorop_bf16_sm120 |
+//                                   gemm_tma_tensorop_fp8_sm120 | gemm_tma_nvfp4_sm120 | gemm_tma_mxfp8_sm120 | gemv_nvfp4_sm120
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   if (which == "gemm_bf16_sm100") k = examples::gemm_bf16_sm100_compile(Target::parse("sm_100a"));
   else if (which == "gemm_bf16_sm100_clc") k = examples::gemm_bf16_sm100_clc_compile(Target::parse("sm_100a"));
   else if (which == "gemm_bf16_sm100_2cta") k = examples::gemm_bf16_sm100_2cta_compile(Target::parse("sm_100a"));
+  else if (which == "gemm_bf16_sm100_2cta_multicast") k = examples::gemm_bf16_sm100_2cta_multicast_compile(Target::parse("sm_100a"));
   else if (which == "gemm_fp8_sm100") k = examples::gemm_fp8_sm100_compile(Target::parse("sm_100a"));
   else if (which == "gemm_nvfp4_sm100") k = examples::gemm_nvfp4_sm100_compile(Target::parse("sm_100a"));
   else if (which == "gemm_mxfp8_sm100") k = examples::gemm_mxfp8_sm100_compile(Target::parse("sm_100a"));
@@ -38,6 +39,12 @@ int main(int argc, char** argv) {
     k = examples::gemm_tma_tensorop_example<SM80_16x8x16_F32BF16BF16F32_TN, bf16>(8192, 8192, 8192).compile(Target::parse("sm_120a"));
   else if (which == "gemm_tma_tensorop_fp8_sm120")
     k = examples::gemm_tma_tensorop_example<SM89_16x8x32_F32E4M3E4M3F32_TN, bf16>(8192, 8192, 8192).compile(Target::parse("sm_120a"));
+  else if (which == "gemm_tma_nvfp4_sm120")
+    k = examples::gemm_tma_block_scaled_compile<SM120_16x8x64_F32E2M1E2M1F32_UE4M3_TN, bf16>(
+        examples::gemm_tma_block_scaled<SM120_16x8x64_F32E2M1E2M1F32_UE4M3_TN, bf16>, Target::parse("sm_120a"), 8192, 8192, 8192);
+  else if (which == "gemm_tma_mxfp8_sm120")
+    k = examples::gemm_tma_block_scaled_compile<SM120_16x8x32_F32E4M3E4M3F32_UE8M0_TN, bf16>(
+        examples::gemm_tma_block_scaled<SM120_16x8x32_F32E4M3E4M3F32_UE8M0_TN, bf16>, Target::parse("sm_120a"), 8192, 8192, 8192);
   else if (which == "gemv_nvfp4_sm120")
     k = examples::gemv_block_scaled_compile<SM120_16x8x64_F32E2M1E2M1F32_UE4M3_TN>(examples::gemv_nvfp4_sm120, Target::parse("sm_120a"));
   else {

@@ -110,7 +110,7 @@ TEST_CASE("the sm_100 GEMM's epilogue hook is traced into its epilogue", "[unit]
                                             Int k) {
     examples::gemm_sm100::kernel(examples::gemm_sm100::Dense<bf16>{a, b}, c, m, n, k, [&](F32 x, Int row, Int col) { return x + F32(bias(col)); });
   }};
-  auto [ta, tb] = examples::gemm_sm100::tensor_maps_for_compile<bf16>();
+  auto [ta, tb] = examples::gemm_sm100::tensor_maps_for_compile<examples::gemm_sm100::Dense<bf16>>();
   CompiledKernel k = biased.compile(Target::parse("sm_100a"), ta, tb, examples::gemm_sm100::c_tensor_map_for_compile(),
                                     DeviceTensor<float>::for_compile({512}), int32_t(256), int32_t(512), int32_t(512));
   CHECK(test::contains(k.ptx, "tcgen05.ld.sync.aligned.32x32b.x32.b32"));

@@ -4,9 +4,11 @@
 #include <catch2/catch.hpp>
 
 #include <string>
+#include <vector>
 
 #include "cutejit/atom/sm100/tmem.hpp"
 #include "cutejit/atom/sm100/umma.hpp"
+#include "cutejit/pipeline/pair_cluster.hpp"
 #include "gemm_sm100.hpp"
 #include "sass.hpp"
 #include "support.hpp"
@@ -26,13 +28,14 @@ TEST_CASE("cluster_shape declares the kernel's cluster in its PTX, once, within 
   Kernel none{"no_cluster", [](Tensor<u32> a) { a(block_idx().x) = 1u; }};
   CHECK_FALSE(test::contains(none.compile(Target::parse("sm_90a"), v).ptx, "reqnctapercluster"));
 
+  const int first_declaration = __LINE__ + 2;
   Kernel twice{"cluster_twice", [](Tensor<u32>) {
     cluster_shape(2);
     cluster_shape(4);
   }};
   CHECK_THROWS_WITH(twice.compile(Target::parse("sm_90a"), v),
                     Contains("test_sm100_pair.cpp") && Contains("cluster_shape is declared once per kernel; this kernel declared it at") &&
-                        Contains("test_sm100_pair.cpp:30"));
+                        Contains("test_sm100_pair.cpp:" + std::to_string(first_declaration)));
   Kernel big{"cluster_of_16", [](Tensor<u32>) { cluster_shape(4, 4); }};
   CHECK_THROWS_WITH(big.compile(Target::parse("sm_90a"), v),
                     Contains("whose product is at most 8 (the portable cluster size), not 4 x 4 x 1"));
@@ -97,6 +100,113 @@ TEST_CASE("the 2-CTA GEMM's shapes and grid: 256 x 256 tiles, a pair per tile, h
   CHECK_NOTHROW(examples::gemm_sm100::check_shape<Pair>(256, 256, 64));
 }
 
+namespace {
+/// Plays one stage of a cluster of PM x PN pairs on the host: each CTA's slices of A and B go
+/// where its masks say, each pair's MMA frees the stage where its release mask says; checks that
+/// every CTA receives each slice of its half once and from CTAs that load the same rows (its
+/// place, and its row of pairs for A, its column for B), and that each CTA's stage is freed by
+/// exactly the pairs that read what was written into any CTA whose producer writes it, the
+/// `releasers` of them.
+template <int PM, int PN>
+void check_pair_cluster() {
+  using C = PairCluster<PM, PN>;
+  INFO("pairs " << PM << " x " << PN);
+  constexpr int ctas = 2 * PM * PN;
+  auto v = [](int r) { return r % 2; };
+  auto pm = [](int r) { return (r / 2) % PM; };
+  auto pn = [](int r) { return (r / 2) / PM; };
+  // a_slices[d][i]: how many times CTA d received slice i of its A half; likewise B.
+  std::vector<std::vector<int>> a_slices(ctas, std::vector<int>(PN)), b_slices(ctas, std::vector<int>(PM));
+  // writes[x]: the CTAs CTA x's producer writes into.
+  std::vector<std::vector<int>> writes(ctas);
+  for (int x = 0; x < ctas; ++x) {
+    CHECK(C::place(x) == v(x));
+    CHECK(C::pair_m(x) == pm(x));
+    CHECK(C::pair_n(x) == pn(x));
+    for (int d = 0; d < ctas; ++d) {
+      // (With one pair along N the kernel loads A without multicast: the mask is the CTA alone.)
+      const bool gets_a = (C::a_mask(x) >> d & 1) != 0, gets_b = (C::b_mask(x) >> d & 1) != 0;
+      if (gets_a) {
+        INFO("A from " << x << " to " << d);
+        CHECK(v(d) == v(x));    // the same half of a pair's 256 rows
+        CHECK(pm(d) == pm(x));  // the same rows of the cluster's block
+        ++a_slices[size_t(d)][size_t(pn(x))];
+      }
+      if (gets_b) {
+        INFO("B from " << x << " to " << d);
+        CHECK(v(d) == v(x));
+        CHECK(pn(d) == pn(x));
+        ++b_slices[size_t(d)][size_t(pm(x))];
+      }
+      if (gets_a || gets_b) writes[size_t(x)].push_back(d);
+    }
+  }
+  for (int d = 0; d < ctas; ++d) {
+    for (int i = 0; i < PN; ++i) CHECK(a_slices[size_t(d)][size_t(i)] == 1);
+    for (int i = 0; i < PM; ++i) CHECK(b_slices[size_t(d)][size_t(i)] == 1);
+  }
+  // A pair's MMA reads its two CTAs' stages; its release must reach every producer that wrote
+  // into them, and nothing else.
+  std::vector<int> frees(ctas);
+  for (int even = 0; even < ctas; even += 2) {
+    for (int x = 0; x < ctas; ++x) {
+      bool wrote = false;
+      for (int d : writes[size_t(x)]) wrote = wrote || d / 2 == even / 2;
+      INFO("pair of " << even << ", CTA " << x);
+      CHECK(((C::release_mask(even) >> x & 1) != 0) == wrote);
+      frees[size_t(x)] += C::release_mask(even) >> x & 1;
+    }
+  }
+  for (int x = 0; x < ctas; ++x) CHECK(frees[size_t(x)] == C::releasers);
+}
+}  // namespace
+
+TEST_CASE("a cluster of CTA pairs: each slice of A and B reaches the CTAs that need it once, and each stage is freed by the pairs that read it",
+          "[unit]") {
+  check_pair_cluster<1, 1>();
+  check_pair_cluster<2, 1>();
+  check_pair_cluster<1, 2>();
+  check_pair_cluster<2, 2>();
+  check_pair_cluster<4, 1>();
+  check_pair_cluster<1, 4>();
+}
+
+TEST_CASE("the 2-CTA GEMM with multicast between pairs: B's slices multicast, the releases to the pairs' row and column, SASS", "[unit]") {
+  for (const char* t : {"sm_100a", "sm_103a", "sm_110a"}) {
+    INFO(t);
+    CompiledKernel k = examples::gemm_bf16_sm100_2cta_multicast_compile(Target::parse(t));
+    CHECK(test::contains(k.ptx, ".reqnctapercluster 4, 1, 1"));
+    // A stage: A's 128 rows as before, B's half as a 64-row slice multicast to the other pair.
+    CHECK(test::count(k.ptx, "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::2 ") == 1);
+    CHECK(test::count(k.ptx, "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2 ") ==
+          1);
+    CHECK(test::count(k.ptx, "tcgen05.mma.cta_group::2.kind::f16") == 4);
+    // The stage's release (to the four CTAs) and the accumulator's commit (to the pair).
+    CHECK(test::count(k.ptx, "tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64") == 2);
+    std::string sass = test::disassemble(k.cubin, "-sass");
+    CHECK(test::count(sass, "UTCHMMA.2CTA") == 4);
+    CHECK(test::count(sass, "UTMALDG.2D.2CTA") == 1);
+    CHECK(test::count(sass, "UTMALDG.2D.MULTICAST.2CTA") == 1);
+    CHECK(test::count(sass, "UTCBAR.2CTA.MULTICAST") == 2);
+    test::check_no_local_memory(k.cubin, k.name, sass);
+    CHECK(test::resource_usage(k.cubin, k.name, "REG") <= 128);
+  }
+  using Quad = examples::gemm_sm100::Dense<bf16, 2, 2>;
+  static_assert(Quad::cluster_ctas == 4 && Quad::b_box_rows == 64 && Quad::a_box_rows == 128);
+  // A cluster's block is 512 x 256: 2048 x 4096 has 64 of them, for 37 clusters of 148 multiprocessors.
+  CHECK(examples::gemm_sm100::launch_config<Quad>(148, 2048, 4096).grid.x == 148);
+  CHECK(examples::gemm_sm100::launch_config<Quad>(148, 512, 512).grid.x == 8);
+  CHECK_THROWS_WITH(examples::gemm_sm100::check_shape<Quad>(256, 256, 64), Contains("needs M a multiple of 512"));
+  // Pairs along N share A instead: two 64-row slices of A multicast, B's half as one box.
+  Kernel along_n{"gemm_bf16_sm100_2cta_multicast_n", [](TmaDescriptor<bf16> a, TmaDescriptor<bf16> b, TmaDescriptor<bf16> c, Int m, Int n, Int k) {
+                   examples::gemm_sm100::kernel(examples::gemm_sm100::Dense<bf16, 2, 1, 2>{a, b}, c, m, n, k);
+                 }};
+  CompiledKernel n2 = examples::gemm_sm100_compile<bf16, 2, 1, 2>(along_n, Target::parse("sm_100a"));
+  CHECK(test::contains(n2.ptx, ".reqnctapercluster 4, 1, 1"));
+  CHECK(test::count(n2.ptx, ".multicast::cluster.cta_group::2 ") == 1);
+  test::check_no_local_memory(n2.cubin, n2.name, test::disassemble(n2.cubin, "-sass"));
+}
+
 TEST_CASE("a CTA pair's op without a cluster of pairs, or mixed with single-CTA tcgen05 ops, is an error at the user's line", "[unit]") {
   auto v = test::vector_arg<uint32_t>();
   using PairAtom = SM100_MMA_F16BF16_2x1SM_SS<bf16, 256, 256>;
@@ -127,6 +237,7 @@ TEST_CASE("a CTA pair's op without a cluster of pairs, or mixed with single-CTA 
     tcgen05_commit(dynamic_shared_aligned<uint64_t>(16), Int(3));
   }};
   CHECK(test::count(pair.compile(Target::parse("sm_100a"), v).ptx, "tcgen05.mma.cta_group::2.kind::f16") == 4);
+  const int single_alloc = __LINE__ + 4;  // tmem.allocate(), the first tcgen05 op
   Kernel mixed{"pair_commit_after_single_alloc", [](Tensor<u32>) {
     cluster_shape(2);
     TmemAllocation tmem(dynamic_shared_aligned<uint32_t>(16), 32);
@@ -135,7 +246,8 @@ TEST_CASE("a CTA pair's op without a cluster of pairs, or mixed with single-CTA 
   }};
   CHECK_THROWS_WITH(mixed.compile(Target::parse("sm_100a"), v),
                     Contains("tcgen05.commit .multicast::cluster uses cta_group::2, but this kernel's first tcgen05 op (at ") &&
-                        Contains("test_sm100_pair.cpp:133) uses cta_group::1; every tcgen05 op of a kernel uses the same CTA group"));
+                        Contains("test_sm100_pair.cpp:" + std::to_string(single_alloc) +
+                                 ") uses cta_group::1; every tcgen05 op of a kernel uses the same CTA group"));
   // The pair's MMA has M = 128 or 256; a descriptor of M = 64 is one CTA's.
   Kernel m64{"pair_mma_m64", [](Tensor<u32>) {
     cluster_shape(2);

@@ -96,9 +96,11 @@ inline Int cta_pair_mask(detail::Where w = detail::Where::current()) { return In
 class PipelineTmaUmmaPair : public detail::StageBarriers {
  public:
   /// `barriers`: barrier_bytes(stages) of shared memory in each CTA; `stage_bytes`: the TMA
-  /// bytes of one CTA's half of a stage.
-  PipelineTmaUmmaPair(const Pointer<uint64_t>& barriers, int stages, int stage_bytes, detail::Where w = detail::Where::current())
-      : StageBarriers(barriers, stages, /*consumers=*/1, w), check_(stage_bytes, w) {}
+  /// bytes of one CTA's half of a stage; `releasers`: the pairs whose MMAs read what this CTA's
+  /// loads bring (1, or with multicast between pairs every pair a load reaches).
+  PipelineTmaUmmaPair(const Pointer<uint64_t>& barriers, int stages, int stage_bytes, int releasers = 1,
+                      detail::Where w = detail::Where::current())
+      : StageBarriers(barriers, stages, releasers, w), check_(stage_bytes, w) {}
 
   /// One thread of each CTA initialises its barriers; then fence_mbarrier_init() and a cluster
   /// barrier (the other CTA's loads and commits reach these).
@@ -119,13 +121,33 @@ class PipelineTmaUmmaPair : public detail::StageBarriers {
     check_.load(map.box_bytes(), w);
     map.load_pair(dst, full(s.index), coords, w);
   }
+  /// A slice of this CTA's half multicast to the `ctas` CTAs of `cta_mask` (this one among them),
+  /// which each receive it at `dst`'s offset; the group's slices make up each one's half.
+  template <Element T>
+  void load_multicast(const TmaDescriptor<T>& map, const Pointer<T>& dst, const PipelineState& s,
+                      std::initializer_list<Operand<int32_t>> coords, const Operand<int32_t>& cta_mask, int ctas,
+                      detail::Where w = detail::Where::current()) {
+    check_.load(ctas * map.box_bytes(), w);
+    map.load_pair_multicast(dst, full(s.index), coords, cta_mask, w);
+  }
   /// Checks that this CTA's loads of the stage bring its half's bytes.
   void producer_commit(const PipelineState&, detail::Where w = detail::Where::current()) { check_.commit(w); }
+  /// After the producer's last stage: waits until every stage has been freed by all its
+  /// releasers, so that no MMA commit from another pair reaches this CTA after it has exited.
+  /// `iterations`: the ring iterations the producer ran.
+  void producer_tail(const Int& iterations, detail::Where w = detail::Where::current()) const {
+    for (int i = 0; i < stages(); ++i) wait_empty(PipelineState::at(iterations + i, stages()), w);
+  }
 
   /// The even CTA's MMA thread: consumer_wait(s) as every pipeline; then this frees stage `s`
   /// in both CTAs once the MMAs issued so far are done.
   void consumer_release(const PipelineState& s, detail::Where w = detail::Where::current()) const {
     tcgen05_commit(empty(s.index), Operand<int32_t>(cta_pair_mask(w), w));
+  }
+  /// The same, freeing stage `s` in every CTA of `cta_mask`: with multicast, every CTA whose
+  /// loads wrote into this pair's stage.
+  void consumer_release(const PipelineState& s, const Operand<int32_t>& cta_mask, detail::Where w = detail::Where::current()) const {
+    tcgen05_commit(empty(s.index), cta_mask);
   }
 
  private:

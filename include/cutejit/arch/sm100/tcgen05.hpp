@@ -65,8 +65,11 @@ void tcgen05_commit(ValueId bar, Where where);
 void tcgen05_commit_multicast(ValueId bar, ValueId cta_mask, Where where);
 /// A TMA tile load for a pair (cp.async.bulk.tensor .cta_group::2): the box lands in this CTA's
 /// shared memory at `shared_dst`, and its bytes complete on the mbarrier at `bar`'s offset in
-/// the pair's even CTA, whose MMA reads both CTAs' tiles.
-void tma_load_pair(ValueId descriptor, ValueId shared_dst, ValueId bar, std::span<const ValueId> coords, Where where);
+/// the pair's even CTA, whose MMA reads both CTAs' tiles. With `cta_mask` (an i32 holding 16
+/// bits; a null ValueId for none) the box is multicast: it lands at `shared_dst`'s offset in
+/// every CTA of the cluster whose bit is set, and completes on the barrier at `bar`'s offset in
+/// each such CTA's even CTA (.multicast::cluster.cta_group::2).
+void tma_load_pair(ValueId descriptor, ValueId shared_dst, ValueId bar, std::span<const ValueId> coords, ValueId cta_mask, Where where);
 
 /// clusterlaunchcontrol.try_cancel (sm_100 and newer, every variant): asks to cancel the launch
 /// of a cluster that has not started; the 16-byte answer is written to `response` (shared

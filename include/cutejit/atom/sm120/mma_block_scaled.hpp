@@ -157,15 +157,29 @@ void gemm(const TiledMma<MmaSyncBlockScaled<Kind, A, B>>& tiled, const Tensor<fl
   };
   check_scales(sfa, "SFA", rest_m);
   check_scales(sfb, "SFB", rest_n);
+  // Each fragment's values are read once per K block, not once per atom that uses them.
+  auto values = [&](const Tensor<uint8_t>& t, int64_t i, int64_t k) {
+    std::vector<detail::ValueId> v;
+    for (int64_t x = 0; x < size(mode(t.layout(), 0)).value(); ++x) v.push_back(t(IntTuple(x), IntTuple(i), IntTuple(k), w).read(w).id());
+    return v;
+  };
   for (int64_t k = 0; k < rest_k; ++k) {
+    std::vector<std::vector<detail::ValueId>> b_values;
     std::vector<Value<uint32_t>> scale_b;
-    for (int64_t n = 0; n < rest_n; ++n) scale_b.push_back(scale_register(sfb(_, n, k), w));
+    for (int64_t n = 0; n < rest_n; ++n) {
+      b_values.push_back(values(b, n, k));
+      scale_b.push_back(scale_register(sfb(_, n, k), w));
+    }
     for (int64_t m = 0; m < rest_m; ++m) {
+      std::vector<detail::ValueId> a_values = values(a, m, k);
       Value<uint32_t> scale_a = scale_register(sfa(_, m, k), w);
       for (int64_t n = 0; n < rest_n; ++n) {
         // Alternate the direction of n along m, as gemm() does, so that consecutive atoms share B.
         int64_t nn = m % 2 ? rest_n - 1 - n : n;
-        mma(Op{}, acc(_, m, nn), a(_, m, k), b(_, nn, k), acc(_, m, nn), scale_a, scale_b[size_t(nn)], w);
+        std::vector<detail::ValueId> c;
+        for (int64_t x = 0; x < 4; ++x) c.push_back(acc(IntTuple(x), IntTuple(m), IntTuple(nn), w).read(w).id());
+        std::vector<detail::ValueId> d = Op::call(a_values, b_values[size_t(nn)], c, scale_a, scale_b[size_t(nn)], w);
+        for (int64_t x = 0; x < 4; ++x) acc(IntTuple(x), IntTuple(m), IntTuple(nn), w) = F32(d[size_t(x)]);
       }
     }
   }
