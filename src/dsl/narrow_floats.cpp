@@ -1,7 +1,10 @@
 #include "cutejit/dsl/narrow_floats.hpp"
 
+#include "cutejit/core/error.hpp"
+
 #include <cmath>
 #include <cstring>
+#include <string>
 
 namespace cutejit {
 
@@ -43,6 +46,28 @@ float decode_signed(const Format& f, uint8_t bits) {
   return bits >> (f.e + f.m) & 1 ? -v : v;
 }
 }  // namespace
+
+std::vector<uint8_t> pack_e2m1(std::span<const float> values, const std::source_location& where) {
+  if (values.size() % 2 != 0)
+    throw Error("pack_e2m1 packs FP4 values two to a byte; " + std::to_string(values.size()) +
+                    " values leave the last byte half full (a packed FP4 tensor's extent is even: pad it)",
+                where);
+  std::vector<uint8_t> packed(values.size() / 2);
+  for (size_t i = 0; i < packed.size(); ++i) packed[i] = e2m1x2(e2m1(values[2 * i]), e2m1(values[2 * i + 1])).bits;
+  return packed;
+}
+
+std::vector<float> unpack_e2m1(std::span<const uint8_t> packed) {
+  std::vector<float> values;
+  values.reserve(2 * packed.size());
+  for (uint8_t b : packed) {
+    e2m1x2 pair;
+    pair.bits = b;
+    values.push_back(float(pair.first()));
+    values.push_back(float(pair.second()));
+  }
+  return values;
+}
 
 e2m1::e2m1(float x) : bits(encode_signed(fp4, x)) {}
 e2m1::operator float() const { return decode_signed(fp4, bits & 0xf); }

@@ -8,8 +8,10 @@
 #include <cmath>
 #include <string>
 
+#include "cutejit/arch/sm100/scale_factors.hpp"
 #include "cutejit/atom/sm120/mma_block_scaled.hpp"
 #include "cutejit/dsl/narrow_floats.hpp"
+#include "cutejit/layout/blocked_scales.hpp"
 #include "gemm_block_scaled_sm120.hpp"
 #include "gemv_block_scaled_sm120.hpp"
 #include "sass.hpp"
@@ -52,6 +54,31 @@ TEST_CASE("FP4 e2m1: the sixteen values, round to nearest even, saturation, NaN 
   CHECK(pair.bits == 0xE3);  // the first value in the low nibble
   CHECK(float(pair.first()) == 1.5f);
   CHECK(float(pair.second()) == -4);
+}
+
+TEST_CASE("host packing: FP4 two to a byte (an odd count refused at the caller's line), scales into the blocked layout", "[unit]") {
+  const std::vector<float> v = {1.5f, -4, 0.5f, 6};
+  CHECK(pack_e2m1(v) == std::vector<uint8_t>{0xE3, 0x71});  // 1.5 = 0x3, -4 = 0xE; 0.5 = 0x1, 6 = 0x7
+  CHECK(unpack_e2m1(pack_e2m1(v)) == v);
+  CHECK_THROWS_WITH(pack_e2m1(std::vector<float>{1, 2, 3}),
+                    Contains("test_sm120.cpp") && Contains("pack_e2m1 packs FP4 values two to a byte; 3 values leave the last byte half full"));
+  // 200 rows of 6 blocks: padded to 256 x 8, each scale where cuBLAS's definition of the layout
+  // (sm100::blocked_scale_offset, written from it) puts it, the padding 0x7f.
+  const int64_t rows = 200, blocks = 6;
+  std::vector<uint8_t> row_major(size_t(rows * blocks));
+  for (size_t i = 0; i < row_major.size(); ++i) row_major[i] = uint8_t(i * 7 % 251);
+  std::vector<uint8_t> blocked = blocked_scales(row_major, rows, blocks, 0x7f);
+  REQUIRE(blocked.size() == 256 * 8);
+  std::vector<bool> written(blocked.size());
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t b = 0; b < blocks; ++b) {
+      const int64_t at = sm100::blocked_scale_offset(r, b, blocks);
+      CHECK(blocked[size_t(at)] == row_major[size_t(r * blocks + b)]);
+      written[size_t(at)] = true;
+    }
+  for (size_t i = 0; i < blocked.size(); ++i)
+    if (!written[i]) CHECK(blocked[i] == 0x7f);
+  CHECK_THROWS_WITH(blocked_scales(row_major, rows, 7), Contains("test_sm120.cpp") && Contains("not 1200 bytes for 200 x 7"));
 }
 
 TEST_CASE("FP6 e2m3 and e3m2 and the scale formats against their definitions", "[unit]") {

@@ -18,7 +18,10 @@
 #pragma once
 
 #include <cstdint>
+#include <source_location>
+#include <span>
 #include <utility>
+#include <vector>
 
 #include "cutejit/dsl/value.hpp"
 
@@ -71,6 +74,13 @@ struct e2m1x2 {
   e2m1 first() const { e2m1 e; e.bits = bits & 0xf; return e; }
   e2m1 second() const { e2m1 e; e.bits = bits >> 4; return e; }
 };
+
+/// Floats as packed FP4, two to a byte (e2m1x2), as the FP4 operands of the block-scaled MMAs
+/// are stored: a K-major row of K values becomes K / 2 bytes. An odd count is an error: a
+/// packed tensor holds whole pairs.
+std::vector<uint8_t> pack_e2m1(std::span<const float> values, const std::source_location& where = std::source_location::current());
+/// The floats a packed FP4 tensor holds, two per byte.
+std::vector<float> unpack_e2m1(std::span<const uint8_t> packed);
 
 // ---- on the GPU ----
 

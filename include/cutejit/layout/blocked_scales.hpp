@@ -8,6 +8,13 @@
  */
 #pragma once
 
+#include <cstdint>
+#include <source_location>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "cutejit/core/error.hpp"
 #include "cutejit/layout/layout.hpp"
 
 namespace cutejit {
@@ -18,6 +25,23 @@ namespace cutejit {
 /// TMA box leaves it in shared memory, has the same layout at the tile's extents.
 inline Layout blocked_scale_layout(const Integer& rows, const Integer& blocks) {
   return Layout(IntTuple{IntTuple{32, 4, rows / 128}, IntTuple{4, blocks / 4}}, IntTuple{IntTuple{16, 4, blocks * 128}, IntTuple{1, 512}});
+}
+
+/// Scale factors given row by row (`rows` x `blocks` bytes, row-major, as a quantiser writes
+/// them) in the blocked layout, rows padded to 128 and blocks to 4 with `padding`: what the
+/// block-scaled GEMMs take for SFA (rows = M) and SFB (rows = N).
+inline std::vector<uint8_t> blocked_scales(std::span<const uint8_t> row_major, int64_t rows, int64_t blocks, uint8_t padding = 0,
+                                           const std::source_location& where = std::source_location::current()) {
+  if (rows < 1 || blocks < 1 || int64_t(row_major.size()) != rows * blocks)
+    throw Error("blocked_scales needs rows x blocks scale bytes row by row, not " + std::to_string(row_major.size()) + " bytes for " +
+                    std::to_string(rows) + " x " + std::to_string(blocks),
+                where);
+  const int64_t padded_rows = (rows + 127) / 128 * 128, padded_blocks = (blocks + 3) / 4 * 4;
+  const Layout blocked = blocked_scale_layout(padded_rows, padded_blocks);
+  std::vector<uint8_t> out(size_t(padded_rows * padded_blocks), padding);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t b = 0; b < blocks; ++b) out[size_t(blocked(r, b).value())] = row_major[size_t(r * blocks + b)];
+  return out;
 }
 
 }  // namespace cutejit
