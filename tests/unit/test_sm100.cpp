@@ -261,7 +261,7 @@ TEST_CASE("block-scaled tcgen05.mma and tcgen05.cp: UTCQMMA, UTCOMMA and UTCCP",
 
 TEST_CASE("tcgen05.mma with A in TMEM: the [a-tmem] form of each kind, its SASS, and a transposed A refused", "[unit]") {
   // One MMA per kind with A at a TMEM address and B from a descriptor, both kernel arguments:
-  // the instruction's form, not a computation (no atom lays A out in TMEM yet).
+  // the instruction's form, not a computation (test_sm100_tmem_a.cpp has the atom that lays A out).
   Kernel k{"tcgen05_tmem_a", [](Tensor<u32> a) {
     Value<uint32_t> d = a(0), a_tmem = a(1);
     Value<uint64_t> desc = cast<uint64_t>(Value<uint32_t>(a(2)));

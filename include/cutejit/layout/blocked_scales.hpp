@@ -4,7 +4,8 @@
  * 512-byte chunks of 128 rows x 4 K blocks, chunk (row / 128, block / 4) at
  * ((row / 128) (blocks / 4) + block / 4) 512, and in a chunk (row % 32) 16 + ((row / 32) % 4) 4
  * + block % 4. Every Blackwell block-scaled GEMM of cutejit takes its scales so: the sm_100 ones
- * copy whole chunks to TMEM, the sm_120 ones read a row's scales of an MMA step as one word.
+ * copy whole chunks to TMEM, the sm_120 ones read a thread's scales of an MMA step from one
+ * 16-byte group (for NVFP4, four atoms' words in one load).
  */
 #pragma once
 

@@ -45,7 +45,7 @@ void tcgen05_mma(sm100::MmaKind kind, ValueId d, ValueId desc_a, ValueId desc_b,
                  Where where);
 /// The same with A in TMEM at `a` (the ".TS" form: the ISA's [a-tmem] operand), B from its
 /// shared-memory descriptor. A is read K-major only: an `idesc` that transposes A is an error.
-/// The instruction only; no atom lays A out in TMEM yet.
+/// The atom that lays A out in TMEM and issues this is atom/sm100/umma_tmem_a.hpp's.
 void tcgen05_mma_tmem_a(sm100::MmaKind kind, ValueId d, ValueId a, ValueId desc_b, uint32_t idesc, ValueId accumulate, Where where);
 /// tcgen05.mma.cta_group::1.kind::`kind`.block_scale: D = (A * SFA)(B * SFB) + (accumulate ? D :
 /// 0), the scale factors in TMEM at `scale_a` and `scale_b`, one per `vector` (16 or 32)

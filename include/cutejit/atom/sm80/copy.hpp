@@ -20,7 +20,7 @@
  *     In shared memory each row of 16 values is packed into its first 8 (12) bytes and padded
  *     to 16 (the TMA's 16U4_ALIGN16B and 16U6_ALIGN16B forms), so a tile of them is laid out as
  *     a tile of bytes, one 16-byte row per 16 values; each value arrives in the low bits of its
- *     own byte, in the low bits; a TiledMma atom that reads FP4 higher in its bytes (kind::f8f6f4
+ *     own byte. A TiledMma atom that reads FP4 higher in its bytes (kind::f8f6f4
  *     and kind::mxf8f6f4: bits 2-5, `Op::unpacked_fp4_shift`) gets its registers shifted there
  *     by the copy, four values a shift, so the fragment is the atom's as it arrives.
  */
@@ -177,13 +177,14 @@ std::array<Value<uint32_t>, Count> ldmatrix(const Pointer<T>& row, detail::Where
   return out;
 }
 
-/// ldmatrix.x{Count} as a copy atom for a TiledMma's operand fragments (CuTe SM75_U32x{Count}_LDSM_N);
-/// with `Transpose`, ldmatrix.trans for operands stored M- or N-major (SM75_U16x{2 Count}_LDSM_T):
-/// B = V^T of attention's P V, or a row-major B of a GEMM.
 /// What a row of an ldmatrix holds in shared memory: 16 bytes of the fragment's values (the
 /// m8n8 forms), or 16 FP4 / FP6 values packed and padded to 16 bytes, unpacked to a byte each.
 enum class LdMatrixSource { b16, b4x16_p64, b6x16_p32 };
 
+/// ldmatrix.x{Count} as a copy atom for a TiledMma's operand fragments (CuTe SM75_U32x{Count}_LDSM_N);
+/// with `Transpose`, ldmatrix.trans for operands stored M- or N-major (SM75_U16x{2 Count}_LDSM_T):
+/// B = V^T of attention's P V, or a row-major B of a GEMM; with another `Source`, the unpacking
+/// ldmatrix.m8n16 (SM100_SU4_DU8x16_LDSM_N, SM100_SU6_DU8x16_LDSM_N).
 template <int Count, bool Transpose = false, LdMatrixSource Source = LdMatrixSource::b16>
   requires(Count == 1 || Count == 2 || Count == 4) && (Source == LdMatrixSource::b16 || !Transpose)
 struct LdMatrix {
