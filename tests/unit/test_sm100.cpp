@@ -489,6 +489,32 @@ TEST_CASE("the TF32 and 8-bit integer tcgen05 atoms: kind::tf32 and kind::i8, UT
                     Contains("test_sm100.cpp") && Contains("tcgen05.mma .kind::i8 is not available on sm_103a; it needs sm_100a or sm_110a"));
 }
 
+TEST_CASE("kind::f8f6f4 with mixed FP8, FP6 and FP4 operands: the ISA's type codes in the instruction descriptor, UTCQMMA", "[unit]") {
+  // The ISA's instruction descriptor for kind::f8f6f4: A's format at bits 7-9 and B's at 10-12
+  // (E4M3 0, E5M2 1, E2M3 3, E3M2 4, E2M1 5), f32 D (bit 4), N >> 3 at bit 17, M >> 4 at bit 24.
+  using Fp4xFp8 = Tcgen05MmaF8F6F4SS<MxType::e2m1, MxType::e4m3, 128, 64>;
+  using Fp6 = Tcgen05MmaF8F6F4SS<MxType::e3m2, MxType::e2m3, 128, 64>;
+  CHECK(Fp4xFp8::instruction_descriptor() == (1u << 4 | 5u << 7 | 0u << 10 | 8u << 17 | 8u << 24));
+  CHECK(Fp6::instruction_descriptor() == (1u << 4 | 4u << 7 | 3u << 10 | 8u << 17 | 8u << 24));
+  CHECK(Tcgen05MmaF8F6F4SS<MxType::e5m2, MxType::e2m1, 128, 256>::instruction_descriptor() ==
+        (1u << 4 | 1u << 7 | 5u << 10 | 32u << 17 | 8u << 24));
+  auto v = test::vector_arg<uint32_t>();
+  Kernel fp4{"umma_e2m1_e4m3", [](Tensor<u32>) { one_mma<Fp4xFp8>(); }};
+  Kernel fp6{"umma_e3m2_e2m3", [](Tensor<u32>) { one_mma<Fp6>(); }};
+  // Four K steps of 32 byte-wide elements over a 128-byte row, each with the atom's descriptor.
+  auto check = [&](const CompiledKernel& k, uint32_t idesc) {
+    CHECK(test::count(k.ptx, "tcgen05.mma.cta_group::1.kind::f8f6f4") == 4);
+    CHECK(test::contains(k.ptx, std::to_string(idesc)));
+    CHECK(test::count(test::disassemble(k.cubin, "-sass"), "UTCQMMA") >= 4);
+  };
+  for (const char* t : {"sm_100a", "sm_103a", "sm_110a"}) {
+    INFO(t);
+    check(fp4.compile(Target::parse(t), v), Fp4xFp8::instruction_descriptor());
+    check(fp6.compile(Target::parse(t), v), Fp6::instruction_descriptor());
+  }
+  CHECK_THROWS_WITH(fp4.compile(Target::parse("sm_120a"), v), Contains("test_sm100.cpp") && Contains("is not available on sm_120a"));
+}
+
 TEST_CASE("cluster launch control: a work-stealing loop is try_cancel and query_cancel, UGETNEXTWORKID in SASS", "[unit]") {
   // Each CTA scales its block of 256 floats, then the blocks of the CTAs it cancels.
   Kernel steal{"clc_scale", [](Tensor<f32> x) {

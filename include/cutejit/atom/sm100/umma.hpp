@@ -27,7 +27,7 @@
  * signals the barrier at the same offset in each CTA of the mask.
  *
  * CuTe names: SM100_MMA_F16BF16_SS<T, M, N, AMajor, BMajor>, SM100_MMA_TF32_SS, SM100_MMA_F8F6F4_SS
- * and SM100_MMA_S8_SS.
+ * (one FP8 type; `Tcgen05MmaF8F6F4SS<A, B, M, N>` any mix of FP8, FP6 and FP4) and SM100_MMA_S8_SS.
  */
 #pragma once
 
@@ -37,6 +37,7 @@
 
 #include "cutejit/arch/sm100/descriptors.hpp"
 #include "cutejit/arch/sm100/tcgen05.hpp"
+#include "cutejit/arch/sm120.hpp"  // MxType
 #include "cutejit/arch/sm90.hpp"  // shared_address
 #include "cutejit/dsl/intrinsics.hpp"
 #include "cutejit/tensor/tensor.hpp"
@@ -44,6 +45,7 @@
 namespace cutejit {
 
 using UmmaMajor = sm100::Major;
+using detail::MxType;
 
 /// The element types tcgen05.mma reads here (f32 is read as TF32), and the descriptor's name
 /// for each.
@@ -196,6 +198,66 @@ void gemm(const Tcgen05MmaSS<T, M, N, AM, BM, G>& atom, const Value<uint32_t>& d
   for (int s = 0; s < a.k_steps(); ++s)
     detail::tcgen05_mma(Atom::kind(), d.id(), a.descriptor(s, w).id(), b.descriptor(s, w).id(), idesc,
                         (s == 0 ? accumulate : Bool(true)).id(), G, w);
+}
+
+/// tcgen05.mma kind::f8f6f4 with A and B of any two of the formats E4M3, E5M2, E2M3, E3M2 and
+/// E2M1 (CuTe's SM100_MMA_F8F6F4_SS<a_type, b_type, ...>), M = 128, both K-major (FP6 and FP4
+/// are read K-major only). Every element takes a byte of shared memory: FP8 as it is, FP6 and
+/// FP4 in the unpacked forms (a row's 16 values packed in its first 12 or 8 bytes and padded to
+/// 16, as a TMA box of 16U6_ALIGN16B / 16U4_ALIGN16B leaves them), so the tiles, their swizzles
+/// and their descriptors are FP8's, of bytes; only the instruction descriptor names the formats.
+template <MxType A, MxType B, int M, int N>
+struct Tcgen05MmaF8F6F4SS {
+  using element_type = uint8_t;
+  static constexpr int m = M, n = N, k = 32;
+  static constexpr UmmaMajor a_major = UmmaMajor::k, b_major = UmmaMajor::k;
+  static constexpr int ctas = 1, a_rows = M, b_rows = N;
+  static_assert(M == 128, "this tcgen05.mma atom has M = 128 (row i of D in TMEM lane i)");
+  static_assert(N % 8 == 0 && N >= 8 && N <= 256, "tcgen05.mma has N a multiple of 8 from 8 to 256 (cta_group::1, M = 128)");
+
+  static uint32_t instruction_descriptor() {
+    return sm100::InstrDescriptor{.kind = sm100::MmaKind::f8f6f4, .a = operand_type(A), .b = operand_type(B),
+                                  .d = sm100::AccumulatorType::f32, .m = M, .n = N}
+        .encode();
+  }
+  static sm100::MmaKind kind() { return sm100::MmaKind::f8f6f4; }
+
+ private:
+  static constexpr sm100::OperandType operand_type(MxType t) {
+    switch (t) {
+      case MxType::e4m3: return sm100::OperandType::e4m3;
+      case MxType::e5m2: return sm100::OperandType::e5m2;
+      case MxType::e3m2: return sm100::OperandType::e3m2;
+      case MxType::e2m3: return sm100::OperandType::e2m3;
+      case MxType::e2m1: return sm100::OperandType::e2m1;
+    }
+    return sm100::OperandType::e4m3;
+  }
+};
+
+/// Its operands: `a` (M x K) and `b` (N x K) byte tiles, checked as the atom reads them.
+template <MxType A, MxType B, int M, int N>
+std::pair<UmmaOperand<uint8_t>, UmmaOperand<uint8_t>> make_umma_operands(const Tcgen05MmaF8F6F4SS<A, B, M, N>&, const Tensor<uint8_t>& a,
+                                                                         const Tensor<uint8_t>& b, detail::Where w = detail::Where::current()) {
+  UmmaOperand<uint8_t> ta(a, M, "A", w), tb(b, N, "B", w);
+  if (ta.major() != UmmaMajor::k || tb.major() != UmmaMajor::k)
+    detail::fail(std::string("kind::f8f6f4 with FP6 or FP4 reads ") + (ta.major() != UmmaMajor::k ? "A" : "B") +
+                     " K-major, but the tile is MN-major",
+                 w);
+  if (ta.k_steps() != tb.k_steps())
+    detail::fail("A and B cover different K: " + std::to_string(ta.k_steps()) + " and " + std::to_string(tb.k_steps()) + " MMA steps", w);
+  return {ta, tb};
+}
+/// D (TMEM at `d`) = A * B + (accumulate ? D : 0) over the operands' K, as gemm() of Tcgen05MmaSS.
+template <MxType A, MxType B, int M, int N>
+void gemm(const Tcgen05MmaF8F6F4SS<A, B, M, N>&, const Value<uint32_t>& d, const UmmaOperand<uint8_t>& a, const UmmaOperand<uint8_t>& b,
+          const Bool& accumulate, detail::Where w = detail::Where::current()) {
+  using Atom = Tcgen05MmaF8F6F4SS<A, B, M, N>;
+  if (a.k_steps() != b.k_steps()) detail::fail("gemm's operands are not the atom's (make them with make_umma_operands)", w);
+  const uint32_t idesc = Atom::instruction_descriptor();
+  for (int s = 0; s < a.k_steps(); ++s)
+    detail::tcgen05_mma(Atom::kind(), d.id(), a.descriptor(s, w).id(), b.descriptor(s, w).id(), idesc,
+                        (s == 0 ? accumulate : Bool(true)).id(), sm100::CtaGroup::one, w);
 }
 
 /// The mbarrier at `bar` gets one arrival once every tcgen05.mma this thread issued is done.
