@@ -182,35 +182,11 @@ std::vector<ValueId> mma_sync(int m, int n, int k, MmaSyncTypes types, std::span
   return d;
 }
 
-std::vector<ValueId> ldmatrix(ValueId row, int count, bool transpose, Where where) {
-  Trace& t = Trace::current(where);
-  t.require(Feature::baseline, "ldmatrix", where);
-  if (count != 1 && count != 2 && count != 4)
-    trace_error("ldmatrix loads 1, 2 or 4 matrices (one 32-bit register each), not " + std::to_string(count), where);
-  mlir::Value p = shared_pointer(t, row, "ldmatrix's row address", where);
-  if (t.get(row, where).known < 16)
-    trace_error("ldmatrix reads 16-byte rows: its row address must be 16-byte aligned, and is known to be only " +
-                    std::to_string(t.get(row, where).known) + "-byte aligned",
-                where);
-  mlir::OpBuilder& b = t.builder();
-  mlir::Location l = t.loc(where);
-  mlir::Type result = count == 1 ? mlir::Type(b.getI32Type())
-                                 : mlir::LLVM::LLVMStructType::getLiteral(&t.context(), llvm::SmallVector<mlir::Type>(count, b.getI32Type()));
-  auto op = mlir::NVVM::LdMatrixOp::create(b, l, result, p, uint32_t(count), transpose ? mlir::NVVM::MMALayout::col : mlir::NVVM::MMALayout::row,
-                                           mlir::NVVM::LdStMatrixShapeAttr::get(&t.context(), 8, 8), mlir::NVVM::LdStMatrixEltType::B16);
-  std::vector<ValueId> out;
-  if (count == 1) return {t.add(op.getResult(), DType::u32)};
-  for (int i = 0; i < count; ++i)
-    out.push_back(t.add(mlir::LLVM::ExtractValueOp::create(b, l, op.getResult(), llvm::ArrayRef<int64_t>{i}), DType::u32));
-  return out;
-}
-
-std::vector<ValueId> ldmatrix_unpacked(ValueId row, int count, int bits, Where where) {
-  Trace& t = Trace::current(where);
-  if (bits != 4 && bits != 6) trace_error("ldmatrix unpacks rows of 4- or 6-bit values, not " + std::to_string(bits) + "-bit ones", where);
-  const std::string name = std::string("ldmatrix.m8n16.b8x16.") + (bits == 4 ? "b4x16_p64" : "b6x16_p32");
-  // ptxas calls it "ldmatrix with format conversion": the FP4/FP6 unpacking the cvt family has.
-  t.require(Feature::narrow_convert, name.c_str(), where);
+namespace {
+/// One ldmatrix of `count` matrices from this lane's 16-byte-aligned row address, `name` naming
+/// it in errors; its `count` 32-bit registers.
+std::vector<ValueId> emit_ldmatrix(Trace& t, ValueId row, int count, const std::string& name, mlir::NVVM::MMALayout layout, int rows,
+                                   int columns, mlir::NVVM::LdStMatrixEltType element, Where where) {
   if (count != 1 && count != 2 && count != 4)
     trace_error(name + " loads 1, 2 or 4 matrices (one 32-bit register each), not " + std::to_string(count), where);
   mlir::Value p = shared_pointer(t, row, "ldmatrix's row address", where);
@@ -222,14 +198,31 @@ std::vector<ValueId> ldmatrix_unpacked(ValueId row, int count, int bits, Where w
   mlir::Location l = t.loc(where);
   mlir::Type result = count == 1 ? mlir::Type(b.getI32Type())
                                  : mlir::LLVM::LLVMStructType::getLiteral(&t.context(), llvm::SmallVector<mlir::Type>(count, b.getI32Type()));
-  auto op = mlir::NVVM::LdMatrixOp::create(
-      b, l, result, p, uint32_t(count), mlir::NVVM::MMALayout::row, mlir::NVVM::LdStMatrixShapeAttr::get(&t.context(), 8, 16),
-      bits == 4 ? mlir::NVVM::LdStMatrixEltType::B8X16_B4X16_P64 : mlir::NVVM::LdStMatrixEltType::B8X16_B6X16_P32);
+  auto op = mlir::NVVM::LdMatrixOp::create(b, l, result, p, uint32_t(count), layout,
+                                           mlir::NVVM::LdStMatrixShapeAttr::get(&t.context(), rows, columns), element);
   if (count == 1) return {t.add(op.getResult(), DType::u32)};
   std::vector<ValueId> out;
   for (int i = 0; i < count; ++i)
     out.push_back(t.add(mlir::LLVM::ExtractValueOp::create(b, l, op.getResult(), llvm::ArrayRef<int64_t>{i}), DType::u32));
   return out;
+}
+}  // namespace
+
+std::vector<ValueId> ldmatrix(ValueId row, int count, bool transpose, Where where) {
+  Trace& t = Trace::current(where);
+  t.require(Feature::baseline, "ldmatrix", where);
+  return emit_ldmatrix(t, row, count, "ldmatrix", transpose ? mlir::NVVM::MMALayout::col : mlir::NVVM::MMALayout::row, 8, 8,
+                       mlir::NVVM::LdStMatrixEltType::B16, where);
+}
+
+std::vector<ValueId> ldmatrix_unpacked(ValueId row, int count, int bits, Where where) {
+  Trace& t = Trace::current(where);
+  if (bits != 4 && bits != 6) trace_error("ldmatrix unpacks rows of 4- or 6-bit values, not " + std::to_string(bits) + "-bit ones", where);
+  const std::string name = std::string("ldmatrix.m8n16.b8x16.") + (bits == 4 ? "b4x16_p64" : "b6x16_p32");
+  // ptxas calls it "ldmatrix with format conversion": the FP4/FP6 unpacking the cvt family has.
+  t.require(Feature::narrow_convert, name.c_str(), where);
+  return emit_ldmatrix(t, row, count, name, mlir::NVVM::MMALayout::row, 8, 16,
+                       bits == 4 ? mlir::NVVM::LdStMatrixEltType::B8X16_B4X16_P64 : mlir::NVVM::LdStMatrixEltType::B8X16_B6X16_P32, where);
 }
 
 std::vector<ValueId> unpack_registers(std::span<const ValueId> registers, DType element, Where where) {
