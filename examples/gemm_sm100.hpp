@@ -3,8 +3,8 @@
 // ("TN"), f32 accumulation in TMEM:
 //   gemm_bf16_sm100, gemm_fp8_sm100     bf16 (kind::f16) or f8e4m3 (kind::f8f6f4), the main
 //                                       loop `Dense`, 128 x 256 tiles
-//   gemm_nvfp4_sm100, gemm_mxfp8_sm100  block-scaled (A SFA)(B SFB)^T, the main loop
-//                                       `BlockScaled`, 128 x 128 tiles
+//   gemm_nvfp4_sm100, gemm_mxfp8_sm100  block-scaled (A SFA)(B SFB)^T on this kernel, the main
+//                                       loop `BlockScaled` of gemm_sm100_block_scaled.hpp
 //   gemm_bf16_sm100_2cta                bf16 on the 2-CTA MMA (`Dense<bf16, 2>`): a cluster
 //                                       pair per 256 x 256 tile, each CTA 128 rows of it
 //   gemm_bf16_sm100_2cta_multicast      the same in clusters of two pairs along M
@@ -45,7 +45,6 @@
 
 #include <cutejit/atom/sm100/tmem.hpp>
 #include <cutejit/atom/sm100/umma.hpp>
-#include <cutejit/atom/sm100/umma_block_scaled.hpp>
 #include <cutejit/pipeline/clc_tile_scheduler.hpp>
 #include <cutejit/pipeline/pair_cluster.hpp>
 #include <cutejit/pipeline/pipeline_umma.hpp>
@@ -130,20 +129,18 @@ struct Dense {
   /// of B from b0 (with multicast, its slice of each, which the CTAs of its row or column of
   /// pairs receive too; theirs make up the rest).
   void load(auto& ring, const Pointer<int8_t>& smem, const PipelineState& s, const Int& a0, const Int& b0, const Int& kt) const {
-    if constexpr (multicast) {
-      Int rank = cluster_cta_rank(), pn = Cluster::pair_n(rank), pm = Cluster::pair_m(rank);
-      if constexpr (PairsN > 1)
-        ring.load_multicast(a, a_tile(smem, s.index) + pn * (a_box_rows * tile_k), s, {a0 + pn * a_box_rows, kt * tile_k},
-                            Cluster::a_mask(rank), PairsN);
-      else
-        ring.load(a, a_tile(smem, s.index), s, {a0, kt * tile_k});
-      if constexpr (PairsM > 1)
-        ring.load_multicast(b, b_tile(smem, s.index) + pm * (b_box_rows * tile_k), s, {b0 + pm * b_box_rows, kt * tile_k},
-                            Cluster::b_mask(rank), PairsM);
-      else
-        ring.load(b, b_tile(smem, s.index), s, {b0, kt * tile_k});
+    if constexpr (PairsN > 1) {
+      Int rank = cluster_cta_rank(), pn = Cluster::pair_n(rank);
+      ring.load_multicast(a, a_tile(smem, s.index) + pn * (a_box_rows * tile_k), s, {a0 + pn * a_box_rows, kt * tile_k},
+                          Cluster::a_mask(rank), PairsN);
     } else {
       ring.load(a, a_tile(smem, s.index), s, {a0, kt * tile_k});
+    }
+    if constexpr (PairsM > 1) {
+      Int rank = cluster_cta_rank(), pm = Cluster::pair_m(rank);
+      ring.load_multicast(b, b_tile(smem, s.index) + pm * (b_box_rows * tile_k), s, {b0 + pm * b_box_rows, kt * tile_k},
+                          Cluster::b_mask(rank), PairsM);
+    } else {
       for (int i = 0; i < b_rows / box_rows; ++i)
         ring.load(b, b_tile(smem, s.index) + i * (box_rows * tile_k), s, {b0 + i * box_rows, kt * tile_k});
     }
@@ -153,79 +150,6 @@ struct Dense {
     Atom atom;
     auto [A, B] = make_umma_operands(atom, stage_tile(a_tile(smem, s.index), tile_m), stage_tile(b_tile(smem, s.index), b_rows));
     cutejit::gemm(atom, d, A, B, accumulate);  // (the examples' gemm namespace would hide the function)
-  }
-};
-
-/// The block-scaled main loop of `Atom` (a Tcgen05MmaBlockScaledSS of N = 128): A and B of
-/// bytes (FP8, or FP4 pairs), their scales in the 128x4 blocked layout; 128 x 128 tiles and a
-/// ring of as many stages as shared memory holds (5 for NVFP4, 6 for MXFP8), each stage 128
-/// bytes of K of A and B (128 FP8 or 256 FP4 elements) and the scales of those K blocks: 16
-/// of NVFP4's 16-element blocks, 4 of MXFP8's 32-element ones, per row.
-///
-/// The scales of stage s go to TMEM columns of their own, after the accumulators': the copies
-/// of ring iteration i overwrite those of i - stages, whose MMAs are done by then (the producer
-/// refilled the stage only after their commit freed it, and the MMA thread copies only after
-/// the refill's barrier).
-template <class Atom>
-struct BlockScaled {
-  using T = typename Atom::element_type;
-  using Cluster = PairCluster<1, 1>;  // (unused: one CTA)
-  static constexpr int ctas = 1, cluster_ctas = 1, block_m = 1, block_n = 1, tile_n = Atom::n;
-  static constexpr bool multicast = false;
-  static_assert(tile_n == 128, "two accumulators of 128 columns leave TMEM room for the scales");
-  /// Elements of K per stage, and their scale blocks per row.
-  static constexpr int tile_k = k_bytes * (Atom::fp4 ? 2 : 1), blocks = tile_k / Atom::vector;
-  static constexpr int a_stage_bytes = tile_m * k_bytes, b_stage_bytes = tile_n * k_bytes;
-  /// A stage's scales: blocks bytes per row, in 512-byte chunks of 128 rows x 4 blocks.
-  static constexpr int sfa_stage_bytes = tile_m * blocks, sfb_stage_bytes = tile_n * blocks;
-  static constexpr int stage_bytes = a_stage_bytes + b_stage_bytes + sfa_stage_bytes + sfb_stage_bytes;
-  /// The stages that fit beside the epilogue's buffers (and 2 KB of barriers and slack).
-  static constexpr int stages = std::min(6, (227 * 1024 - epilogue_bytes - 2048) / stage_bytes);
-  static constexpr int ring_bytes = stages * stage_bytes;
-  /// TMEM columns of a stage's scales: mn / 32 per group of 4 blocks, for SFA and for SFB.
-  static constexpr int sfa_columns = blocks / 4 * (tile_m / 32), scale_columns = sfa_columns + blocks / 4 * (tile_n / 32);
-  /// A TMA box of scales: (128-row blocks, half-chunks of 256 bytes along K, 256 bytes). A
-  /// row block's chunks are contiguous, so the box is chunk after chunk.
-  static constexpr int half_chunks = 2 * blocks / 4;
-
-  TmaDescriptor<T> a, b;
-  TmaDescriptor<uint8_t> sfa, sfb;
-
-  void prefetch() const {
-    a.prefetch();
-    b.prefetch();
-    sfa.prefetch();
-    sfb.prefetch();
-  }
-  Pointer<T> a_tile(const Pointer<int8_t>& smem, const Int& s) const { return Pointer<T>((smem + s * a_stage_bytes).id()); }
-  Pointer<T> b_tile(const Pointer<int8_t>& smem, const Int& s) const {
-    return Pointer<T>((smem + stages * a_stage_bytes + s * b_stage_bytes).id());
-  }
-  Pointer<uint8_t> sfa_tile(const Pointer<int8_t>& smem, const Int& s) const {
-    return Pointer<uint8_t>((smem + stages * (a_stage_bytes + b_stage_bytes) + s * sfa_stage_bytes).id());
-  }
-  Pointer<uint8_t> sfb_tile(const Pointer<int8_t>& smem, const Int& s) const {
-    return Pointer<uint8_t>((smem + stages * (a_stage_bytes + b_stage_bytes + sfa_stage_bytes) + s * sfb_stage_bytes).id());
-  }
-  void load(auto& ring, const Pointer<int8_t>& smem, const PipelineState& s, const Int& m0, const Int& n0, const Int& kt) const {
-    Int kb = kt * k_bytes;  // the operands' K in bytes
-    ring.load(a, a_tile(smem, s.index), s, {m0, kb});
-    ring.load(b, b_tile(smem, s.index), s, {n0, kb});
-    ring.load(sfa, sfa_tile(smem, s.index), s, {m0 / 128, kt * half_chunks, 0});
-    ring.load(sfb, sfb_tile(smem, s.index), s, {n0 / 128, kt * half_chunks, 0});
-  }
-  /// Copies the stage's scales to its TMEM columns (at `scales` + s * scale_columns), then
-  /// issues the block-scaled MMAs that read them.
-  void mma(const Value<uint32_t>& d, const Pointer<int8_t>& smem, const PipelineState& s, const Value<uint32_t>& scales,
-           const Bool& accumulate) const {
-    Atom atom;
-    UmmaOperand<T> A(stage_tile(a_tile(smem, s.index), tile_m), tile_m, "A"), B(stage_tile(b_tile(smem, s.index), tile_n), tile_n, "B");
-    auto [SFA, SFB] = make_umma_scale_factors(atom, make_tensor(sfa_tile(smem, s.index), blocked_scale_layout(tile_m, blocks)),
-                                              make_tensor(sfb_tile(smem, s.index), blocked_scale_layout(tile_n, blocks)));
-    Value<uint32_t> sfa_tmem = scales + cast<uint32_t>(s.index) * uint32_t(scale_columns), sfb_tmem = sfa_tmem + uint32_t(sfa_columns);
-    SFA.copy_to_tmem(sfa_tmem);
-    SFB.copy_to_tmem(sfb_tmem);
-    cutejit::gemm(atom, d, A, B, SFA, sfa_tmem, SFB, sfb_tmem, accumulate);
   }
 };
 
@@ -256,7 +180,7 @@ struct Resources {
   static_assert(tmem_columns <= 512, "the accumulators and the stages' scales fit TMEM's 512 columns");
 };
 
-/// The GEMM of `mainloop` (Dense or BlockScaled), C = epilogue(A B^T) in bf16, stored through
+/// The GEMM of `mainloop` (Dense, or gemm_sm100_block_scaled.hpp's BlockScaled), C = epilogue(A B^T) in bf16, stored through
 /// `c`, a tensor map of boxes of 32 x 32 elements with the 64-byte swizzle (c_tensor_map); the
 /// tiles shared out as `S` says (launch_config<Mainloop, S> gives the grid).
 ///
@@ -281,7 +205,13 @@ void kernel(const Mainloop& mainloop, const TmaDescriptor<bf16>& c, const Int& m
   Int k_tiles = k / Mainloop::tile_k;
   // A cluster's block of tiles: PM x PN pair tiles (one for a lone pair or CTA), this pair's at (pm, pn) in it.
   constexpr int block_m = Mainloop::block_m, block_n = Mainloop::block_n;
-  Int pm = multicast ? Mainloop::Cluster::pair_m(cluster_rank) : Int(0), pn = multicast ? Mainloop::Cluster::pair_n(cluster_rank) : Int(0);
+  auto pair_place = [&] {
+    if constexpr (multicast)
+      return std::pair{Mainloop::Cluster::pair_m(cluster_rank), Mainloop::Cluster::pair_n(cluster_rank)};
+    else
+      return std::pair{Int(0), Int(0)};
+  };
+  auto [pm, pn] = pair_place();
   StaticTileScheduler scheduler = pair ? StaticTileScheduler(m / (pair_tile_m * block_m), n / (tile_n * block_n), block_idx().x / cluster,
                                                              grid_dim().x / cluster)
                                        : StaticTileScheduler(m / tile_m, n / tile_n);
@@ -488,16 +418,6 @@ TensorMap<T> operand_tensor_map_for_compile(int rows_per_box = box_rows) {
   return TensorMap<T>::for_compile(2, {uint32_t(rows_per_box), uint32_t(k_bytes / int(sizeof(T)))}, TmaSwizzle::bytes128);
 }
 
-/// The tensor map of a scale tensor of `rows` rows and `blocks` K blocks in the 128x4 blocked
-/// layout, as (128-row blocks, 256-byte half chunks, 256 bytes), and boxes of `tile_rows` rows
-/// and `half_chunks` half chunks: whole chunks, which land in shared memory unchanged.
-inline TensorMap<uint8_t> scale_tensor_map(const Buffer<uint8_t>& sf, int64_t rows, int64_t blocks, int tile_rows, int half_chunks) {
-  return make_tensor_map(sf.view({rows / 128, blocks / 2, 256}, {blocks * 128, 256, 1}), {uint32_t(tile_rows / 128), uint32_t(half_chunks), 256u});
-}
-inline TensorMap<uint8_t> scale_tensor_map_for_compile(int tile_rows, int half_chunks) {
-  return TensorMap<uint8_t>::for_compile(3, {uint32_t(tile_rows / 128), uint32_t(half_chunks), 256u}, TmaSwizzle::none);
-}
-
 /// The tensor map C is stored through: boxes of 32 rows x 32 columns (an epilogue warp's chunk),
 /// 64-byte swizzled.
 inline TensorMap<bf16> c_tensor_map(const Buffer<bf16>& c, int64_t m, int64_t n) {
@@ -541,36 +461,6 @@ inline Kernel gemm_bf16_sm100_clc{"gemm_bf16_sm100_clc", [](TmaDescriptor<bf16> 
   gemm_sm100::kernel<gemm_sm100::Scheduling::clc>(gemm_sm100::Dense<bf16>{a, b}, c, m, n, k);
 }};
 
-namespace gemm_sm100 {
-/// NVFP4: e2m1 pairs, a UE4M3 scale per 16 elements (kind::mxf4nvf4, .block16).
-using Nvfp4 = BlockScaled<SM100_MMA_MXF4NVF4_SS<tile_m, 128>>;
-/// MXFP8: e4m3, a UE8M0 scale per 32 elements (kind::mxf8f6f4, .block32).
-using Mxfp8 = BlockScaled<SM100_MMA_MXF8F6F4_SS<f8e4m3, tile_m, 128>>;
-}  // namespace gemm_sm100
-
-/// C (M x N, bf16) = (A SFA)(B SFB)^T, A (M x K) and B (N x K) FP4 pairs (K / 2 bytes per
-/// row), SFA (M x K / 16) and SFB (N x K / 16) UE4M3 bytes in the 128x4 blocked layout.
-inline Kernel gemm_nvfp4_sm100{"gemm_nvfp4_sm100", [](TmaDescriptor<uint8_t> a, TmaDescriptor<uint8_t> b, TmaDescriptor<uint8_t> sfa,
-                                                      TmaDescriptor<uint8_t> sfb, TmaDescriptor<bf16> c, Int m, Int n, Int k) {
-  gemm_sm100::kernel(gemm_sm100::Nvfp4{a, b, sfa, sfb}, c, m, n, k);
-}};
-/// gemm_nvfp4_sm100 with its tiles handed out by cluster launch control, one CTA per tile
-/// (launch_config<Nvfp4, Scheduling::clc>).
-inline Kernel gemm_nvfp4_sm100_clc{"gemm_nvfp4_sm100_clc", [](TmaDescriptor<uint8_t> a, TmaDescriptor<uint8_t> b, TmaDescriptor<uint8_t> sfa,
-                                                              TmaDescriptor<uint8_t> sfb, TmaDescriptor<bf16> c, Int m, Int n, Int k) {
-  gemm_sm100::kernel<gemm_sm100::Scheduling::clc>(gemm_sm100::Nvfp4{a, b, sfa, sfb}, c, m, n, k);
-}};
-/// The same with A and B e4m3 (K bytes per row) and UE8M0 scales per 32 elements (M x K / 32).
-inline Kernel gemm_mxfp8_sm100{"gemm_mxfp8_sm100", [](TmaDescriptor<f8e4m3> a, TmaDescriptor<f8e4m3> b, TmaDescriptor<uint8_t> sfa,
-                                                      TmaDescriptor<uint8_t> sfb, TmaDescriptor<bf16> c, Int m, Int n, Int k) {
-  gemm_sm100::kernel(gemm_sm100::Mxfp8{a, b, sfa, sfb}, c, m, n, k);
-}};
-/// gemm_mxfp8_sm100 on cluster launch control (launch_config<Mxfp8, Scheduling::clc>).
-inline Kernel gemm_mxfp8_sm100_clc{"gemm_mxfp8_sm100_clc", [](TmaDescriptor<f8e4m3> a, TmaDescriptor<f8e4m3> b, TmaDescriptor<uint8_t> sfa,
-                                                              TmaDescriptor<uint8_t> sfb, TmaDescriptor<bf16> c, Int m, Int n, Int k) {
-  gemm_sm100::kernel<gemm_sm100::Scheduling::clc>(gemm_sm100::Mxfp8{a, b, sfa, sfb}, c, m, n, k);
-}};
-
 /// A dense kernel cross-compiled for `target` (an sm_100-family target) at an m x n x k shape.
 template <class T, int Ctas = 1, int PairsM = 1, int PairsN = 1, class K>
 CompiledKernel gemm_sm100_compile(const K& kernel, const Target& target, int64_t m = 256 * PairsM, int64_t n = 512 * PairsN, int64_t k = 512) {
@@ -587,30 +477,6 @@ inline CompiledKernel gemm_bf16_sm100_2cta_compile(const Target& target) {
 }
 inline CompiledKernel gemm_bf16_sm100_2cta_multicast_compile(const Target& target) {
   return gemm_sm100_compile<bf16, 2, 2>(gemm_bf16_sm100_2cta_multicast, target);
-}
-
-/// A block-scaled kernel of main loop `Mainloop` cross-compiled for `target`.
-template <class Mainloop, class K>
-CompiledKernel gemm_block_scaled_sm100_compile(const K& kernel, const Target& target, int64_t m = 256, int64_t n = 256,
-                                               int64_t k = 1024) {
-  gemm_sm100::check_shape<Mainloop>(m, n, k);
-  using T = typename Mainloop::T;
-  auto op = gemm_sm100::operand_tensor_map_for_compile<T>();
-  auto sfa = gemm_sm100::scale_tensor_map_for_compile(gemm_sm100::tile_m, Mainloop::half_chunks);
-  auto sfb = gemm_sm100::scale_tensor_map_for_compile(Mainloop::tile_n, Mainloop::half_chunks);
-  return kernel.compile(target, op, op, sfa, sfb, gemm_sm100::c_tensor_map_for_compile(), int32_t(m), int32_t(n), int32_t(k));
-}
-inline CompiledKernel gemm_nvfp4_sm100_compile(const Target& target) {
-  return gemm_block_scaled_sm100_compile<gemm_sm100::Nvfp4>(gemm_nvfp4_sm100, target);
-}
-inline CompiledKernel gemm_nvfp4_sm100_clc_compile(const Target& target) {
-  return gemm_block_scaled_sm100_compile<gemm_sm100::Nvfp4>(gemm_nvfp4_sm100_clc, target);
-}
-inline CompiledKernel gemm_mxfp8_sm100_compile(const Target& target) {
-  return gemm_block_scaled_sm100_compile<gemm_sm100::Mxfp8>(gemm_mxfp8_sm100, target);
-}
-inline CompiledKernel gemm_mxfp8_sm100_clc_compile(const Target& target) {
-  return gemm_block_scaled_sm100_compile<gemm_sm100::Mxfp8>(gemm_mxfp8_sm100_clc, target);
 }
 
 }  // namespace examples

@@ -148,33 +148,32 @@ void kernel(const TmaDescriptor<typename Op::ElementA>& a, const TmaDescriptor<t
   });
 }
 
-/// M, N and K from 1 below 2^31, K a multiple of 16 bytes' elements (the tensor maps' row
-/// stride), N a multiple of 2 (C is stored in pairs).
-inline void check_shape(const std::string& name, int64_t m, int64_t n, int64_t k, int element_bytes, detail::Where w = detail::Where::current()) {
-  const int64_t limit = int64_t(1) << 31, vector = 16 / element_bytes;
-  if (m < 1 || n < 1 || k < 1 || m >= limit || n >= limit || k >= limit || k % vector != 0 || n % 2 != 0)
-    detail::fail(name + " needs M, N and K from 1 below 2^31, K a multiple of " + std::to_string(vector) + " and N of 2, not " +
+/// M, N and K from 1 below 2^31, K a multiple of `k_multiple`, N of 2 (C is stored in pairs).
+inline void check_extents(const std::string& name, int64_t m, int64_t n, int64_t k, int64_t k_multiple, detail::Where w) {
+  const int64_t limit = int64_t(1) << 31;
+  if (m < 1 || n < 1 || k < 1 || m >= limit || n >= limit || k >= limit || k % k_multiple != 0 || n % 2 != 0)
+    detail::fail(name + " needs M, N and K from 1 below 2^31, K a multiple of " + std::to_string(k_multiple) + " and N of 2, not " +
                      std::to_string(m) + " x " + std::to_string(n) + " x " + std::to_string(k),
                  w);
 }
 
-/// The block-scaled GEMM's shapes: M and N from 1 below 2^31, N even, K a multiple of a
-/// stage's K (128 bytes of A: 256 FP4 or 128 FP8 elements), so that every MMA step has its
-/// scales; the scale tensors in the 128x4 blocked layout, rows padded to 128.
+/// The shapes the tensor maps describe: K a multiple of 16 bytes' elements (their row stride).
+inline void check_shape(const std::string& name, int64_t m, int64_t n, int64_t k, int element_bytes, detail::Where w = detail::Where::current()) {
+  check_extents(name, m, n, k, 16 / element_bytes, w);
+}
+
+/// The block-scaled GEMM's shapes: K a multiple of a stage's K (128 bytes of A: 256 FP4 or 128
+/// FP8 elements), so that every MMA step has its scales; the scale tensors in the 128x4
+/// blocked layout, rows padded to 128.
 template <class Op>
 void check_block_scaled_shape(const std::string& name, int64_t m, int64_t n, int64_t k, detail::Where w = detail::Where::current()) {
-  constexpr int64_t stage_k = int64_t(128) * (Op::k_elements / Op::k);
-  const int64_t limit = int64_t(1) << 31;
-  if (m < 1 || n < 1 || k < 1 || m >= limit || n >= limit || k >= limit || k % stage_k != 0 || n % 2 != 0)
-    detail::fail(name + " needs M, N and K from 1 below 2^31, K a multiple of " + std::to_string(stage_k) + " and N of 2, not " +
-                     std::to_string(m) + " x " + std::to_string(n) + " x " + std::to_string(k),
-                 w);
+  check_extents(name, m, n, k, int64_t(128) * (Op::k_elements / Op::k), w);
 }
 
-/// The scale factors of `rows` rows of an operand: rows padded to 128, K / scale_block blocks.
+/// The scale factors of `rows` rows of an operand, in bytes: K / scale_block blocks a row.
 template <class Op>
 int64_t scale_bytes(int64_t rows, int64_t k) {
-  return (rows + 127) / 128 * 128 * (k / Op::scale_block);
+  return blocked_scale_bytes(rows, k / Op::scale_block);
 }
 
 /// The block-scaled products over scale tensors `sfa` and `sfb` (bytes, in the blocked layout

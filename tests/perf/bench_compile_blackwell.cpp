@@ -12,6 +12,7 @@
 
 #include "gemm_block_scaled_sm120.hpp"
 #include "gemm_sm100.hpp"
+#include "gemm_sm100_block_scaled.hpp"
 #include "gemm_tma_tensorop.hpp"
 #include "gemv_block_scaled_sm120.hpp"
 

@@ -11,6 +11,7 @@
 #include "cutejit/atom/sm100/tmem.hpp"
 #include "cutejit/pipeline/clc_tile_scheduler.hpp"
 #include "gemm_sm100.hpp"
+#include "gemm_sm100_block_scaled.hpp"
 #include "sass.hpp"
 #include "support.hpp"
 

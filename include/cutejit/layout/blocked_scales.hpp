@@ -28,6 +28,10 @@ inline Layout blocked_scale_layout(const Integer& rows, const Integer& blocks) {
   return Layout(IntTuple{IntTuple{32, 4, rows / 128}, IntTuple{4, blocks / 4}}, IntTuple{IntTuple{16, 4, blocks * 128}, IntTuple{1, 512}});
 }
 
+/// The bytes of a scale tensor of `rows` rows and `blocks` K blocks in the blocked layout: rows
+/// padded to 128, blocks to 4.
+inline int64_t blocked_scale_bytes(int64_t rows, int64_t blocks) { return (rows + 127) / 128 * 128 * ((blocks + 3) / 4 * 4); }
+
 /// Scale factors given row by row (`rows` x `blocks` bytes, row-major, as a quantiser writes
 /// them) in the blocked layout, rows padded to 128 and blocks to 4 with `padding`: what the
 /// block-scaled GEMMs take for SFA (rows = M) and SFB (rows = N).
@@ -37,9 +41,8 @@ inline std::vector<uint8_t> blocked_scales(std::span<const uint8_t> row_major, i
     throw Error("blocked_scales needs rows x blocks scale bytes row by row, not " + std::to_string(row_major.size()) + " bytes for " +
                     std::to_string(rows) + " x " + std::to_string(blocks),
                 where);
-  const int64_t padded_rows = (rows + 127) / 128 * 128, padded_blocks = (blocks + 3) / 4 * 4;
-  const Layout blocked = blocked_scale_layout(padded_rows, padded_blocks);
-  std::vector<uint8_t> out(size_t(padded_rows * padded_blocks), padding);
+  const Layout blocked = blocked_scale_layout((rows + 127) / 128 * 128, (blocks + 3) / 4 * 4);
+  std::vector<uint8_t> out(size_t(blocked_scale_bytes(rows, blocks)), padding);
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t b = 0; b < blocks; ++b) out[size_t(blocked(r, b).value())] = row_major[size_t(r * blocks + b)];
   return out;
