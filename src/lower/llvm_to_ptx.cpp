@@ -91,7 +91,9 @@ void link_libdevice_if_used(llvm::Module& m) {
   if (!used) return;
   auto buffer = llvm::MemoryBuffer::getFile(libdevice_path().string());
   if (!buffer) throw Error("could not read libdevice: " + buffer.getError().message());
-  auto lib = llvm::parseBitcodeFile((*buffer)->getMemBufferRef(), m.getContext());
+  // Read lazily: the linker materializes only the functions the kernel calls (and theirs),
+  // where parsing all of libdevice's would cost every kernel that calls one about 25 ms.
+  auto lib = llvm::getOwningLazyBitcodeModule(std::move(*buffer), m.getContext());
   if (!lib) throw Error("could not parse libdevice: " + llvm::toString(lib.takeError()));
   (*lib)->setTargetTriple(m.getTargetTriple());
   (*lib)->setDataLayout(m.getDataLayout());

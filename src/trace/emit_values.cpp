@@ -211,12 +211,14 @@ ValueId binary(BinaryOp op, ValueId a_id, ValueId b_id, Where where) {
       r = u ? mlir::Value(ShRUIOp::create(e.b, e.loc, x, y)) : ShRSIOp::create(e.b, e.loc, x, y);
       if (auto c = constant_shift(y)) known = std::max<int64_t>(da >> *c, 1);
       break;
+    // llvm.minnum/maxnum rather than arith's: GPU-to-NVVM would turn arith's f32 forms into
+    // calls to libdevice's fmaxf, and parsing libdevice costs a kernel tens of milliseconds.
     case BinaryOp::min:
-      r = fp ? mlir::Value(MinNumFOp::create(e.b, e.loc, x, y))
+      r = fp ? mlir::Value(mlir::LLVM::MinNumOp::create(e.b, e.loc, x, y))
              : u ? mlir::Value(MinUIOp::create(e.b, e.loc, x, y)) : MinSIOp::create(e.b, e.loc, x, y);
       break;
     case BinaryOp::max:
-      r = fp ? mlir::Value(MaxNumFOp::create(e.b, e.loc, x, y))
+      r = fp ? mlir::Value(mlir::LLVM::MaxNumOp::create(e.b, e.loc, x, y))
              : u ? mlir::Value(MaxUIOp::create(e.b, e.loc, x, y)) : MaxSIOp::create(e.b, e.loc, x, y);
       break;
   }
