@@ -142,7 +142,63 @@ IntTuple mma_fragment_shape(const TiledMmaShape& s, MmaOperand x, const IntTuple
   return mma_partition(s, x, make_layout(tile_shape), Integer(0), w).layout.shape();
 }
 
+namespace {
+/// ldmatrix.m16n16.trans of bytes: each 16 x 16 matrix's rows are 16 K values apart, its 16
+/// bytes run along M (N); lane 4g + t's register 2j + h holds rows 4t ... 4t + 3 of column
+/// g + 8h of matrix j. That is a whole A fragment of 16 rows, or the fragments of two B atoms
+/// of 8 columns side by side (register 2j + h: atom h's register j), so for B the copy tiles N
+/// by 16: twice the atom, which only a TiledMma with one atom along N (unpermuted) keeps aligned
+/// with its own partition.
+TiledMmaShape transposed_bytes_source(const TiledMmaShape& s, MmaOperand x, int count, Where w) {
+  const Layout& dst = operand_tv(s, x);
+  const std::string fragment = std::string("the ") + operand_name(x) + " fragment of " + s.atom_name;
+  const int64_t registers = size(mode(dst, 1)).value() / 4, atom_q = s.atom_k;
+  const int p = x == MmaOperand::a ? s.atom_m : s.atom_n, per_load = x == MmaOperand::a ? 1 : 2;
+  if (s.atom_threads != 32 || x == MmaOperand::c || 16 != p * per_load || size(mode(dst, 1)).value() != 4 * registers)
+    fail("ldmatrix.m16n16.trans loads the 8-bit A fragments of 16 rows and B fragments of 8 columns of mma.sync; " + fragment + " is not one",
+         w);
+  if (2 * count != per_load * registers || atom_q != 16 * count)
+    fail("ldmatrix.m16n16.x" + std::to_string(count) + ".trans loads " + std::to_string(2 * count) + " registers of " +
+             std::to_string(16 * count) + " K values per thread, but " +
+             (x == MmaOperand::a ? fragment + " has " : "two of " + fragment + " side by side have ") +
+             std::to_string(per_load * registers) + " of " + std::to_string(atom_q) +
+             (atom_q == 16 || atom_q == 32 ? "; use LdMatrix<" + std::to_string(atom_q / 16) + ", true>" : std::string()),
+         w);
+  if (x == MmaOperand::b && (atoms(s, 1) != 1 || (s.permutation && s.permutation->rank() > 1 && !(*s.permutation)[1].is_underscore())))
+    fail("ldmatrix.m16n16.trans fills two B atoms side by side along N; a TiledMma of " + std::to_string(atoms(s, 1)) +
+             " atoms along N" + (atoms(s, 1) == 1 ? std::string(" with a permutation of N") : std::string()) +
+             " hands those columns to different threads; tile N with one atom, unpermuted",
+         w);
+  // The ISA's rule against the fragment, in the atom's (P, K) tile: for A, register 2j + h is
+  // the fragment's register 2j + h; for B, register j of the atom h blocks along N, which holds
+  // what register j of the first atom holds, 8 columns on.
+  for (int lane = 0; lane < 32; ++lane)
+    for (int j = 0; j < count; ++j)
+      for (int h = 0; h < (x == MmaOperand::a ? 2 : 1); ++h)
+        for (int i = 0; i < 4; ++i) {
+          const int64_t k = 16 * j + 4 * (lane % 4) + i, column = lane / 4 + (x == MmaOperand::a ? 8 * h : 0);
+          const int64_t got = dst(lane, 4 * (x == MmaOperand::a ? 2 * j + h : j) + i).value();
+          if (got != column + p * k)
+            fail(fragment + " is not made of the 16 x 16 matrices ldmatrix.m16n16.trans loads (lane 4g + t, register 2j + h: K rows "
+                 "4t ... 4t + 3 of matrix j at column g + 8h)",
+                 w);
+        }
+  TiledMmaShape out = s;
+  // Lane r + 16j points at row r of matrix j (lanes 16 ... 31 repeat 0 ... 15 for x1); a row's
+  // 16 bytes run along M (N) of the instruction's 16-wide tile.
+  Layout src = make_layout(Layout(IntTuple{16, 2}, IntTuple{16, count == 2 ? 256 : 0}), Layout(16, 1));
+  if (x == MmaOperand::a) {
+    out.layout_a = src;
+  } else {
+    out.layout_b = src;
+    out.atom_n = 16;
+  }
+  return out;
+}
+}  // namespace
+
 TiledMmaShape ldmatrix_source(const TiledMmaShape& s, MmaOperand x, int count, bool transpose, int element_bytes, Where w) {
+  if (transpose && element_bytes == 1) return transposed_bytes_source(s, x, count, w);
   const Layout& dst = operand_tv(s, x);
   const int per_register = 4 / element_bytes;
   const int64_t values = size(mode(dst, 1)).value(), registers = values / per_register;

@@ -185,10 +185,15 @@ std::vector<ValueId> mma_sync(int m, int n, int k, MmaSyncTypes types, std::span
 namespace {
 /// One ldmatrix of `count` matrices from this lane's 16-byte-aligned row address, `name` naming
 /// it in errors; its `count` 32-bit registers.
+/// One ldmatrix of `count` matrices of `rows` x `columns`; 8-row matrices fill one 32-bit
+/// register per lane, 16-row ones two.
 std::vector<ValueId> emit_ldmatrix(Trace& t, ValueId row, int count, const std::string& name, mlir::NVVM::MMALayout layout, int rows,
                                    int columns, mlir::NVVM::LdStMatrixEltType element, Where where) {
+  if (rows == 16 && count != 1 && count != 2)
+    trace_error(name + " loads 1 or 2 matrices (two 32-bit registers each), not " + std::to_string(count), where);
   if (count != 1 && count != 2 && count != 4)
     trace_error(name + " loads 1, 2 or 4 matrices (one 32-bit register each), not " + std::to_string(count), where);
+  const int registers = count * rows / 8;
   mlir::Value p = shared_pointer(t, row, "ldmatrix's row address", where);
   if (t.get(row, where).known < 16)
     trace_error(name + " reads 16-byte rows: its row address must be 16-byte aligned, and is known to be only " +
@@ -196,13 +201,14 @@ std::vector<ValueId> emit_ldmatrix(Trace& t, ValueId row, int count, const std::
                 where);
   mlir::OpBuilder& b = t.builder();
   mlir::Location l = t.loc(where);
-  mlir::Type result = count == 1 ? mlir::Type(b.getI32Type())
-                                 : mlir::LLVM::LLVMStructType::getLiteral(&t.context(), llvm::SmallVector<mlir::Type>(count, b.getI32Type()));
+  mlir::Type result = registers == 1
+                          ? mlir::Type(b.getI32Type())
+                          : mlir::LLVM::LLVMStructType::getLiteral(&t.context(), llvm::SmallVector<mlir::Type>(registers, b.getI32Type()));
   auto op = mlir::NVVM::LdMatrixOp::create(b, l, result, p, uint32_t(count), layout,
                                            mlir::NVVM::LdStMatrixShapeAttr::get(&t.context(), rows, columns), element);
-  if (count == 1) return {t.add(op.getResult(), DType::u32)};
+  if (registers == 1) return {t.add(op.getResult(), DType::u32)};
   std::vector<ValueId> out;
-  for (int i = 0; i < count; ++i)
+  for (int i = 0; i < registers; ++i)
     out.push_back(t.add(mlir::LLVM::ExtractValueOp::create(b, l, op.getResult(), llvm::ArrayRef<int64_t>{i}), DType::u32));
   return out;
 }
@@ -223,6 +229,20 @@ std::vector<ValueId> ldmatrix_unpacked(ValueId row, int count, int bits, Where w
   t.require(Feature::narrow_convert, name.c_str(), where);
   return emit_ldmatrix(t, row, count, name, mlir::NVVM::MMALayout::row, 8, 16,
                        bits == 4 ? mlir::NVVM::LdStMatrixEltType::B8X16_B4X16_P64 : mlir::NVVM::LdStMatrixEltType::B8X16_B6X16_P32, where);
+}
+
+std::vector<ValueId> ldmatrix_transposed_bytes(ValueId row, int count, int bits, Where where) {
+  Trace& t = Trace::current(where);
+  if (bits != 8 && bits != 4 && bits != 6)
+    trace_error("ldmatrix.m16n16 loads rows of 8-bit values or unpacks rows of 4- or 6-bit ones, not " + std::to_string(bits) + "-bit ones",
+                where);
+  const std::string name = std::string("ldmatrix.m16n16.trans.") + (bits == 8 ? "b8" : bits == 4 ? "b8x16.b4x16_p64" : "b8x16.b6x16_p32");
+  t.require(Feature::narrow_convert, name.c_str(), where);
+  return emit_ldmatrix(t, row, count, name, mlir::NVVM::MMALayout::col, 16, 16,
+                       bits == 8   ? mlir::NVVM::LdStMatrixEltType::B8
+                       : bits == 4 ? mlir::NVVM::LdStMatrixEltType::B8X16_B4X16_P64
+                                   : mlir::NVVM::LdStMatrixEltType::B8X16_B6X16_P32,
+                       where);
 }
 
 std::vector<ValueId> unpack_registers(std::span<const ValueId> registers, DType element, Where where) {

@@ -38,6 +38,12 @@ std::vector<ValueId> ldmatrix(ValueId row, int count, bool transpose, Where wher
 /// registers are those of m8n8.b16 over 16-byte rows of bytes: lane 4 g + t's register j holds
 /// values 4 t ... 4 t + 3 of row g of matrix j.
 std::vector<ValueId> ldmatrix_unpacked(ValueId row, int count, int bits, Where where);
+/// ldmatrix.sync.aligned.m16n16.x{count}.trans.shared.b8 (`bits` 8), or .b8x16.b{bits}x16_p{64,32}
+/// (4, 6: rows packed and padded as ldmatrix_unpacked's), the Blackwell a and f targets'
+/// transposing load of bytes: `count` (1 or 2) 16 x 16 matrices, lanes 16i .. 16i+15 giving
+/// matrix i's rows. Returns 2 `count` registers: lane 4 g + t's register 2i holds rows
+/// 4t ... 4t + 3 of column g of matrix i, register 2i + 1 the same rows of column g + 8.
+std::vector<ValueId> ldmatrix_transposed_bytes(ValueId row, int count, int bits, Where where);
 
 /// The values packed in 32-bit registers (ldmatrix's), `4 / sizeof(element)` per register, the
 /// first in the low bits: the inverse of the packing mma_sync does.

@@ -59,7 +59,10 @@ IntTuple mma_fragment_shape(const TiledMmaShape& s, MmaOperand x, const IntTuple
 /// fragment, 16 bytes of `element_bytes`-wide values (with `transpose`, the matrix's rows run
 /// across the fragment's columns: the operand is stored M- or N-major). Fails unless the
 /// fragment is made of such matrices, one per register (the 8-, 16- and 32-bit (TF32) A and B
-/// fragments of mma.sync are; .trans takes 16-bit ones only).
+/// fragments of mma.sync are; .trans takes 16-bit ones). With `transpose` and 8-bit values, the
+/// Blackwell ldmatrix.m16n16.x{count}.trans: 16 x 16 matrices of bytes, two registers each, the
+/// A fragment of 16 rows or two B fragments of 8 columns side by side (the result's B atom is
+/// then 16 columns wide).
 TiledMmaShape ldmatrix_source(const TiledMmaShape& s, MmaOperand x, int count, bool transpose, int element_bytes, Where w);
 /// The tiled MMA with operand x's (A's or B's) thread-value layout replaced by its scale
 /// factors' `sf`: (thread, value) -> index in the atom's (rows, blocks) scale tile, the value

@@ -175,10 +175,11 @@ TEST_CASE("ldmatrix sources: each lane's row address, plain and transposed, per 
     int j = lane / 8, r = lane % 8;
     CHECK(a(lane, 0).value() == (8 * (j % 2) + r) + 16 * (8 * (j / 2)));
   }
-  // .trans moves 16-bit values only.
-  auto int8 = make_tiled_mma(SM80_16x8x32_S32S8S8S32_TN{});
-  CHECK_THROWS_WITH(detail::ldmatrix_source(int8.shape(), MmaOperand::b, 2, true, 1, w),
-                    Catch::Contains("ldmatrix.trans moves 16-bit values; the B fragment of mma.sync.m16n8k32.i32.i8.i8.i32 has 8-bit ones"));
+  // m8n8.trans moves 16-bit values; 8-bit ones take the m16n16 form (test_ldmatrix_transposed.cpp),
+  // 32-bit ones none.
+  auto tf32 = make_tiled_mma(SM80_16x8x8_F32TF32TF32F32_TN{});
+  CHECK_THROWS_WITH(detail::ldmatrix_source(tf32.shape(), MmaOperand::b, 2, true, 4, w),
+                    Catch::Contains("ldmatrix.trans moves 16-bit values; the B fragment of mma.sync.m16n8k8.f32.tf32.tf32.f32 has 32-bit ones"));
 }
 
 TEST_CASE("an accumulator seen as rows and columns, and fed back as an A operand", "[unit]") {

@@ -23,6 +23,12 @@
  *     own byte. A TiledMma atom that reads FP4 higher in its bytes (kind::f8f6f4
  *     and kind::mxf8f6f4: bits 2-5, `Op::unpacked_fp4_shift`) gets its registers shifted there
  *     by the copy, four values a shift, so the fragment is the atom's as it arrives.
+ *   - `LdMatrix<Count, true>` on byte fragments (and `LdMatrix<Count, true, LdMatrixSource::...>`):
+ *     the Blackwell a and f targets' ldmatrix.m16n16.x{Count}.trans (.b8, or unpacking FP4 /
+ *     FP6 rows as above), for 8-bit (4-, 6-bit) operands stored M- or N-major (CuTe
+ *     SM100_U8x8_LDSM_T, SM100_U8x16_LDSM_T, SM100_SU4/SU6_DU8x16_x{Count}_LDSM_T). One x2
+ *     is a whole A fragment of kind::f8f6f4, or two B fragments side by side along N (the
+ *     copy then fills two RestN blocks at once, so the TiledMma has one atom along N).
  */
 #pragma once
 
@@ -183,10 +189,11 @@ enum class LdMatrixSource { b16, b4x16_p64, b6x16_p32 };
 
 /// ldmatrix.x{Count} as a copy atom for a TiledMma's operand fragments (CuTe SM75_U32x{Count}_LDSM_N);
 /// with `Transpose`, ldmatrix.trans for operands stored M- or N-major (SM75_U16x{2 Count}_LDSM_T):
-/// B = V^T of attention's P V, or a row-major B of a GEMM; with another `Source`, the unpacking
-/// ldmatrix.m8n16 (SM100_SU4_DU8x16_LDSM_N, SM100_SU6_DU8x16_LDSM_N).
+/// B = V^T of attention's P V, or a row-major B of a GEMM, and on byte fragments the m16n16
+/// form (SM100_U8x{8 Count}_LDSM_T); with another `Source`, the unpacking ldmatrix.m8n16
+/// (SM100_SU4_DU8x16_LDSM_N, SM100_SU6_DU8x16_LDSM_N), transposed ldmatrix.m16n16 (_LDSM_T).
 template <int Count, bool Transpose = false, LdMatrixSource Source = LdMatrixSource::b16>
-  requires(Count == 1 || Count == 2 || Count == 4) && (Source == LdMatrixSource::b16 || !Transpose)
+  requires(Count == 1 || Count == 2 || Count == 4) && (Source == LdMatrixSource::b16 || !Transpose || Count <= 2)
 struct LdMatrix {
   static constexpr int count = Count;
   static constexpr bool transpose = Transpose;
@@ -197,13 +204,24 @@ template <int Count>
 using SM100_SU4_DU8x16_LDSM_N = LdMatrix<Count, false, LdMatrixSource::b4x16_p64>;
 template <int Count>
 using SM100_SU6_DU8x16_LDSM_N = LdMatrix<Count, false, LdMatrixSource::b6x16_p32>;
+using SM100_U8x8_LDSM_T = LdMatrix<1, true>;   ///< on byte fragments: ldmatrix.m16n16.x1.trans.b8
+using SM100_U8x16_LDSM_T = LdMatrix<2, true>;  ///< on byte fragments: ldmatrix.m16n16.x2.trans.b8
+template <int Count>
+using SM100_SU4_DU8x16_LDSM_T = LdMatrix<Count, true, LdMatrixSource::b4x16_p64>;
+template <int Count>
+using SM100_SU6_DU8x16_LDSM_T = LdMatrix<Count, true, LdMatrixSource::b6x16_p32>;
 
 /// ldmatrix tiled like a TiledMma's A or B: each thread's sources are the row addresses it gives.
 template <class Op, int Count, bool Transpose, LdMatrixSource Source = LdMatrixSource::b16>
 class TiledLdMatrix {
  public:
   TiledLdMatrix(const TiledMma<Op>& tiled, MmaOperand x, int element_bytes, detail::Where w)
-      : x_(x), shape_(detail::ldmatrix_source(tiled.shape(), x, Count, Transpose, element_bytes, w)) {}
+      : x_(x),
+        shape_(detail::ldmatrix_source(tiled.shape(), x, Count, Transpose, element_bytes, w)),
+        blocks_per_load_(int(shape_.atom_n / tiled.shape().atom_n)) {}
+
+  /// The fragment's (RestP) blocks one load fills: 2 for the B fragments of ldmatrix.m16n16.
+  int blocks_per_load() const { return blocks_per_load_; }
 
   class Slice {
    public:
@@ -228,6 +246,7 @@ class TiledLdMatrix {
  private:
   MmaOperand x_;
   detail::TiledMmaShape shape_;
+  int blocks_per_load_;
 };
 
 template <int Count, bool Transpose, LdMatrixSource Source, class Op>
@@ -243,29 +262,36 @@ TiledLdMatrix<Op, Count, Transpose, Source> make_tiled_copy_B(LdMatrix<Count, Tr
 
 /// fragment = the operand at `src` (a partition_S of a shared tile): one ldmatrix per block.
 template <class Op, int Count, bool Transpose, LdMatrixSource Source, Element T>
-void copy(const TiledLdMatrix<Op, Count, Transpose, Source>&, const Tensor<T>& src, const Tensor<T>& fragment,
+void copy(const TiledLdMatrix<Op, Count, Transpose, Source>& tiled, const Tensor<T>& src, const Tensor<T>& fragment,
           detail::Where w = detail::Where::current()) {
-  static_assert(sizeof(T) <= 4 && (sizeof(T) == 2 || !Transpose), "ldmatrix loads 8-, 16- and 32-bit values, ldmatrix.trans 16-bit ones");
+  static_assert(sizeof(T) <= 4 && (sizeof(T) <= 2 || !Transpose), "ldmatrix loads 8-, 16- and 32-bit values, ldmatrix.trans 8- and 16-bit ones");
   static_assert(Source == LdMatrixSource::b16 || sizeof(T) == 1, "an unpacking ldmatrix fills fragments of bytes");
-  constexpr int64_t per_register = 4 / int64_t(sizeof(T));
+  constexpr bool m16n16 = Transpose && sizeof(T) == 1;  // ldmatrix.m16n16.trans: two registers a matrix
+  constexpr int64_t per_register = 4 / int64_t(sizeof(T)), registers = m16n16 ? 2 * Count : Count;
+  const int64_t blocks = tiled.blocks_per_load(), values_per_block = registers * per_register / blocks;
   if (src.data().space() != Space::shared) detail::fail("ldmatrix loads from shared memory; this copy's source is not shared", w);
-  if (rank(src) != 3 || rank(fragment) != 3 || size(mode(fragment.layout(), 0)).value() != Count * per_register ||
-      size(mode(src.layout(), 1)) != size(mode(fragment.layout(), 1)) || size(mode(src.layout(), 2)) != size(mode(fragment.layout(), 2)))
+  if (rank(src) != 3 || rank(fragment) != 3 || size(mode(fragment.layout(), 0)).value() != values_per_block ||
+      size(mode(src.layout(), 1)).value() * blocks != size(mode(fragment.layout(), 1)).value() ||
+      size(mode(src.layout(), 2)) != size(mode(fragment.layout(), 2)))
     detail::fail("an ldmatrix copy goes from partition_S of a shared tile to the TiledMma's fragment of the same tile; got " +
                      to_string(src.layout()) + " and " + to_string(fragment.layout()),
                  w);
   detail::check_ldmatrix_rows(mode(src.layout(), 0), src.swizzle(), int(sizeof(T)), Transpose, w);
+  const int bits = Source == LdMatrixSource::b4x16_p64 ? 4 : Source == LdMatrixSource::b6x16_p32 ? 6 : 8;
   for (int64_t j = 0; j < size(mode(src.layout(), 2)).value(); ++j)
     for (int64_t i = 0; i < size(mode(src.layout(), 1)).value(); ++i) {
       const detail::ValueId row = src.pointer_at(IntTuple{0, i, j}, w).id();
-      std::vector<detail::ValueId> registers =
-          Source == LdMatrixSource::b16 ? detail::ldmatrix(row, Count, Transpose, w)
-                                        : detail::ldmatrix_unpacked(row, Count, Source == LdMatrixSource::b4x16_p64 ? 4 : 6, w);
+      std::vector<detail::ValueId> loaded = m16n16                         ? detail::ldmatrix_transposed_bytes(row, Count, bits, w)
+                                            : Source == LdMatrixSource::b16 ? detail::ldmatrix(row, Count, Transpose, w)
+                                                                            : detail::ldmatrix_unpacked(row, Count, bits, w);
       if constexpr (Source == LdMatrixSource::b4x16_p64 && requires { Op::unpacked_fp4_shift; })
-        for (detail::ValueId& r : registers) r = (Value<uint32_t>(r) << uint32_t(Op::unpacked_fp4_shift)).id();
-      std::vector<detail::ValueId> values = detail::unpack_registers(registers, dtype_v<T>, w);
-      for (int64_t v = 0; v < Count * per_register; ++v)
-        fragment(IntTuple(v), IntTuple(i), IntTuple(j), w) = Value<T>(values[size_t(v)]);
+        for (detail::ValueId& r : loaded) r = (Value<uint32_t>(r) << uint32_t(Op::unpacked_fp4_shift)).id();
+      std::vector<detail::ValueId> values = detail::unpack_registers(loaded, dtype_v<T>, w);
+      // Two blocks a load (m16n16's B): register 2r + h is register r of block h.
+      for (int64_t v = 0; v < registers * per_register; ++v) {
+        const int64_t reg = v / per_register, h = reg % blocks, block_value = (reg / blocks) * per_register + v % per_register;
+        fragment(IntTuple(block_value), IntTuple(blocks * i + h), IntTuple(j), w) = Value<T>(values[size_t(v)]);
+      }
     }
 }
 
