@@ -262,3 +262,76 @@ TEST_CASE("a CTA pair's op without a cluster of pairs, or mixed with single-CTA 
   for (const char* t : {"sm_90a", "sm_120a"})
     CHECK_THROWS_WITH(examples::gemm_bf16_sm100_2cta_compile(Target::parse(t)), Contains(std::string("is not available on ") + t));
 }
+
+TEST_CASE("PipelineAsyncUmmaPair: both CTAs' threads fence their halves and arrive on the even CTA's barrier; the pair MMA's commit frees both",
+          "[unit]") {
+  // Each CTA's 128 threads copy their 128 rows of A and of B (K tiles of 64) into a two-stage
+  // ring with ordinary stores; thread 128 of the even CTA multiplies each stage on the pair's
+  // tcgen05.mma (256 x 256) and frees it in both CTAs.
+  Kernel k{"async_umma_pair", [](Tensor<bf16> a, Tensor<bf16> b, Int k_tiles) {
+             using Atom = SM100_MMA_F16BF16_2x1SM_SS<bf16, 256, 256>;
+             constexpr int stages = 2, producers = 128, half_bytes = 128 * 128;
+             cluster_shape(2);
+             launch_bounds(producers + 32);
+             Pointer<int8_t> smem = dynamic_shared_aligned<int8_t>(1024);
+             auto tile = [&](int operand, const Int& s) {
+               return examples::gemm_sm100::stage_tile(Pointer<bf16>((smem + (operand * stages + s) * half_bytes).id()), 128);
+             };
+             PipelineAsyncUmmaPair ring(Pointer<uint64_t>((smem + 2 * stages * half_bytes).id()), stages, producers);
+             Int t = thread_idx().x;
+             if_(t == 0, [&] {
+               ring.init();
+               fence_mbarrier_init();
+             });
+             cluster_arrive();
+             cluster_wait();
+             // This CTA's halves: rows 128 r ... 128 r + 127 of A and of B.
+             Int half = cluster_cta_rank() & 1;
+             Tensor<bf16> A = make_tensor(a.data(), make_layout({256, k_tiles * 64}, LayoutRight{}));
+             Tensor<bf16> B = make_tensor(b.data(), make_layout({256, k_tiles * 64}, LayoutRight{}));
+             if_(t < producers, [&] {
+               for_(0, k_tiles, [&](Int kt) {
+                 PipelineState s = PipelineState::at(kt, stages);
+                 ring.producer_acquire(s);
+                 copy(local_tile(A, IntTuple{128, 64}, IntTuple{half, kt})(t, _), tile(0, s.index)(t, _));
+                 copy(local_tile(B, IntTuple{128, 64}, IntTuple{half, kt})(t, _), tile(1, s.index)(t, _));
+                 ring.producer_commit(s);
+               });
+             });
+             if_(t == producers && half == 0, [&] {
+               for_(0, k_tiles, [&](Int kt) {
+                 PipelineState s = PipelineState::at(kt, stages);
+                 ring.consumer_wait(s);
+                 auto [sA, sB] = make_umma_operands(Atom{}, tile(0, s.index), tile(1, s.index));
+                 cutejit::gemm(Atom{}, Value<uint32_t>(0u), sA, sB, kt > 0);
+                 ring.consumer_release(s);
+               });
+             });
+             // The last commits reach the odd CTA's barriers: neither CTA leaves before both are done.
+             cluster_arrive();
+             cluster_wait();
+           }};
+  for (const char* t : {"sm_100a", "sm_103a", "sm_110a"}) {
+    INFO(t);
+    CompiledKernel c = k.compile(Target::parse(t), test::vector_arg<bf16>(256 * 512), test::vector_arg<bf16>(256 * 512), int32_t(8));
+    // Each full barrier counts both CTAs' 128 producers; each empty barrier the one commit.
+    CHECK(test::count(c.ptx, "mbarrier.init.shared.b64") == 4);
+    const size_t count_256 = c.ptx.find(", 256;");
+    REQUIRE(count_256 != std::string::npos);
+    const size_t reg = c.ptx.rfind('%', count_256);
+    CHECK(test::count(c.ptx, "], " + c.ptx.substr(reg, count_256 - reg) + ";") == 2);  // the two stages' full barriers
+    // The producers' fence, then their arrival on the even CTA's barrier through mapa.
+    const size_t fence = c.ptx.find("fence.proxy.async.shared::cta");
+    REQUIRE(fence != std::string::npos);
+    const size_t mapa = c.ptx.find("mapa.shared::cluster", fence);
+    REQUIRE(mapa != std::string::npos);
+    CHECK(c.ptx.find("mbarrier.arrive.shared::cluster", mapa) != std::string::npos);
+    CHECK(test::count(c.ptx, "tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster") == 1);
+    std::string sass = test::disassemble(c.cubin, "-sass");
+    INFO(sass);
+    CHECK(test::count(sass, "UTCHMMA.2CTA") >= 4);  // a 128-byte K tile: four K steps of 16
+    CHECK(test::count(sass, "FENCE.VIEW.ASYNC.S") >= 1);
+    CHECK(test::count(sass, "UTCBAR.2CTA.MULTICAST") >= 1);
+    test::check_no_local_memory(c.cubin, c.name, sass);
+  }
+}

@@ -28,6 +28,11 @@
  *    memory, and the bytes complete on the even CTA's full barrier, which alone expects both
  *    CTAs' bytes; the MMAs' commit frees the stage in both CTAs (a multicast commit to both
  *    empty barriers).
+ *  - `PipelineAsyncUmmaPair`: each CTA's producer threads store their halves of a stage into
+ *    their own shared memory, fence them for the async proxy and arrive on the even CTA's full
+ *    barrier, which counts both CTAs' producers; the MMAs' commit frees the stage in both CTAs.
+ *    The arrival has the default semantics (release at CTA scope) across the cluster, as
+ *    CUTLASS's and CuTeDSL's PipelineAsyncUmma arrive for 2-CTA MMAs.
  *  - `PipelineUmmaAsyncPair`: the commit fills the accumulator in both CTAs' full barriers; each
  *    CTA's epilogue threads wait on their own and arrive on the even CTA's empty barrier, which
  *    counts both CTAs' threads.
@@ -152,6 +157,26 @@ class PipelineTmaUmmaPair : public detail::StageBarriers {
 
  private:
   detail::StageLoadCheck check_;
+};
+
+class PipelineAsyncUmmaPair : public detail::ThreadProducerStages {
+ public:
+  /// `barriers`: barrier_bytes(stages) of shared memory in each CTA; `producers`: the threads of
+  /// one CTA that write its half of a stage, each committing it once.
+  PipelineAsyncUmmaPair(const Pointer<uint64_t>& barriers, int stages, int producers, detail::Where w = detail::Where::current())
+      : ThreadProducerStages(barriers, stages, 2 * producers, /*consumers=*/1, w) {}
+
+  /// This thread's writes to its CTA's half of stage `s` are done: fenced for the tensor core's
+  /// async-proxy reads, then one arrival on the even CTA's full barrier.
+  void producer_commit(const PipelineState& s, detail::Where w = detail::Where::current()) const {
+    fence_proxy_async_shared(w);
+    mbarrier_arrive_cluster(full(s.index), Operand<int32_t>(cta_pair_leader(w), w));
+  }
+  /// The even CTA's MMA thread: consumer_wait(s) as every pipeline; then this frees stage `s`
+  /// in both CTAs once the MMAs issued so far are done.
+  void consumer_release(const PipelineState& s, detail::Where w = detail::Where::current()) const {
+    tcgen05_commit(empty(s.index), Operand<int32_t>(cta_pair_mask(w), w));
+  }
 };
 
 class PipelineUmmaAsyncPair : public detail::StageBarriers {
