@@ -183,10 +183,9 @@ std::vector<ValueId> mma_sync(int m, int n, int k, MmaSyncTypes types, std::span
 }
 
 namespace {
-/// One ldmatrix of `count` matrices from this lane's 16-byte-aligned row address, `name` naming
-/// it in errors; its `count` 32-bit registers.
-/// One ldmatrix of `count` matrices of `rows` x `columns`; 8-row matrices fill one 32-bit
-/// register per lane, 16-row ones two.
+/// One ldmatrix of `count` matrices of `rows` x `columns` from this lane's 16-byte-aligned row
+/// address, `name` naming it in errors; its 32-bit registers, one per lane for each 8-row
+/// matrix, two for each 16-row one.
 std::vector<ValueId> emit_ldmatrix(Trace& t, ValueId row, int count, const std::string& name, mlir::NVVM::MMALayout layout, int rows,
                                    int columns, mlir::NVVM::LdStMatrixEltType element, Where where) {
   if (rows == 16 && count != 1 && count != 2)

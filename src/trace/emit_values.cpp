@@ -212,7 +212,8 @@ ValueId binary(BinaryOp op, ValueId a_id, ValueId b_id, Where where) {
       if (auto c = constant_shift(y)) known = std::max<int64_t>(da >> *c, 1);
       break;
     // llvm.minnum/maxnum rather than arith's: GPU-to-NVVM would turn arith's f32 forms into
-    // calls to libdevice's fmaxf, and parsing libdevice costs a kernel tens of milliseconds.
+    // calls to libdevice's fminf/fmaxf, which the kernel would then link, where these become
+    // min.f32/max.f32 directly.
     case BinaryOp::min:
       r = fp ? mlir::Value(mlir::LLVM::MinNumOp::create(e.b, e.loc, x, y))
              : u ? mlir::Value(MinUIOp::create(e.b, e.loc, x, y)) : MinSIOp::create(e.b, e.loc, x, y);
