@@ -33,8 +33,8 @@
 // the tensor) as TMA loads them: computed, never stored. Keys past it are masked, and V's rows
 // there meet P = 0.
 //
-// Not yet FA3's: ping-pong between the consumer warpgroups, a persistent scheduler and a
-// TMA-store epilogue (docs/attention.md).
+// FA3's ping-pong between the consumer warpgroups is Config::pingpong. Not yet FA3's: a
+// persistent scheduler and a TMA-store epilogue (docs/attention.md).
 #pragma once
 
 #include <cutejit/pipeline/pipeline.hpp>
@@ -61,6 +61,9 @@ struct Config {
   /// FA3's intra-warpgroup overlap of block n's softmax with block n - 1's P V (else one block
   /// at a time).
   bool overlap = true;
+  /// FA3's ping-pong: the two consumer warpgroups take turns issuing their MMAs, so that one's
+  /// softmax runs while the other's MMAs do (with the overlap only).
+  bool pingpong = false;
   static constexpr int tile_m = 128;  ///< two consumer warpgroups of 64 queries
   static constexpr int threads = 384;
   static constexpr int box_cols = 64;  ///< head_dim columns per TMA box: one 128-byte swizzle span of 2-byte elements
@@ -82,7 +85,7 @@ struct Config {
   std::string name(const char* type) const {
     const char* masked = mask == Mask::causal ? "_causal" : mask == Mask::window ? "_window" : "";
     return std::string("fmha90_fwd_") + type + "_hd" + std::to_string(head_dim) + masked + "_" + std::to_string(tile_m) + "x" +
-           std::to_string(tile_n) + "_s" + std::to_string(stages) + (overlap ? "" : "_serial");
+           std::to_string(tile_n) + "_s" + std::to_string(stages) + (overlap ? "" : "_serial") + (pingpong ? "_pingpong" : "");
   }
 };
 
@@ -98,6 +101,18 @@ static_assert(hd64.shared_bytes() <= 232448 && hd128.shared_bytes() <= 232448 &&
 /// The same without the overlap, for comparison (tests/perf/bench_fmha.cpp).
 constexpr Config hd64_serial{64, Mask::none, 128, 3, false}, hd128_serial{128, Mask::none, 128, 2, false},
     hd128_causal_serial{128, Mask::causal, 128, 2, false};
+/// The same Config with or without ping-pong.
+constexpr Config with_pingpong(Config c, bool on = true) {
+  c.pingpong = on;
+  return c;
+}
+/// Whether the launch takes ping-pong: where a CTA has few key blocks (measured on the H200,
+/// 2026-12-03, four runs each: S = 1k and 2k +2-6% at hd 64, 0-5% at hd 128, +0.5-2% at hd 256
+/// causal), and not on longer sequences (at 8k -0.3 to -1% causal) or hd 256 unmasked (-0.3 to
+/// -3.3%). Windows follow the causal mask's measurements.
+constexpr bool pingpong_pays(int head_dim, Mask mask, int64_t max_seqlen_q) {
+  return max_seqlen_q <= 2048 && (head_dim <= 128 || mask != Mask::none);
+}
 
 /// Where a batch's sequences lie. Packed: FlashAttention's varlen layout, sequence b the tokens
 /// cu_q[b] ... cu_q[b + 1] (and cu_k's) of (tokens, heads, head_dim) tensors, an lse of (heads,
@@ -295,15 +310,30 @@ void forward(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDesc
           Tensor<T> next = accumulator_as_A(mma_o, mma_s, acc_s);
           for (int64_t i = 0; i < size(next.layout()).value(); ++i) p(IntTuple(i)) = Value<T>(next(IntTuple(i)));
         };
+        // With ping-pong, each warpgroup issues a group of MMAs (S of block 0; S of block j and
+        // P V of block j - 1; P V of the last block) on its turn, named barrier 1 + half, and
+        // then hands the turn over. Warpgroup 0 goes first; warpgroup 1 hands over after every
+        // group but its last, so that each barrier sees as many arrivals as waits.
+        auto take_turn = [&] {
+          if (C.pingpong) named_barrier_sync(1 + half, 256);
+        };
+        auto pass_turn = [&] {
+          if (C.pingpong) named_barrier_arrive(2 - half, 256);
+        };
         if_(n_blocks > 0, [&] {
+          if (C.pingpong) if_(half == 1, [&] { named_barrier_arrive(1, 256); });
+          take_turn();
           Tensor<float> first = issue_s(Int(0));
+          pass_turn();
           wgmma_wait_group(0);
           s_done(Int(0), first);
           softmax(Int(0), first);  // O is still 0: nothing to rescale
           keep_p(first);
           for_(1, n_blocks, [&](Int j) {
+            take_turn();
             Tensor<float> acc_s = issue_s(j);
             issue_pv(j - 1, p);
+            pass_turn();
             wgmma_wait_group(1);  // S of this block has landed; the last one's P V may still run
             s_done(j, acc_s);
             softmax(j, acc_s);
@@ -312,7 +342,9 @@ void forward(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDesc
             rescale_o();
             keep_p(acc_s);
           });
+          take_turn();
           issue_pv(n_blocks - 1, p);
+          if (C.pingpong) if_(half == 0, [&] { named_barrier_arrive(2, 256); });
           wgmma_wait_group(0);
           pv_done(n_blocks - 1);
         });
@@ -385,14 +417,19 @@ inline MaskArguments mask_arguments(const FmhaProblem& p) {
           int32_t(p.top_left)};
 }
 
-/// Calls `f.template operator()<C>()` with the Config of the problem's head dim and mask.
+/// Calls `f.template operator()<C>()` with the Config of the problem's head dim and mask, with
+/// ping-pong where it pays (pingpong_pays).
 template <class F>
 auto with_config(const FmhaProblem& p, F&& f) {
   const Mask mask = mask_of(p);
   auto pick = [&]<int D>() {
-    if (mask == Mask::none) return f.template operator()<config_for(D, Mask::none)>();
-    if (mask == Mask::causal) return f.template operator()<config_for(D, Mask::causal)>();
-    return f.template operator()<config_for(D, Mask::window)>();
+    auto go = [&]<Config C>() {
+      if (pingpong_pays(D, C.mask, p.max_seqlen_q)) return f.template operator()<with_pingpong(C)>();
+      return f.template operator()<C>();
+    };
+    if (mask == Mask::none) return go.template operator()<config_for(D, Mask::none)>();
+    if (mask == Mask::causal) return go.template operator()<config_for(D, Mask::causal)>();
+    return go.template operator()<config_for(D, Mask::window)>();
   };
   if (p.head_dim == 64) return pick.template operator()<64>();
   if (p.head_dim == 128) return pick.template operator()<128>();

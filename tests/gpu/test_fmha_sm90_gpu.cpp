@@ -42,7 +42,36 @@ void check_head_dim(const Device& gpu, int64_t head_dim, const char* type, bool 
   }
 }
 
+/// The same cases, bf16, with ping-pong between the consumer warpgroups forced on or off (the
+/// launch takes it by the sequences' length, which the cases above keep short).
+void check_pingpong(const Device& gpu, int64_t head_dim, bool on) {
+  const std::vector<Lengths> lengths = {{"fixed", {320, 320}, {320, 320}},
+                                        {"variable", {77, 300, 1, 150}, {77, 520, 33, 40}}};
+  unsigned seed = 700 + unsigned(head_dim);
+  for (const test::MaskCase& m : test::fmha_masks)
+    for (const Lengths& l : lengths)
+      for (auto [heads, kv_heads] : {std::pair{2, 2}, std::pair{4, 1}}) {
+        auto in = examples::fmha_inputs<bf16>(l.q, l.k, heads, kv_heads, head_dim, m.causal, seed += 3);
+        m.apply(in.problem);
+        double error = examples::fmha_check_with(gpu, in, [&](auto&&... buffers) {
+          return examples::fmha90::with_config(in.problem, [&]<examples::fmha90::Config C>() {
+            return on ? examples::fmha90::prepare<bf16, examples::fmha90::with_pingpong(C, true)>(gpu, in.problem, buffers...)
+                      : examples::fmha90::prepare<bf16, examples::fmha90::with_pingpong(C, false)>(gpu, in.problem, buffers...);
+          });
+        });
+        INFO("ping-pong " << (on ? "on" : "off") << ", hd " << head_dim << ", " << m.name << ", " << l.name << " lengths, " << heads << " query / " << kv_heads
+                              << " key-value heads");
+        CHECK(error < 1e-2);
+      }
+}
+
 }  // namespace
+
+TEST_CASE("the Hopper attention forward with and without ping-pong matches float64 attention at every head dim and mask", "[gpu]") {
+  Device gpu;
+  for (bool on : {true, false})
+    for (int64_t head_dim : {64, 128, 256}) check_pingpong(gpu, head_dim, on);
+}
 
 TEST_CASE("the Hopper attention forward matches float64 attention at head dim 64, for every mask and length mix", "[gpu]") {
   Device gpu;

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "fmha_sm90.hpp"
@@ -29,7 +30,7 @@ void time_jit(Compile&& compile, uint32_t shared_bytes) {
   bench::report_jit(k, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(), shared_bytes);
 }
 
-enum class Forward { sm90, sm90_bhsd, sm90_serial, fa2 };
+enum class Forward { sm90, sm90_bhsd, sm90_serial, sm90_pingpong, sm90_no_pingpong, fa2 };
 
 /// The Hopper forward without its overlap (fmha90::*_serial).
 PreparedLaunch serial(const Device& gpu, const examples::FmhaProblem& p, const Buffer<bf16>& q, const Buffer<bf16>& k,
@@ -38,6 +39,17 @@ PreparedLaunch serial(const Device& gpu, const examples::FmhaProblem& p, const B
   if (p.head_dim == 64) return prepare<bf16, hd64_serial>(gpu, p, q, k, v, o, lse, cu, cu);
   if (p.causal) return prepare<bf16, hd128_causal_serial>(gpu, p, q, k, v, o, lse, cu, cu);
   return prepare<bf16, hd128_serial>(gpu, p, q, k, v, o, lse, cu, cu);
+}
+
+/// The Hopper forward with ping-pong between its consumer warpgroups forced on or off, whatever
+/// the launch would pick (fmha90::pingpong_pays).
+PreparedLaunch pingpong(bool on, const Device& gpu, const examples::FmhaProblem& p, const Buffer<bf16>& q, const Buffer<bf16>& k,
+                        const Buffer<bf16>& v, const Buffer<bf16>& o, const Buffer<float>& lse, const Buffer<int32_t>& cu) {
+  using namespace examples::fmha90;
+  return with_config(p, [&]<Config C>() {
+    return on ? prepare<bf16, with_pingpong(C, true)>(gpu, p, q, k, v, o, lse, cu, cu)
+              : prepare<bf16, with_pingpong(C, false)>(gpu, p, q, k, v, o, lse, cu, cu);
+  });
 }
 
 /// Times one forward on 32k tokens of `seqlen`-long sequences, 16 heads.
@@ -74,6 +86,8 @@ void time_forward(const Device& gpu, Forward which, const std::vector<bf16>& poo
           examples::fmha_forward_sm90_prepare(gpu, p, q.back(), k.back(), v.back(), o.back(), lse.back(), cu_seqlens, cu_seqlens));
     else if (which == Forward::sm90_serial)
       launches.push_back(serial(gpu, p, q.back(), k.back(), v.back(), o.back(), lse.back(), cu_seqlens));
+    else if (which == Forward::sm90_pingpong || which == Forward::sm90_no_pingpong)
+      launches.push_back(pingpong(which == Forward::sm90_pingpong, gpu, p, q.back(), k.back(), v.back(), o.back(), lse.back(), cu_seqlens));
     else
       launches.push_back(examples::fmha_forward_prepare(gpu, p, q.back(), k.back(), v.back(), o.back(), lse.back(), cu_seqlens, cu_seqlens));
   }
@@ -82,6 +96,8 @@ void time_forward(const Device& gpu, Forward which, const std::vector<bf16>& poo
   std::printf("%s b%lld h%lld s%lld d%lld%s: %.3f ms, %.1f TFLOP/s\n", which == Forward::sm90          ? "fmha90_fwd_bf16"
               : which == Forward::sm90_bhsd   ? "fmha90_fwd_bf16_bhsd"
               : which == Forward::sm90_serial ? "fmha90_fwd_bf16_serial"
+              : which == Forward::sm90_pingpong ? "fmha90_fwd_bf16_pingpong"
+              : which == Forward::sm90_no_pingpong ? "fmha90_fwd_bf16_no_pingpong"
                                               : "fmha_fwd_bf16",
               (long long)batch, (long long)heads, (long long)seqlen, (long long)head_dim, causal ? " causal" : "", ms,
               flops / (ms * 1e-3) / 1e12);
@@ -89,16 +105,24 @@ void time_forward(const Device& gpu, Forward which, const std::vector<bf16>& poo
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
   setenv("CUTEJIT_CACHE", "off", 1);  // the JIT figures below are cold, not cache hits
   Device gpu;
   using namespace examples;
+  std::vector<bf16> pool = random_bf16(size_t(32768) * 16 * 256 + 8192, 5);
+  if (argc > 1 && std::string(argv[1]) == "pingpong") {
+    // Only the Hopper forward without and with ping-pong, each shape's two timed back to back.
+    for (int64_t head_dim : {64, 128, 256})
+      for (bool causal : {false, true})
+        for (int64_t seqlen : {1024, 2048, 4096, 8192})
+          for (Forward which : {Forward::sm90_no_pingpong, Forward::sm90_pingpong}) time_forward(gpu, which, pool, seqlen, head_dim, causal);
+    return 0;
+  }
   time_jit([&] { return fmha_sm90_compile<bf16, fmha90::hd64>(gpu.target()); }, fmha90::hd64.shared_bytes());
   time_jit([&] { return fmha_sm90_compile<bf16, fmha90::hd128>(gpu.target()); }, fmha90::hd128.shared_bytes());
   time_jit([&] { return fmha_sm90_compile<bf16, fmha90::hd128_causal>(gpu.target()); }, fmha90::hd128_causal.shared_bytes());
   time_jit([&] { return fmha_sm90_compile<bf16, fmha90::hd256>(gpu.target()); }, fmha90::hd256.shared_bytes());
   time_jit([&] { return fmha_compile<bf16, fmha80::hd128>(gpu.target()); }, fmha80::hd128.shared_bytes<bf16>());
-  std::vector<bf16> pool = random_bf16(size_t(32768) * 16 * 256 + 8192, 5);
   for (Forward which : {Forward::sm90, Forward::fa2})
     for (int64_t head_dim : {64, 128, 256})
       for (bool causal : {false, true})
@@ -107,6 +131,11 @@ int main() {
   // What the overlap of softmax with P V is worth.
   for (auto [head_dim, causal] : {std::pair{64, false}, std::pair{128, false}, std::pair{128, true}})
     for (int64_t seqlen : {2048, 8192}) time_forward(gpu, Forward::sm90_serial, pool, seqlen, head_dim, causal);
+  // The other side of the launch's ping-pong choice (fmha90::pingpong_pays: on at S <= 2k).
+  for (int64_t head_dim : {64, 128, 256})
+    for (bool causal : {false, true})
+      for (int64_t seqlen : {2048, 8192})
+        time_forward(gpu, seqlen <= 2048 ? Forward::sm90_no_pingpong : Forward::sm90_pingpong, pool, seqlen, head_dim, causal);
   // What BHSD tensors (the dense kernel, rank-4 maps, O stored with a head's stride) cost.
   for (int64_t head_dim : {64, 128})
     for (bool causal : {false, true})

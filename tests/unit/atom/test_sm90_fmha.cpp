@@ -28,11 +28,12 @@ int count_matches(const std::string& text, const std::string& pattern) {
 TEST_CASE("the Hopper attention forward is HGMMA (shared and register A), UTMALDG and MUFU.EX2, in registers", "[unit]") {
   const Target sm90a = Target::parse("sm_90a");
   using namespace examples::fmha90;
-  for (int variant = 0; variant < 3; ++variant) {
+  for (int variant = 0; variant < 4; ++variant) {
     CompiledKernel k = variant == 0   ? examples::fmha_sm90_compile<bf16, hd64>(sm90a)
                        : variant == 1 ? examples::fmha_sm90_compile<f16, hd128_causal>(sm90a)
-                                      : examples::fmha_sm90_compile<bf16, config_for(256, Mask::window)>(sm90a);
-    const int d = variant == 0 ? 64 : variant == 1 ? 128 : 256, keys = d == 256 ? 64 : 128;
+                       : variant == 2 ? examples::fmha_sm90_compile<bf16, config_for(256, Mask::window)>(sm90a)
+                                      : examples::fmha_sm90_compile<bf16, with_pingpong(hd128)>(sm90a);
+    const int d = variant == 0 ? 64 : variant == 2 ? 256 : 128, keys = d == 256 ? 64 : 128;
     const std::string type = variant == 1 ? "" : "\\.BF16";  // SASS names bf16 operands, not f16 ones
     INFO(k.name);
     std::string code = test::disassemble(k.cubin, "-sass");
@@ -47,6 +48,10 @@ TEST_CASE("the Hopper attention forward is HGMMA (shared and register A), UTMALD
     CHECK_FALSE(test::contains(code, "STL"));
     test::check_sequence_assert(k, test::AssertFailure::traps);
     test::check_wgmma_not_serialized(k.ptx, k.cubin);
+    // Ping-pong: each of the three groups of MMAs waits for its turn on a named barrier and
+    // hands it over (bar.arrive), besides the warpgroup 1's first hand-over; none without it.
+    CHECK(count_matches(k.ptx, "bar\\.arrive") == (variant == 3 ? 4 : 0));
+    CHECK(count_matches(k.ptx, "barrier\\.sync|bar\\.sync") == (variant == 3 ? 4 : 1));
   }
 }
 
