@@ -5,12 +5,13 @@
 // Two kernels of three warpgroups (384 threads), one producer thread loading with TMA
 // (setmaxnreg 24) and two consumer warpgroups of 64 rows each (setmaxnreg 240):
 //  - dK and dV: a CTA per 128 keys of a key/value head. K and V are loaded once (head_dim / 64
-//    boxes of 128 keys x 64 columns, 128-byte swizzled); Q and dO blocks of 64 queries (32 at
-//    head dim 128), of every query head of the group, stream through two rings
-//    (PipelineTmaAsync). Per block, on wgmma with both operands in shared memory (all
-//    K-major): S^T = K Q^T and dP^T = V dO^T (64 keys x the block's queries per warpgroup); P^T = exp2(S^T scale - L) and dS^T = P^T (dP^T - D) in their
-//    registers, a column being a query; then dV += P^T dO and dK += dS^T Q with P^T and dS^T
-//    as wgmma's register A (accumulator_as_A) and dO, Q read MN-major where they lie.
+//    boxes of 128 keys x 64 columns, 128-byte swizzled); Q and dO blocks of 64 queries, of
+//    every query head of the group, stream through two rings (PipelineTmaAsync). Per block,
+//    on wgmma with both operands in shared memory (all K-major): S^T = K Q^T and dP^T = V dO^T
+//    (64 keys x 64 queries per warpgroup); P^T = exp2(S^T scale - L) and dS^T = P^T (dP^T - D)
+//    in their registers, a column being a query, each query's L and D read from shared memory
+//    (staged there a block ahead); then dV += P^T dO and dK += dS^T Q with P^T and dS^T as
+//    wgmma's register A (accumulator_as_A) and dO, Q read MN-major where they lie.
 //  - dQ: a CTA per 128 queries of a head, Q and dO loaded once, K and V blocks of 64 keys (128
 //    at head dim 64) streaming: S = Q K^T and dP = dO V^T (SS), P and dS in registers, dQ += dS K with dS as
 //    the register A and K read MN-major.
@@ -49,37 +50,45 @@ struct Config {
   fmha90::Mask mask = fmha90::Mask::none;  ///< as the forward's: the window's bounds are launch arguments
   static constexpr int tile = 128;  ///< keys per dK/dV CTA, queries per dQ CTA: two warpgroups of 64
   int stages = 2;    ///< blocks in flight in each ring
-  int queries = 0;   ///< queries per dK/dV block; 0: dkdv_step()'s choice
+  int queries = 64;  ///< queries per dK/dV block (32, 48 or 64)
   int dq_keys = 64;  ///< keys per dQ block (64 or 128)
   static constexpr int threads = 384, box_cols = 64;
   // As the forward's: 24 x 128 + 240 x 256 is the CTA's allocation at launch (168 x 384).
   static constexpr int producer_registers = 24, consumer_registers = 240;
 
-  /// Queries per dK/dV block: 32 at head dim 128, where dK and dV hold 128 f32 registers per
-  /// thread and S^T, dP^T of 64 queries would spill (144 bytes); 64 at head dim 64.
-  constexpr int dkdv_step() const { return queries ? queries : head_dim > 64 ? 32 : 64; }
+  constexpr int dkdv_step() const { return queries; }
   constexpr int dq_step() const { return dq_keys; }
   constexpr int boxes() const { return head_dim / box_cols; }
   constexpr int tile_bytes() const { return tile * head_dim * 2; }
   constexpr int step_bytes(int step) const { return step * head_dim * 2; }
   constexpr int ring_offset(int ring, int step) const { return 2 * tile_bytes() + ring * stages * step_bytes(step); }
   constexpr int barriers_offset(int step) const { return ring_offset(2, step); }
+  /// The dK/dV kernel's query statistics: per consumer warpgroup two slots of L2 and D of a block.
+  constexpr int statistics_offset(int step) const { return barriers_offset(step) + 8 + 2 * PipelineTmaAsync::barrier_bytes(stages); }
+  static constexpr int statistics_bytes(int step) { return 2 * 2 * 2 * step * 4; }
   constexpr uint32_t shared_bytes(int step) const {
-    return uint32_t(barriers_offset(step) + 8 + 2 * PipelineTmaAsync::barrier_bytes(stages)) + dynamic_shared_slack(1024);
+    return uint32_t(statistics_offset(step) + statistics_bytes(step)) + dynamic_shared_slack(1024);
   }
   friend constexpr bool operator==(const Config&, const Config&) = default;
   std::string name(const char* kernel, const char* type) const {
     // The knobs away from their defaults, so that no two configurations share a name.
-    std::string knobs = (stages != 2 ? "_s" + std::to_string(stages) : "") + (queries ? "_q" + std::to_string(queries) : "") +
+    std::string knobs = (stages != 2 ? "_s" + std::to_string(stages) : "") + (queries != 64 ? "_q" + std::to_string(queries) : "") +
                         (dq_keys != 64 ? "_k" + std::to_string(dq_keys) : "");
     const char* masked = mask == fmha90::Mask::causal ? "_causal" : mask == fmha90::Mask::window ? "_window" : "";
     return std::string("fmha90_bwd_") + kernel + "_" + type + "_hd" + std::to_string(head_dim) + masked + knobs;
   }
 };
-/// At head dim 64 the dQ kernel takes 128 keys a block (measured 2-6% faster than 64; every
-/// other knob here, a third ring stage or 64 queries a dK/dV block at head dim 128, was within
-/// 2% or slower: docs/benchmarks.md).
-constexpr Config config_for(int head_dim, fmha90::Mask mask) { return head_dim == 64 ? Config{64, mask, 2, 0, 128} : Config{128, mask}; }
+/// 64 queries a dK/dV block at both head dims: with each query's L and D in shared memory
+/// rather than 2 x 16 registers a thread, measured 13-27% faster than 32 at head dim 128 (H200,
+/// 2026-12-04), though that leaves the consumers 8 to 12 registers short (32-48 bytes of
+/// spills, an L1 load or two a block). At head dim 64 the dQ kernel takes 128 keys a block
+/// (2-6% faster than 64); a third ring stage was within 2% or slower (docs/benchmarks.md).
+constexpr Config config_for(int head_dim, fmha90::Mask mask) { return head_dim == 64 ? Config{64, mask, 2, 64, 128} : Config{128, mask}; }
+/// The same Config with `queries` queries a dK/dV block.
+constexpr Config with_queries(Config c, int queries) {
+  c.queries = queries;
+  return c;
+}
 constexpr Config hd64 = fmha_bwd90::config_for(64, fmha90::Mask::none), hd64_causal = fmha_bwd90::config_for(64, fmha90::Mask::causal),
                  hd128 = fmha_bwd90::config_for(128, fmha90::Mask::none), hd128_causal = fmha_bwd90::config_for(128, fmha90::Mask::causal);
 
@@ -121,6 +130,10 @@ struct Smem {
     return Pointer<T>((base + c.ring_offset(ring, step) + s * c.step_bytes(step) + box * step * Config::box_cols * 2).id());
   }
   Pointer<uint64_t> tiles_full() const { return Pointer<uint64_t>((base + c.barriers_offset(step)).id()); }
+  /// Warpgroup `half`'s slot `slot` of query statistics: `step` L2, then `step` D.
+  Pointer<f32> statistics(const Int& half, const Int& slot) const {
+    return Pointer<f32>((base + c.statistics_offset(step) + (half * 2 + slot) * (2 * step * 4)).id());
+  }
   PipelineTmaAsync ring(int r) const {
     return PipelineTmaAsync(Pointer<uint64_t>((base + c.barriers_offset(step) + 8 + r * PipelineTmaAsync::barrier_bytes(c.stages)).id()),
                             c.stages, /*consumers=*/2, c.step_bytes(step));
@@ -234,11 +247,33 @@ void dkdv(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDescrip
           fill(acc_dv, 0.0f);
           PipelineTmaAsync q_ring = smem.ring(0), do_ring = smem.ring(1);
           CoordTensor scores = make_identity_tensor(IntTuple{k_len, q_len});  // (key, query)
+
+          // The queries' L (log2 units) and D go through shared memory, not registers (each
+          // thread's columns would hold 2 x BM / 4 of them for the whole block): thread r of the
+          // warpgroup fetches block i + 1's L2 (r < BM) or D (BM <= r < 2 BM) while block i runs
+          // and stores it into the warpgroup's other slot, published by named barrier 1 + half.
+          static_assert(2 * BM <= 128, "a warpgroup's thread per statistic");
+          Int r = t % 128;
+          auto fetch = [&](const Int& i) {
+            Int query = step_block(i) * BM + r % BM, head = step_head(i);
+            return select(r < BM, fmha_bwd::log2_lse(lse, head, q_start, query, q_len), fmha_bwd::query_delta(delta, head, q_start, query, q_len));
+          };
+          auto publish = [&](const Int& i, const F32& value) {
+            if_(r < 2 * BM, [&] { smem.statistics(half, i % 2)[r] = value; });
+          };
+          // Each column's query's statistic (0: L2, 1: D) from the slot, where it is needed.
+          auto column_statistics = [&](const CoordTensor& cS, const Int& m, const Int& slot, int which) {
+            auto values = make_rmem_tensor<f32>(IntTuple{size(mode(cS.layout(), 1)).value()});
+            for (int64_t c = 0; c < size(values.layout()).value(); ++c)
+              values(IntTuple(c)) = F32(smem.statistics(half, slot)[which * BM + coordinate<1>(cS(IntTuple(0), IntTuple(c))) - m * BM]);
+            return values;
+          };
+          if_(steps > 0, [&] { publish(Int(0), fetch(Int(0))); });
           mbarrier_wait(smem.tiles_full(), 0);
 
           for_(0, steps, [&](Int i) {
             PipelineState s = PipelineState::at(i, C.stages);
-            Int head = step_head(i), m = step_block(i);
+            Int m = step_block(i), slot = i % 2;
             Tensor<float> acc_s = thr_s.partition_fragment_C({BN, BM}), acc_dp = thr_s.partition_fragment_C({BN, BM});
             fill(acc_s, 0.0f);
             fill(acc_dp, 0.0f);
@@ -246,11 +281,11 @@ void dkdv(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDescrip
             gemm_tile_stage(C, mma_s, acc_s, smem, 0, half, 0, s.index);  // S^T = K Q^T
             do_ring.consumer_wait(s);
             gemm_tile_stage(C, mma_s, acc_dp, smem, 1, half, 1, s.index);  // dP^T = V dO^T
+            named_barrier_sync(Int(1) + half, Int(128));  // this block's statistics are in `slot`
+            F32 next = fetch(min(i + 1, steps - 1));
 
-            // Each column's query: its L (log2 units) and D, read while the products run.
             auto s_rows = accumulator_rowcol(mma_s, acc_s), dp_rows = accumulator_rowcol(mma_s, acc_dp);
             CoordTensor cS = accumulator_rowcol(mma_s, thr_s.partition_C(local_tile(scores, IntTuple{BN, BM}, IntTuple{n_block, m})));
-            auto [l2, d] = fmha_bwd::query_statistics(cS, 1, lse, delta, head, q_start, q_len);
 
             // P^T, masked where the diagonal or a window's edge crosses the block, then dV += P^T dO.
             wgmma_wait_group(1);
@@ -258,16 +293,16 @@ void dkdv(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDescrip
             if (C.mask != fmha90::Mask::none)
               if_(visible.crosses(C, m * BM, BM, n0, BN),
                   [&] { mask_scores(s_rows, cS, [&](const Int& key, const Int& query) { return visible.keep(C, query, key); }); });
-            fmha_bwd::probabilities(s_rows, l2, 1, scale_log2);
+            fmha_bwd::probabilities(s_rows, column_statistics(cS, m, slot, 0), 1, scale_log2);
             wgmma_fence();
             cutejit::gemm(mma_kv, acc_dv, accumulator_as_A(mma_kv, mma_s, acc_s),
                           WgmmaOperand<T>::mn_major(smem.stage(1, s.index), TmaSwizzle::bytes128, BM));
             wgmma_commit_group();
 
-            // dS^T = P^T (dP^T - D), then dK += dS^T Q.
+            // dS^T = P^T (dP^T - D) while dV runs, then dK += dS^T Q.
             wgmma_wait_group(1);
             wgmma_fence_operands(acc_dp);
-            fmha_bwd::score_gradients(s_rows, dp_rows, d, 1);
+            fmha_bwd::score_gradients(s_rows, dp_rows, column_statistics(cS, m, slot, 1), 1);
             wgmma_fence();
             cutejit::gemm(mma_kv, acc_dk, accumulator_as_A(mma_kv, mma_s, acc_dp),
                           WgmmaOperand<T>::mn_major(smem.stage(0, s.index), TmaSwizzle::bytes128, BM));
@@ -279,6 +314,7 @@ void dkdv(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDescrip
               q_ring.consumer_release(s);
               do_ring.consumer_release(s);
             });
+            publish(i + 1, next);  // into the slot block i - 1 used, which every thread is past
           });
 
           IntTuple kv_bound{k_len, D};

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "fmha_backward_sm90.hpp"
@@ -23,7 +24,21 @@ using namespace cutejit;
 
 namespace {
 
-void time_backward(const Device& gpu, bool hopper, const std::vector<bf16>& pool, int64_t seqlen, int64_t head_dim, bool causal) {
+/// The Hopper backward at head dim 128 with 32 queries a dK/dV block instead of config_for's 64.
+examples::BackwardLaunch with_32_queries(const Device& gpu, const examples::FmhaProblem& p, const Buffer<bf16>* b,
+                                         const Buffer<float>& lse, const Buffer<int32_t>& cu) {
+  using namespace examples::fmha_bwd90;
+  examples::BackwardLaunch l;
+  l.delta = gpu.alloc<float>(size_t(p.heads * p.total_q));
+  l.dot = examples::fmha_bwd::prepare_dot(gpu, p, b[3], b[4], l.delta);
+  auto go = [&]<Config C>() { prepare<bf16, C>(l, gpu, p, b[0], b[1], b[2], b[4], lse, cu, cu, b[5], b[6], b[7]); };
+  p.causal ? go.template operator()<with_queries(hd128_causal, 32)>() : go.template operator()<with_queries(hd128, 32)>();
+  return l;
+}
+
+/// Times one backward on 16k tokens of `seqlen`-long sequences, 16 heads (`q32`: with_32_queries).
+void time_backward(const Device& gpu, bool hopper, const std::vector<bf16>& pool, int64_t seqlen, int64_t head_dim, bool causal,
+                   bool q32 = false) {
   const int64_t batch = 16384 / seqlen, heads = 16, tokens = batch * seqlen, elements = tokens * heads * head_dim;
   examples::FmhaProblem p{.batch = batch, .heads = heads, .kv_heads = heads, .head_dim = head_dim, .total_q = tokens, .total_k = tokens,
                           .max_seqlen_q = seqlen, .max_seqlen_k = seqlen, .causal = causal};
@@ -50,7 +65,8 @@ void time_backward(const Device& gpu, bool hopper, const std::vector<bf16>& pool
     const Buffer<bf16>* b = &buffers[buffers.size() - 8];
     examples::fmha_forward_prepare(gpu, p, b[0], b[1], b[2], b[3], lse.back(), cu_seqlens, cu_seqlens)();
     auto prepare = hopper ? examples::fmha_backward_sm90_prepare<bf16> : examples::fmha_backward_prepare<bf16>;
-    launches.push_back(prepare(gpu, p, b[0], b[1], b[2], b[3], b[4], lse.back(), cu_seqlens, cu_seqlens, b[5], b[6], b[7], detail::Where::current()));
+    if (q32) launches.push_back(with_32_queries(gpu, p, b, lse.back(), cu_seqlens));
+    else launches.push_back(prepare(gpu, p, b[0], b[1], b[2], b[3], b[4], lse.back(), cu_seqlens, cu_seqlens, b[5], b[6], b[7], detail::Where::current()));
   }
   double ms = bench::median_gpu_ms_rotated([&](int i) { launches[size_t(i)](); }, sets, 30);
   // Where the time goes: each of the three kernels alone.
@@ -58,15 +74,26 @@ void time_backward(const Device& gpu, bool hopper, const std::vector<bf16>& pool
   double dkdv_ms = bench::median_gpu_ms_rotated([&](int i) { launches[size_t(i)].dkdv(); }, sets, 30);
   double dq_ms = bench::median_gpu_ms_rotated([&](int i) { launches[size_t(i)].dq(); }, sets, 30);
   double flops = 10.0 * double(batch * heads) * double(seqlen) * double(seqlen) * double(head_dim) / (causal ? 2 : 1);
-  std::printf("%s b%lld h%lld s%lld d%lld%s: %.3f ms, %.1f TFLOP/s (dot %.3f, dK/dV %.3f, dQ %.3f ms)\n", hopper ? "fmha90_bwd_bf16" : "fmha_bwd_bf16", (long long)batch, (long long)heads, (long long)seqlen,
+  std::printf("%s b%lld h%lld s%lld d%lld%s: %.3f ms, %.1f TFLOP/s (dot %.3f, dK/dV %.3f, dQ %.3f ms)\n", q32 ? "fmha90_bwd_bf16_q32" : hopper ? "fmha90_bwd_bf16" : "fmha_bwd_bf16", (long long)batch, (long long)heads, (long long)seqlen,
               (long long)head_dim, causal ? " causal" : "", ms, flops / (ms * 1e-3) / 1e12, dot_ms, dkdv_ms, dq_ms);
 }
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
   setenv("CUTEJIT_CACHE", "off", 1);  // the JIT figures below are cold, not cache hits
   Device gpu;
+  if (argc > 1 && std::string(argv[1]) == "queries") {
+    // Only the Hopper backward: at head dim 128 with 64 and with 32 queries a dK/dV block, back
+    // to back; at head dim 64 as the launch picks it.
+    std::vector<bf16> pool = examples::random_values<bf16>(size_t(16384) * 16 * 128 + 8192, 7);
+    for (int64_t head_dim : {64, 128})
+      for (bool causal : {false, true})
+        for (int64_t seqlen : {1024, 2048, 4096, 8192})
+          for (bool q32 : {false, true})
+            if (!q32 || head_dim == 128) time_backward(gpu, true, pool, seqlen, head_dim, causal, q32);
+    return 0;
+  }
   auto cold = [](const char* what, auto&& compile) {
     auto t0 = std::chrono::steady_clock::now();
     std::vector<CompiledKernel> kernels = compile();

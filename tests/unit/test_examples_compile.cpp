@@ -83,7 +83,7 @@ std::vector<Expectation> expectations() {
        {"cp.async.cg.shared.global", "ldmatrix.sync.aligned.m8n8.x4.shared.b16", "ldmatrix.sync.aligned.m8n8.x2.shared.b16",
         "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16", "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", "ex2.approx.ftz.f32"}},
       {examples::fmha_backward_sm90_example(),
-       {"cp.async.bulk.tensor.3d", "mbarrier.try_wait.parity", "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16",
+       {"cp.async.bulk.tensor.3d", "mbarrier.try_wait.parity", "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16",
         "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16", "setmaxnreg.inc.sync.aligned.u32 \t240", "ex2.approx.ftz.f32"}},
       {examples::fmha_forward_sm90_example(),
        {"cp.async.bulk.tensor.3d", "mbarrier.try_wait.parity", "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16",

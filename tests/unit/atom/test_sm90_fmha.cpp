@@ -87,14 +87,14 @@ TEST_CASE("the Hopper attention backward is HGMMA (shared and register A), UTMAL
   // Per block, each kernel issues its two shared-memory products once (head_dim / 16 k16 steps
   // each: S^T and dP^T of 128 keys x `step` queries, or S and dP of 128 queries x `step` keys)
   // and its register-A products once (`step` / 16 k16 steps of m64n{head_dim} each: dV and dK;
-  // or dQ). The steps: 64 queries and 128 keys at hd 64, 32 queries and 64 keys at hd 128.
+  // or dQ). The steps: 64 queries a dK/dV block; 128 keys a dQ block at hd 64, 64 at hd 128.
   const Target sm90a = Target::parse("sm_90a");
   using namespace examples::fmha_bwd90;
   for (int variant = 0; variant < 3; ++variant) {
     std::vector<CompiledKernel> kernels = variant == 0   ? examples::backward_sm90_compile<bf16, hd64>(sm90a)
                                           : variant == 1 ? examples::backward_sm90_compile<f16, hd128_causal>(sm90a)
                                                          : examples::backward_sm90_compile<bf16, examples::fmha_bwd90::config_for(128, examples::fmha90::Mask::window)>(sm90a);
-    const int d = variant == 0 ? 64 : 128, dkdv_step = d == 64 ? 64 : 32, dq_step = d == 64 ? 128 : 64;
+    const int d = variant == 0 ? 64 : 128, dkdv_step = 64, dq_step = d == 64 ? 128 : 64;
     const std::string type = variant == 1 ? "" : "\\.BF16";
     for (const CompiledKernel& k : kernels) {
       INFO(k.name);
@@ -107,9 +107,18 @@ TEST_CASE("the Hopper attention backward is HGMMA (shared and register A), UTMAL
       CHECK(test::contains(code, "UTMALDG.3D"));
       CHECK(test::contains(code, "MUFU.EX2"));
       CHECK(test::contains(code, "USETMAXREG.TRY_ALLOC.CTAPOOL UP0, 0xf0"));
-      CHECK_FALSE(test::contains(code, "LDL"));
-      CHECK_FALSE(test::contains(code, "STL"));
-      test::check_sequence_assert(k, test::AssertFailure::traps);
+      // The dK/dV kernel at head dim 128 spills: 64 queries a block leave it 8 to 12 registers
+      // short of the consumers' 240 (32 bytes unmasked, 48 masked), and measured 13-27% faster
+      // than 32 queries without spills (docs/benchmarks.md, 2026-12-04). The others spill nothing.
+      const int spilled = dkdv && d == 128 ? 48 : 0;
+      if (spilled == 0) {
+        CHECK_FALSE(test::contains(code, "LDL"));
+        CHECK_FALSE(test::contains(code, "STL"));
+      }
+      // The dK/dV kernel publishes each block's query statistics (L, D) to its warpgroup with
+      // one named barrier of 128 threads; the dQ kernel has none.
+      CHECK(count_matches(k.ptx, "bar\\.sync\\s+%r[0-9]+, 128;") == (dkdv ? 1 : 0));
+      test::check_sequence_assert(k, test::AssertFailure::traps, spilled);
       test::check_wgmma_not_serialized(k.ptx, k.cubin);
     }
   }
