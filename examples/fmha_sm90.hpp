@@ -90,10 +90,16 @@ struct Config {
 };
 
 /// The configuration the launch picks for a head dim and mask: blocks of 128 keys, three stages at
-/// hd 64 (there is room); at hd 256 blocks of 64 keys, so that O's 128 accumulators, S's 32 and P
-/// fit the consumers' 240 registers.
+/// hd 64 (there is room); at hd 256 blocks of 80 keys (FlashAttention-3's), so that O's 128
+/// accumulators, S's 40 and P fit the consumers' 240 registers and two stages of K and V fit
+/// beside Q (measured against 64 keys on the H200, 2026-12-04: +1 to +5% from S = 2k; 160 and
+/// 176 keys at hd 128 were within 1% of 128 unmasked and slower causal). A window's bounds take
+/// the registers that 80 keys would need beyond 64 (56 bytes of spills), so windows at hd 256
+/// keep 64.
 constexpr Config config_for(int head_dim, Mask mask) {
-  return head_dim == 64 ? Config{64, mask, 128, 3} : head_dim == 128 ? Config{128, mask, 128, 2} : Config{256, mask, 64, 2};
+  return head_dim == 64    ? Config{64, mask, 128, 3}
+         : head_dim == 128 ? Config{128, mask, 128, 2}
+                           : Config{256, mask, mask == Mask::window ? 64 : 80, 2};
 }
 constexpr Config hd64 = config_for(64, Mask::none), hd128 = config_for(128, Mask::none), hd256 = config_for(256, Mask::none),
                  hd128_causal = config_for(128, Mask::causal);
@@ -104,6 +110,11 @@ constexpr Config hd64_serial{64, Mask::none, 128, 3, false}, hd128_serial{128, M
 /// The same Config with or without ping-pong.
 constexpr Config with_pingpong(Config c, bool on = true) {
   c.pingpong = on;
+  return c;
+}
+/// The same Config with `keys` keys a block.
+constexpr Config with_keys(Config c, int keys) {
+  c.tile_n = keys;
   return c;
 }
 /// Whether the launch takes ping-pong: where a CTA has few key blocks (measured on the H200,

@@ -30,7 +30,7 @@ void time_jit(Compile&& compile, uint32_t shared_bytes) {
   bench::report_jit(k, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(), shared_bytes);
 }
 
-enum class Forward { sm90, sm90_bhsd, sm90_serial, sm90_pingpong, sm90_no_pingpong, fa2 };
+enum class Forward { sm90, sm90_bhsd, sm90_serial, sm90_pingpong, sm90_no_pingpong, sm90_keys, fa2 };
 
 /// The Hopper forward without its overlap (fmha90::*_serial).
 PreparedLaunch serial(const Device& gpu, const examples::FmhaProblem& p, const Buffer<bf16>& q, const Buffer<bf16>& k,
@@ -52,8 +52,31 @@ PreparedLaunch pingpong(bool on, const Device& gpu, const examples::FmhaProblem&
   });
 }
 
-/// Times one forward on 32k tokens of `seqlen`-long sequences, 16 heads.
-void time_forward(const Device& gpu, Forward which, const std::vector<bf16>& pool, int64_t seqlen, int64_t head_dim, bool causal) {
+/// The Hopper forward with `keys` keys a block instead of config_for's (ping-pong as the launch
+/// picks it): 160 or 176 at head dim 128 (FlashAttention-3 takes 176), 64 at 256 (config_for
+/// takes 80, FlashAttention-3's choice).
+PreparedLaunch keys_per_block(int keys, const Device& gpu, const examples::FmhaProblem& p, const Buffer<bf16>& q, const Buffer<bf16>& k,
+                              const Buffer<bf16>& v, const Buffer<bf16>& o, const Buffer<float>& lse, const Buffer<int32_t>& cu) {
+  using namespace examples::fmha90;
+  auto go = [&]<Config C>() {
+    return pingpong_pays(C.head_dim, C.mask, p.max_seqlen_q) ? prepare<bf16, with_pingpong(C)>(gpu, p, q, k, v, o, lse, cu, cu)
+                                                             : prepare<bf16, C>(gpu, p, q, k, v, o, lse, cu, cu);
+  };
+  const Mask mask = mask_of(p);
+  auto pick = [&]<int D, int Keys>() {
+    if (mask == Mask::causal) return go.template operator()<with_keys(config_for(D, Mask::causal), Keys)>();
+    return go.template operator()<with_keys(config_for(D, Mask::none), Keys)>();
+  };
+  if (p.head_dim == 128 && keys == 160) return pick.template operator()<128, 160>();
+  if (p.head_dim == 128 && keys == 176) return pick.template operator()<128, 176>();
+  if (p.head_dim == 256 && keys == 64) return pick.template operator()<256, 64>();
+  std::fprintf(stderr, "no forward of %d keys a block at head dim %lld\n", keys, (long long)p.head_dim);
+  std::exit(2);
+}
+
+/// Times one forward on 32k tokens of `seqlen`-long sequences, 16 heads (`keys`: keys_per_block's).
+void time_forward(const Device& gpu, Forward which, const std::vector<bf16>& pool, int64_t seqlen, int64_t head_dim, bool causal,
+                  int keys = 0) {
   const int64_t batch = 32768 / seqlen, heads = 16, tokens = batch * seqlen, elements = tokens * heads * head_dim;
   examples::FmhaProblem p{.batch = batch, .heads = heads, .kv_heads = heads, .head_dim = head_dim, .total_q = tokens,
                           .total_k = tokens, .max_seqlen_q = seqlen, .causal = causal};
@@ -88,12 +111,16 @@ void time_forward(const Device& gpu, Forward which, const std::vector<bf16>& poo
       launches.push_back(serial(gpu, p, q.back(), k.back(), v.back(), o.back(), lse.back(), cu_seqlens));
     else if (which == Forward::sm90_pingpong || which == Forward::sm90_no_pingpong)
       launches.push_back(pingpong(which == Forward::sm90_pingpong, gpu, p, q.back(), k.back(), v.back(), o.back(), lse.back(), cu_seqlens));
+    else if (which == Forward::sm90_keys)
+      launches.push_back(keys_per_block(keys, gpu, p, q.back(), k.back(), v.back(), o.back(), lse.back(), cu_seqlens));
     else
       launches.push_back(examples::fmha_forward_prepare(gpu, p, q.back(), k.back(), v.back(), o.back(), lse.back(), cu_seqlens, cu_seqlens));
   }
   double ms = bench::median_gpu_ms_rotated([&](int i) { launches[size_t(i)](); }, sets, 30);
   double flops = 4.0 * double(batch * heads) * double(seqlen) * double(seqlen) * double(head_dim) / (causal ? 2 : 1);
+  const std::string keyed = "fmha90_fwd_bf16_keys" + std::to_string(keys);
   std::printf("%s b%lld h%lld s%lld d%lld%s: %.3f ms, %.1f TFLOP/s\n", which == Forward::sm90          ? "fmha90_fwd_bf16"
+              : which == Forward::sm90_keys   ? keyed.c_str()
               : which == Forward::sm90_bhsd   ? "fmha90_fwd_bf16_bhsd"
               : which == Forward::sm90_serial ? "fmha90_fwd_bf16_serial"
               : which == Forward::sm90_pingpong ? "fmha90_fwd_bf16_pingpong"
@@ -116,6 +143,17 @@ int main(int argc, char** argv) {
       for (bool causal : {false, true})
         for (int64_t seqlen : {1024, 2048, 4096, 8192})
           for (Forward which : {Forward::sm90_no_pingpong, Forward::sm90_pingpong}) time_forward(gpu, which, pool, seqlen, head_dim, causal);
+    return 0;
+  }
+  if (argc > 1 && std::string(argv[1]) == "keys") {
+    // Only the Hopper forward with config_for's keys a block and with the others, each shape's
+    // timed back to back.
+    for (auto [head_dim, others] : {std::pair{128, std::vector{160, 176}}, std::pair{256, std::vector{64}}})
+      for (bool causal : {false, true})
+        for (int64_t seqlen : {1024, 2048, 4096, 8192}) {
+          time_forward(gpu, Forward::sm90, pool, seqlen, head_dim, causal);
+          for (int keys : others) time_forward(gpu, Forward::sm90_keys, pool, seqlen, head_dim, causal, keys);
+        }
     return 0;
   }
   time_jit([&] { return fmha_sm90_compile<bf16, fmha90::hd64>(gpu.target()); }, fmha90::hd64.shared_bytes());

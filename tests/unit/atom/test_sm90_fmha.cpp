@@ -1,9 +1,9 @@
 // The Hopper attention forward (examples/fmha_sm90.hpp) compiled for sm_90a, read in SASS: the
 // products on HGMMA (Q K^T from shared memory, P V with P from registers), the tiles on TMA,
 // exp2 on MUFU, registers rebalanced, nothing in local memory. The counts follow from the tiles
-// and the schedule: per key block of B keys (128; 64 at hd 256), head_dim / 16 k16 steps of
-// m64nB for S and B / 16 of m64n{head_dim} for P V, each product issued in two places (S:
-// before the loop and in it; P V: in the loop and after it).
+// and the schedule: per key block of B keys (128; 80 at hd 256, 64 with a window), head_dim / 16
+// k16 steps of m64nB for S and B / 16 of m64n{head_dim} for P V, each product issued in two
+// places (S: before the loop and in it; P V: in the loop and after it).
 #include <catch2/catch.hpp>
 
 #include <array>
@@ -28,12 +28,13 @@ int count_matches(const std::string& text, const std::string& pattern) {
 TEST_CASE("the Hopper attention forward is HGMMA (shared and register A), UTMALDG and MUFU.EX2, in registers", "[unit]") {
   const Target sm90a = Target::parse("sm_90a");
   using namespace examples::fmha90;
-  for (int variant = 0; variant < 4; ++variant) {
+  for (int variant = 0; variant < 5; ++variant) {
     CompiledKernel k = variant == 0   ? examples::fmha_sm90_compile<bf16, hd64>(sm90a)
                        : variant == 1 ? examples::fmha_sm90_compile<f16, hd128_causal>(sm90a)
                        : variant == 2 ? examples::fmha_sm90_compile<bf16, config_for(256, Mask::window)>(sm90a)
-                                      : examples::fmha_sm90_compile<bf16, with_pingpong(hd128)>(sm90a);
-    const int d = variant == 0 ? 64 : variant == 2 ? 256 : 128, keys = d == 256 ? 64 : 128;
+                       : variant == 3 ? examples::fmha_sm90_compile<bf16, with_pingpong(hd128)>(sm90a)
+                                      : examples::fmha_sm90_compile<bf16, config_for(256, Mask::causal)>(sm90a);
+    const int d = variant == 0 ? 64 : variant == 2 || variant == 4 ? 256 : 128, keys = variant == 2 ? 64 : variant == 4 ? 80 : 128;
     const std::string type = variant == 1 ? "" : "\\.BF16";  // SASS names bf16 operands, not f16 ones
     INFO(k.name);
     std::string code = test::disassemble(k.cubin, "-sass");
