@@ -63,11 +63,12 @@ struct Config {
   constexpr int step_bytes(int step) const { return step * head_dim * 2; }
   constexpr int ring_offset(int ring, int step) const { return 2 * tile_bytes() + ring * stages * step_bytes(step); }
   constexpr int barriers_offset(int step) const { return ring_offset(2, step); }
-  /// The dK/dV kernel's query statistics: per consumer warpgroup two slots of L2 and D of a block.
+  /// The dK/dV kernel's query statistics: per consumer warpgroup two slots, each the L2 and D
+  /// (f32) of a block's `step` queries.
   constexpr int statistics_offset(int step) const { return barriers_offset(step) + 8 + 2 * PipelineTmaAsync::barrier_bytes(stages); }
-  static constexpr int statistics_bytes(int step) { return 2 * 2 * 2 * step * 4; }
+  static constexpr int statistics_slot_bytes(int step) { return 2 * step * 4; }
   constexpr uint32_t shared_bytes(int step) const {
-    return uint32_t(statistics_offset(step) + statistics_bytes(step)) + dynamic_shared_slack(1024);
+    return uint32_t(statistics_offset(step) + 2 * 2 * statistics_slot_bytes(step)) + dynamic_shared_slack(1024);
   }
   friend constexpr bool operator==(const Config&, const Config&) = default;
   std::string name(const char* kernel, const char* type) const {
@@ -132,7 +133,7 @@ struct Smem {
   Pointer<uint64_t> tiles_full() const { return Pointer<uint64_t>((base + c.barriers_offset(step)).id()); }
   /// Warpgroup `half`'s slot `slot` of query statistics: `step` L2, then `step` D.
   Pointer<f32> statistics(const Int& half, const Int& slot) const {
-    return Pointer<f32>((base + c.statistics_offset(step) + (half * 2 + slot) * (2 * step * 4)).id());
+    return Pointer<f32>((base + c.statistics_offset(step) + (half * 2 + slot) * Config::statistics_slot_bytes(step)).id());
   }
   PipelineTmaAsync ring(int r) const {
     return PipelineTmaAsync(Pointer<uint64_t>((base + c.barriers_offset(step) + 8 + r * PipelineTmaAsync::barrier_bytes(c.stages)).id()),
