@@ -105,26 +105,5 @@ void check_device_pointer(uint64_t ptr) {
   if (rc != CUDA_SUCCESS || type == CU_MEMORYTYPE_HOST)
     throw Error(fmt::format("error: pointer {:#x} is not device memory (a host pointer?); allocate with Device::alloc or cudaMalloc", ptr));
 }
-
-void check_view(int rank, size_t elements, std::span<const int64_t> shape, std::span<const int64_t> stride, std::source_location where) {
-  if (rank < 1 || rank > max_tensor_rank)
-    throw Error(fmt::format("a kernel's tensor argument has 1 to {} modes, not {} (the specialization holds the facts of {}); inside a "
-                            "kernel, tensors of any rank are made from a layout (local_tile, partitions)",
-                            max_tensor_rank, rank, max_tensor_rank),
-                where);
-  if (shape.size() != stride.size())
-    throw Error(fmt::format("a tensor view needs as many strides ({}) as shape entries ({})", stride.size(), shape.size()), where);
-  int64_t last = 0;
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (shape[i] < 0 || stride[i] < 0) throw Error("tensor shapes and strides must not be negative", where);
-    if (shape[i] > 0) last += (shape[i] - 1) * stride[i];
-  }
-  // Kernels index with 32-bit integers (as CuTe does by default): keep every offset in range.
-  if (last >= (int64_t(1) << 31))
-    throw Error(fmt::format("a tensor view reaches element {}, past the 32-bit indexing limit of 2^31", last), where);
-  if (elements != size_t(-1) && last >= int64_t(elements) && elements > 0)
-    throw Error(fmt::format("the view reaches element {} but the buffer holds {}", last, elements), where);
-}
-
 }  // namespace detail
 }  // namespace cutejit
