@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "cutejit/core/error.hpp"
+#include "driver/emulated_driver.hpp"
 
 namespace cutejit::detail {
 
@@ -103,6 +104,13 @@ const Driver& Driver::get() {
 }
 
 bool Driver::available() { return load().error.empty(); }
+
+const Driver& Driver::of(const void* context) {
+  if (const Driver* d = emulated_driver_for(context)) return *d;
+  return get();
+}
+
+const Driver& Driver::owning(uint64_t ptr) { return is_emulated_pointer(ptr) ? emulated_driver() : get(); }
 
 void Driver::check(CUresult rc, const char* call) const {
   if (rc == CUDA_SUCCESS) return;

@@ -57,6 +57,11 @@ struct Driver {
 
   /// The loaded driver; throws cutejit::Error saying why when there is none.
   static const Driver& get();
+  /// The driver of the device `context` belongs to: the emulated device's table for an
+  /// emulated context (driver/emulated_driver.hpp), else the CUDA driver.
+  static const Driver& of(const void* context);
+  /// The driver of the device whose memory `ptr` is, for calls that name no context.
+  static const Driver& owning(uint64_t ptr);
   /// True when libcuda.so.1 loads and initialises (never throws).
   static bool available();
   /// Throws cutejit::Error naming the call and the driver's description of the error.

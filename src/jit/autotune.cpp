@@ -24,7 +24,8 @@ namespace detail {
 
 TuneContext tune_context(const Device& gpu) {
   int driver = 0;
-  Driver::get().check(Driver::get().cuDriverGetVersion(&driver), "cuDriverGetVersion");
+  const Driver& d = Driver::of(gpu.context());
+  d.check(d.cuDriverGetVersion(&driver), "cuDriverGetVersion");
   return {gpu.name(), gpu.target().name(), driver};
 }
 
@@ -102,7 +103,7 @@ std::vector<TuneLaunch> prepare_all(size_t count, int jobs, void* cuda_context, 
   auto worker = [&](bool new_thread) {
     std::string no_context;
     if (cuda_context && new_thread) {
-      const Driver& d = Driver::get();
+      const Driver& d = Driver::of(cuda_context);
       CUresult rc = d.cuCtxSetCurrent(static_cast<CUcontext>(cuda_context));
       if (rc != CUDA_SUCCESS) no_context = "error: autotune could not make the GPU's context current on a worker thread (CUresult " + std::to_string(int(rc)) + ")";
     }

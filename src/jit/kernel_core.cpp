@@ -20,11 +20,11 @@ namespace {
 
 struct DeviceKey {
   Key key;
-  int device;
+  const void* device;  ///< the device's context: GPUs and emulated devices alike
   bool operator==(const DeviceKey& o) const { return device == o.device && key == o.key; }
 };
 struct DeviceKeyHash {
-  size_t operator()(const DeviceKey& k) const { return size_t(k.key.hash() ^ uint64_t(k.device) * 0x9e3779b97f4a7c15ull); }
+  size_t operator()(const DeviceKey& k) const { return size_t(k.key.hash() ^ reinterpret_cast<uintptr_t>(k.device) * 0x9e3779b97f4a7c15ull); }
 };
 }  // namespace
 
@@ -47,7 +47,7 @@ KernelCore::~KernelCore() = default;
 
 const LoadedFunction* KernelCore::find(const Key& key, const Device& device) const {
   std::shared_lock lock(state_->mutex);
-  auto it = state_->loaded.find(DeviceKey{key, device.ordinal()});
+  auto it = state_->loaded.find(DeviceKey{key, device.context()});
   return it == state_->loaded.end() ? nullptr : it->second.get();
 }
 
@@ -59,7 +59,7 @@ const LoadedFunction& KernelCore::load(const Key& key, const Device& device, con
   auto f = std::make_unique<LoadedFunction>(load_function(compiled, device));
   record_launch(name_, key, device.target());
   std::unique_lock lock(state_->mutex);
-  auto& slot = state_->loaded[DeviceKey{key, device.ordinal()}];
+  auto& slot = state_->loaded[DeviceKey{key, device.context()}];
   slot = std::move(f);
   return *slot;
 }

@@ -12,7 +12,8 @@ namespace {
 void make_current(const Device& device) {
   thread_local void* current = nullptr;
   if (current != device.context()) {
-    Driver::get().check(Driver::get().cuCtxSetCurrent(static_cast<CUcontext>(device.context())), "cuCtxSetCurrent");
+    const Driver& d = Driver::of(device.context());
+    d.check(d.cuCtxSetCurrent(static_cast<CUcontext>(device.context())), "cuCtxSetCurrent");
     current = device.context();
   }
 }
@@ -21,11 +22,13 @@ std::string dims(const Dim3& d) { return fmt::format("({}, {}, {})", d.x, d.y, d
 }  // namespace
 
 LoadedFunction load_function(const CompiledKernel& compiled, const Device& device) {
-  const Driver& d = Driver::get();
+  const Driver& d = Driver::of(device.context());
   make_current(device);
   CUmodule module = nullptr;
-  d.check(d.cuModuleLoadData(&module, compiled.cubin.data()), "cuModuleLoadData");
-  init_nvshmem_module(module, device.context(), compiled.name);
+  // The emulated device runs the PTX (the text the assembler was given); a GPU, the cubin.
+  const void* image = device.is_emulated() ? static_cast<const void*>(compiled.ptx.c_str()) : compiled.cubin.data();
+  d.check(d.cuModuleLoadData(&module, image), "cuModuleLoadData");
+  if (!device.is_emulated()) init_nvshmem_module(module, device.context(), compiled.name);
   CUfunction function = nullptr;
   d.check(d.cuModuleGetFunction(&function, module, compiled.name.c_str()), "cuModuleGetFunction");
   LoadedFunction f;
@@ -45,7 +48,7 @@ LoadedFunction load_function(const CompiledKernel& compiled, const Device& devic
 
 void launch_function(const std::string& kernel, const LoadedFunction& f, const Device& device, const Launch& cfg,
                      const ParamBuffer& params) {
-  const Driver& d = Driver::get();
+  const Driver& d = Driver::of(device.context());
   auto fail = [&](const std::string& what) { throw Error("error: cannot launch kernel '" + kernel + "': " + what); };
   if (cfg.grid.count() == 0 || cfg.block.count() == 0) fail(fmt::format("grid {} and block {} must not be empty", dims(cfg.grid), dims(cfg.block)));
   if (cfg.block.count() > uint64_t(f.max_threads_per_block))

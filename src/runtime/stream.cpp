@@ -15,7 +15,7 @@ namespace cutejit {
 
 namespace {
 const detail::Driver& current(void* context) {
-  const detail::Driver& d = detail::Driver::get();
+  const detail::Driver& d = detail::Driver::of(context);
   d.check(d.cuCtxSetCurrent(static_cast<CUcontext>(context)), "cuCtxSetCurrent");
   return d;
 }
@@ -40,7 +40,7 @@ Stream& Stream::operator=(Stream&& o) noexcept {
 
 Stream::~Stream() {
   if (!handle_ || !detail::Driver::available()) return;
-  const detail::Driver& d = detail::Driver::get();
+  const detail::Driver& d = detail::Driver::of(context_);
   d.cuCtxSetCurrent(static_cast<CUcontext>(context_));
   d.cuStreamDestroy(stream_of(handle_));  // returns at once; the driver frees it when its work is done
   handle_ = nullptr;
@@ -69,7 +69,7 @@ Event& Event::operator=(Event&& o) noexcept {
 
 Event::~Event() {
   if (!event_ || !detail::Driver::available()) return;
-  const detail::Driver& d = detail::Driver::get();
+  const detail::Driver& d = detail::Driver::of(context_);
   d.cuCtxSetCurrent(static_cast<CUcontext>(context_));
   d.cuEventDestroy(static_cast<CUevent>(event_));
   event_ = nullptr;
@@ -95,7 +95,7 @@ bool Event::done() const {
 
 float elapsed_ms(const Event& start, const Event& end) {
   end.synchronize();
-  const detail::Driver& d = detail::Driver::get();
+  const detail::Driver& d = detail::Driver::of(end.context());
   float ms = 0;
   d.check(d.cuEventElapsedTime(&ms, static_cast<CUevent>(start.handle()), static_cast<CUevent>(end.handle())),
           "cuEventElapsedTime (were both events recorded, start before end?)");
@@ -149,7 +149,7 @@ void* allocate_pinned(size_t bytes, void* context) {
 
 void free_pinned(void* p, void* context) noexcept {
   if (!p || !Driver::available()) return;
-  const Driver& d = Driver::get();
+  const Driver& d = Driver::of(context);
   d.cuCtxSetCurrent(static_cast<CUcontext>(context));
   d.cuMemFreeHost(p);
 }

@@ -109,7 +109,7 @@ void encode_tensor_map(void* out, const TensorMapShape& s, uint64_t ptr, const i
   }
   CUtensorMapDataType type = CU_TENSOR_MAP_DATA_TYPE_UINT8;
   data_type(s.element, type);  // checked by tensor_map_shape
-  const Driver& d = Driver::get();
+  const Driver& d = Driver::owning(ptr);
   d.check(d.cuTensorMapEncodeTiled(static_cast<CUtensorMap*>(out), type, cuuint32_t(s.rank), reinterpret_cast<void*>(ptr), dims,
                                    byte_strides, box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle_mode(s.swizzle),
                                    CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),

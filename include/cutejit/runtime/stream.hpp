@@ -52,6 +52,7 @@ class Event {
   /// True once the recorded point is reached (or if the event was never recorded).
   bool done() const;
   void* handle() const { return event_; }
+  void* context() const { return context_; }
 
  private:
   void* event_ = nullptr;

@@ -1,0 +1,28 @@
+/** \file
+ * PTX text split into statements: comments gone, each statement with the `.loc` line it came
+ * under, blocks marked, function headers and directives that end at a newline recognised.
+ * The parser (ptx_parser.cpp) reads these instead of characters.
+ */
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cutejit::emulator {
+
+struct Statement {
+  enum class Kind : uint8_t { statement, label, open, close };
+  Kind kind = Kind::statement;
+  std::string text;     ///< without the `;` (a label without its `:`)
+  uint32_t ptx_line = 0;  ///< line in the PTX text, for messages about the PTX itself
+};
+
+std::vector<Statement> split_statements(std::string_view ptx);
+
+/// Splits `s` at top-level commas (not inside [], {} or ()), trimming each piece.
+std::vector<std::string_view> split_operands(std::string_view s);
+std::string_view trim(std::string_view s);
+
+}  // namespace cutejit::emulator
