@@ -266,7 +266,11 @@ ValueId clc_is_canceled(ValueId response, Where where) {
 }
 
 ValueId clc_first_ctaid_x(ValueId response, Where where) {
-  return clc_query(response, "clusterlaunchcontrol.query_cancel.get_first_ctaid::x.b32.b128 $0, answer;",
+  // get_first_ctaid is undefined for an answer that cancelled nothing: it is asked only after
+  // is_canceled, and the value is 0 otherwise.
+  return clc_query(response,
+                   ".reg .pred canceled;\nclusterlaunchcontrol.query_cancel.is_canceled.pred.b128 canceled, answer;\n"
+                   "mov.b32 $0, 0;\n@canceled clusterlaunchcontrol.query_cancel.get_first_ctaid::x.b32.b128 $0, answer;",
                    "clusterlaunchcontrol.query_cancel", where);
 }
 

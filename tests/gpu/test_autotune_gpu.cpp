@@ -25,7 +25,7 @@ Kernel tune_spin{"tune_spin", [](Tensor<f32> x, Int rounds) {
 }};
 }  // namespace
 
-TEST_CASE("autotune tells candidates apart by their GPU time and leaves out one that cannot launch", "[gpu]") {
+TEST_CASE("autotune tells candidates apart by their GPU time and leaves out one that cannot launch", "[gpu][timing]") {
   cache_test::TempCache tmp;
   detail::forget_tune_decisions();
   Device gpu;
@@ -71,7 +71,7 @@ TEST_CASE("the Hopper GEMM with its tuned tile width computes A * B^T", "[gpu]")
   CHECK(examples::gemm::error(examples::gemm::to_floats(c), examples::gemm::reference(ha, hb, m, n, k)) < 1e-2);
 }
 
-TEST_CASE("cutejit-cache tune answers a manifest's question, and a later process reads the answer", "[gpu]") {
+TEST_CASE("cutejit-cache tune answers a manifest's question, and a later process reads the answer", "[gpu][timing]") {
   using namespace cache_test;
   TempCache tmp;
   detail::forget_tune_decisions();

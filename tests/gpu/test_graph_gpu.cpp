@@ -38,7 +38,7 @@ struct GraphApi {
 };
 }  // namespace
 
-TEST_CASE("kernel launches are captured into a CUDA graph and replay in order", "[gpu]") {
+TEST_CASE("kernel launches are captured into a CUDA graph and replay in order", "[gpu][gpu_runtime]") {
   Device gpu;
   const int n = 4096;
   auto x = gpu.upload(std::vector<int32_t>(n, 1));

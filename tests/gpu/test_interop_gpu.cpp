@@ -43,7 +43,7 @@ Kernel interop{"interop_gpu", [](Tensor<f32> y, Tensor<f32> x, Tensor<bf16> z, T
 }};
 }  // namespace
 
-TEST_CASE("a kernel calling CUDA C++ through NVRTC and inline PTX computes what the host does", "[gpu]") {
+TEST_CASE("a kernel calling CUDA C++ through NVRTC and inline PTX computes what the host does", "[gpu][cuda_function]") {
   Device gpu;
   const int n = 4096;
   std::mt19937 rng(7);

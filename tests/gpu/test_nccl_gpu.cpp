@@ -31,7 +31,7 @@ Fn* symbol(void* so, const char* name) {
 
 }  // namespace
 
-TEST_CASE("NCCL: a cutejit kernel's output is all-reduced by NCCL on the kernel's stream, and read by the next", "[gpu]") {
+TEST_CASE("NCCL: a cutejit kernel's output is all-reduced by NCCL on the kernel's stream, and read by the next", "[gpu][gpu_runtime]") {
   const char* path = std::getenv("CUTEJIT_TEST_NCCL");
   INFO("CUTEJIT_TEST_NCCL must name libnccl.so.2");
   REQUIRE(path != nullptr);

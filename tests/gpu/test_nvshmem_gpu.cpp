@@ -83,7 +83,7 @@ void check_allreduce(const nvshmem::Session& s) {
 
 }  // namespace
 
-TEST_CASE("nvshmem: one PE in this process — puts, gets, signals, the all-reduces and the all-gather GEMM, and misuse refused", "[gpu]") {
+TEST_CASE("nvshmem: one PE in this process — puts, gets, signals, the all-reduces and the all-gather GEMM, and misuse refused", "[gpu][gpu_runtime]") {
   Device gpu;
   {
     nvshmem::UniqueId id;
@@ -139,7 +139,7 @@ TEST_CASE("nvshmem: one PE of a job of processes", "[.nvshmem_rank]") {
   if (ranks > 1) CHECK_THROWS_WITH(s.alloc<float>(size_t(1000 + rank)), Contains("the PEs' requests range from 4000 to"));
 }
 
-TEST_CASE("nvshmem: a job of one process per GPU, bootstrapped by unique id", "[gpu]") {
+TEST_CASE("nvshmem: a job of one process per GPU, bootstrapped by unique id", "[gpu][gpu_runtime]") {
   const int ranks = Device::count();
   const auto file = std::filesystem::temp_directory_path() / ("cutejit_nvshmem_job_" + std::to_string(getpid()));
   std::filesystem::remove(file);

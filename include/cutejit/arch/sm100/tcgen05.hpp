@@ -78,7 +78,8 @@ void clc_try_cancel(ValueId response, ValueId bar, Where where);
 /// Reads the answer at `response`: 1 if a cluster was canceled, else 0 (query_cancel.is_canceled).
 ValueId clc_is_canceled(ValueId response, Where where);
 /// Reads the answer at `response`: the x index of the canceled cluster's first CTA
-/// (query_cancel.get_first_ctaid::x); only meaningful when clc_is_canceled says 1.
+/// (query_cancel.get_first_ctaid::x) when clc_is_canceled says 1, else 0 (the instruction itself is
+/// undefined for an answer that cancelled nothing, so it is not executed then).
 ValueId clc_first_ctaid_x(ValueId response, Where where);
 
 /// The data-movement shapes of tcgen05.ld / st: lanes x bits per access (16x32bx2: two
