@@ -1,14 +1,8 @@
 // cutejit-cache export: chosen kernels as cubins plus a C++ header with typed launch functions
 // that need only the CUDA driver at run time (no cutejit, no LLVM).
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <cctype>
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <set>
 
 #include <fmt/format.h>
@@ -16,6 +10,7 @@
 #include <cutejit/core/error.hpp>
 
 #include "export_header.hpp"
+#include "support/atomic_file.hpp"
 #include "work_list.hpp"
 
 namespace cli {
@@ -51,26 +46,12 @@ std::string name_problem(const std::string& name) {
   return "";
 }
 
-/// Writes a temporary file beside `path`, then renames it over `path`: a full disk or a killed
-/// export leaves the previous file whole, never a truncated one.
+/// Writes `path` through a fresh temporary file beside it and a rename (support/atomic_file.hpp):
+/// a full disk, a file-size limit or a killed export leaves the previous file whole, and a link
+/// planted in a shared --out folder is replaced, never written through.
 void write_file(const std::filesystem::path& path, std::string_view bytes) {
-  const std::filesystem::path temporary = path.parent_path() / ("." + path.filename().string() + ".tmp." + std::to_string(getpid()));
-  int fd = open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw cutejit::Error("cannot write " + temporary.string() + ": " + std::strerror(errno));
-  int error = 0;
-  for (size_t done = 0; done < bytes.size() && !error;) {
-    ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) error = n < 0 ? errno : ENOSPC;
-    else done += size_t(n);
-  }
-  if (!error && fsync(fd) != 0) error = errno;
-  if (close(fd) != 0 && !error) error = errno;
-  if (!error && rename(temporary.c_str(), path.c_str()) != 0) error = errno;
-  if (error) {
-    unlink(temporary.c_str());
-    throw cutejit::Error("cannot write " + path.string() + ": " + std::strerror(error) + "; the previous file, if any, is unchanged");
-  }
+  std::string error = cutejit::detail::write_atomically(path.parent_path(), path.filename().string(), bytes, {.sync = true});
+  if (!error.empty()) throw cutejit::Error("error: " + error + "; the previous file, if any, is unchanged");
 }
 
 int export_kernels(const Arguments& args, const cutejit::KernelCache& cache) {

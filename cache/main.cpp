@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
@@ -10,6 +11,7 @@
 #include <cutejit/core/error.hpp>
 
 #include "cli.hpp"
+#include "work_list.hpp"
 
 namespace {
 
@@ -34,6 +36,7 @@ void print_help() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 3 && std::string_view(argv[1]) == cli::probe_flag) cli::probe_plugin(argv[2]);
   std::vector<std::string> words(argv + 1, argv + argc);
   std::string directory;
   bool directory_given = false;
@@ -96,6 +99,9 @@ int main(int argc, char** argv) {
     return cli::exit_problems_found;
   } catch (const std::exception& e) {  // e.g. a file system error the command did not foresee
     fmt::print(stderr, "cutejit-cache {}: error: {}\n", command->name, e.what());
+    return cli::exit_problems_found;
+  } catch (...) {  // thrown by a plugin's code, outside any kernel's compile
+    fmt::print(stderr, "cutejit-cache {}: error: the plugin's code threw an exception that is not a std::exception\n", command->name);
     return cli::exit_problems_found;
   }
 }

@@ -59,8 +59,12 @@ int warm(const Arguments& args, const cutejit::KernelCache& cache) {
   };
   auto stored = [&](const WorkResult& r) { return cache.contains(r.kernel.cache_key); };
   std::vector<WorkResult> results = compile_all(items, jobs, [&](size_t done, const WorkItem& item, WorkResult& r) {
-    // A kernel compiled but not stored (read-only or full directory) is a failure of warm.
-    if (r.error.empty() && !stored(r)) r.error = "compiled, but the cache did not keep it (the JIT's warning on stderr says why)";
+    // A kernel compiled but not in the cache: stored again, which says why when it fails (a
+    // read-only or full directory, a file-size limit, an entry larger than the size limit, a
+    // directory another user controls). Another process's eviction or removal since the
+    // compile fails nothing: the store puts it back.
+    if (r.error.empty() && !stored(r))
+      if (std::string why = cache.store(r.kernel.cache_key, r.kernel); !why.empty()) r.error = "compiled, but the cache did not keep it: " + why;
     if (!r.error.empty()) fail(item, r.error);
     else ++(r.kernel.from_cache ? cached : compiled);
     bar.update(done, item);

@@ -1,7 +1,5 @@
 #include "work_list.hpp"
 
-#include <dlfcn.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
@@ -41,20 +39,6 @@ void use_cache_directory(const cutejit::KernelCache& cache, const char* needs_it
   if (needs_it && !cutejit::KernelCache::from_environment().enabled())
     throw cutejit::Error("error: the disk cache is off (CUTEJIT_CACHE=" + std::string(std::getenv("CUTEJIT_CACHE") ? std::getenv("CUTEJIT_CACHE") : "") +
                          "); " + needs_it + ", so unset CUTEJIT_CACHE");
-}
-
-void load_plugin(const std::string& path) {
-  auto registered = [] { return cutejit::registered_kernels().size() + cutejit::registered_tunings().size(); };
-  size_t before = registered();
-  // A path without a slash would be searched for in the library path; the user means the file.
-  std::string file = path.find('/') == std::string::npos ? "./" + path : path;
-  if (!dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL))
-    throw cutejit::Error("error: cannot load the plugin " + path + ": " + dlerror());
-  if (registered() == before)
-    throw cutejit::Error("error: the plugin " + path +
-                         " registers no kernels; put CUTEJIT_REGISTER(kernel) next to each kernel it defines (and "
-                         "CUTEJIT_REGISTER_TUNING for tuning questions), and link it "
-                         "against the same libcutejit as this tool");
 }
 
 std::vector<WorkItem> work_list(const Arguments& args) {
@@ -108,12 +92,17 @@ std::vector<WorkResult> compile_all(const std::vector<WorkItem>& items, int jobs
         r.kernel = cutejit::find_registered_kernel(items[i].specialization.kernel).compile(items[i].target, items[i].specialization);
       } catch (const std::exception& e) {
         r.error = e.what();
+      } catch (...) {  // the plugin's own code threw it (`throw 42`): still this kernel's failure, not the CLI's end
+        r.error = "the kernel threw an exception that is not a std::exception (the plugin's code threw it; cutejit throws only "
+                  "cutejit::Error)";
       }
       std::lock_guard lock(report);
       try {
         progress(++done, items[i], r);
       } catch (const std::exception& e) {
         if (r.error.empty()) r.error = e.what();
+      } catch (...) {
+        if (r.error.empty()) r.error = "an exception that is not a std::exception";
       }
     }
   };

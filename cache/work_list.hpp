@@ -27,9 +27,15 @@ struct WorkResult {
   std::string error;
 };
 
-/// dlopens the shared library that registers the kernels (CUTEJIT_REGISTER). Throws
-/// cutejit::Error with the loader's message, or when the library registers nothing.
+/// dlopens the shared library that registers the kernels (CUTEJIT_REGISTER), after loading it
+/// once in a child process (plugin.cpp). Throws cutejit::Error naming the plugin when it cannot
+/// be loaded, throws, crashes or exits while loading, or registers nothing.
 void load_plugin(const std::string& path);
+
+/// The hidden first argument that makes cutejit-cache the child that tries a plugin.
+inline constexpr const char* probe_flag = "--probe-plugin";
+/// The child's side: loads `file`, says on stdout how that went, and exits.
+[[noreturn]] void probe_plugin(const char* file);
 
 /// The specializations of --manifest (only those of --kernels a,b,... when given) crossed with
 /// --targets (default: the target each was recorded on). Throws UsageError or cutejit::Error.

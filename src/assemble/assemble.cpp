@@ -132,13 +132,14 @@ std::vector<char> with_nvjitlink(const NvJitLink& nv, const std::string& ptx, co
 }
 
 std::filesystem::path find_ptxas() {
+  std::error_code ec;  // a folder that cannot be searched has no ptxas for us
   for (const auto& root : cuda_roots())
-    if (auto p = root / "bin" / "ptxas"; std::filesystem::exists(p)) return p;
+    if (auto p = root / "bin" / "ptxas"; std::filesystem::exists(p, ec)) return p;
   if (const char* path = std::getenv("PATH"); path && !std::getenv("CUTEJIT_CUDA_HOME")) {
     std::stringstream ss(path);
     std::string dir;
     while (std::getline(ss, dir, ':'))
-      if (auto p = std::filesystem::path(dir) / "ptxas"; !dir.empty() && std::filesystem::exists(p)) return p;
+      if (auto p = std::filesystem::path(dir) / "ptxas"; !dir.empty() && std::filesystem::exists(p, ec)) return p;
   }
   return {};
 }

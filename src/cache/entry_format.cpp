@@ -4,8 +4,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cache/cubin_check.hpp"
 #include "cache/key.hpp"
 #include "cutejit/core/error.hpp"
+#include "support/bounded_json.hpp"
 
 namespace cutejit::detail {
 
@@ -30,7 +32,10 @@ void put_checksum(Header& h, std::string_view body) {
   std::memcpy(h.checksum, sum.data(), sum.size());
 }
 
-bool is_elf(const std::vector<char>& cubin) { return cubin.size() >= 4 && std::memcmp(cubin.data(), "\x7f" "ELF", 4) == 0; }
+/// Metadata is about 600 bytes; a bound on it bounds what `show` and `list --json` print.
+constexpr uint32_t max_metadata_bytes = 64 << 10;
+/// Metadata nests three levels; more is not metadata this cutejit wrote.
+constexpr size_t max_metadata_depth = 16;
 
 }  // namespace
 
@@ -86,9 +91,14 @@ DecodedEntry decode_entry(std::string_view bytes, std::string_view key, bool sam
   put_checksum(check, body);
   if (std::memcmp(check.checksum, h.checksum, sizeof h.checksum) != 0) return bad("checksum mismatch");
 
+  if (h.metadata_bytes > max_metadata_bytes)
+    return bad("the metadata is " + std::to_string(h.metadata_bytes) + " bytes, more than the " + std::to_string(max_metadata_bytes) +
+               " allowed");
   out.metadata_json = std::string(body.substr(0, h.metadata_bytes));
-  nlohmann::json meta = nlohmann::json::parse(out.metadata_json, nullptr, /*allow_exceptions=*/false);
-  if (meta.is_discarded() || !meta.is_object()) return bad("metadata is not JSON");
+  std::string json_problem;
+  nlohmann::json meta = parse_bounded_json(out.metadata_json, max_metadata_depth, json_problem);
+  if (meta.is_discarded()) return bad("the metadata is unusable: " + json_problem);
+  if (!meta.is_object()) return bad("metadata is not JSON");
   try {
     if (meta.at("key").get<std::string>() != key) return bad("stored under key " + std::string(key) + " but made for " + meta.at("key").get<std::string>());
     if (same_toolchain) {
@@ -108,7 +118,7 @@ DecodedEntry decode_entry(std::string_view bytes, std::string_view key, bool sam
   out.kernel.ptx = std::string(body.substr(h.metadata_bytes, h.ptx_bytes));
   std::string_view cubin = body.substr(h.metadata_bytes + h.ptx_bytes);
   out.kernel.cubin.assign(cubin.begin(), cubin.end());
-  if (!is_elf(out.kernel.cubin)) return bad("the cubin is not an ELF file");
+  if (std::string problem = cubin_problem(cubin, out.kernel.target, out.kernel.name); !problem.empty()) return bad(problem);
   // The checksum proves the bytes are as written, not that the metadata describes them: an
   // entry edited and re-summed must still agree with itself.
   try {

@@ -1,8 +1,8 @@
 // Where the cache lives and how big it may grow, as the environment says.
 #include <cctype>
-#include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <string>
 
 #include "support/warnings.hpp"
@@ -34,7 +34,13 @@ std::filesystem::path KernelCache::entries_directory() const { return directory_
 
 std::filesystem::path KernelCache::default_directory() {
   if (std::string dir = variable("CUTEJIT_CACHE_DIR"); !dir.empty()) return dir;
-  if (std::string xdg = variable("XDG_CACHE_HOME"); !xdg.empty()) return std::filesystem::path(xdg) / "cutejit";
+  if (std::string xdg = variable("XDG_CACHE_HOME"); !xdg.empty()) {
+    // The XDG specification: a relative path is invalid and to be ignored. Used, it would put
+    // the cache wherever the program happens to run.
+    if (std::filesystem::path(xdg).is_absolute()) return std::filesystem::path(xdg) / "cutejit";
+    detail::warn_once("XDG_CACHE_HOME", "XDG_CACHE_HOME='" + xdg + "' is not an absolute path, so it is ignored (as the XDG specification says); " +
+                                            "the cache is in $HOME/.cache/cutejit");
+  }
   if (std::string home = variable("HOME"); !home.empty()) return std::filesystem::path(home) / ".cache" / "cutejit";
   return {};
 }
@@ -84,7 +90,7 @@ uint64_t KernelCache::parse_size(std::string_view text) {
     if (fraction.empty()) fail();
   }
   std::string unit = lowercase(std::string(text.substr(at)));
-  double scale = 1;
+  uint64_t scale = 1;
   const char* prefixes = "kmgt";
   if (!unit.empty() && unit != "b") {
     const char* p = std::strchr(prefixes, unit[0]);
@@ -92,10 +98,17 @@ uint64_t KernelCache::parse_size(std::string_view text) {
     if (!p || !(rest.empty() || rest == "b" || rest == "ib")) fail();
     for (const char* q = prefixes; q <= p; ++q) scale *= 1024;
   }
-  if (whole.size() > 19) fail();
-  double number = std::stod(std::string(whole) + (fraction.empty() ? "" : "." + std::string(fraction)));
-  double bytes = number * scale;
-  if (bytes >= 1.8e19) fail();
+  // Integer arithmetic, exact: bytes = whole * scale + fraction * scale, rounded down. Fraction
+  // digits past the 18th are worth less than a millionth of a byte (the scale is at most 2^40): dropped.
+  if (whole.size() > 20) fail();
+  unsigned __int128 bytes = 0;
+  for (char c : whole) bytes = bytes * 10 + unsigned(c - '0');
+  bytes *= scale;
+  fraction = fraction.substr(0, 18);
+  unsigned __int128 numerator = 0, denominator = 1;
+  for (char c : fraction) numerator = numerator * 10 + unsigned(c - '0'), denominator *= 10;
+  bytes += numerator * scale / denominator;
+  if (bytes > std::numeric_limits<uint64_t>::max()) fail();
   return uint64_t(bytes);
 }
 

@@ -4,12 +4,16 @@
  */
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "support/atomic_file.hpp"
 
 namespace cutejit::detail {
 
@@ -18,29 +22,25 @@ struct ReadResult {
   bool missing = false;              ///< there is no such file or directory: a plain miss, not a problem
   bool refused = false;              ///< something is there, but not a regular file or too large to be an entry
   std::string error;                 ///< otherwise, why it could not be read
+  uid_t owner = 0;                   ///< of the file read (for trust.hpp)
+  mode_t mode = 0;
 };
 /// The largest entry the cache reads: far above any kernel's cubin and PTX, far below a file
 /// that could exhaust memory.
 inline constexpr uint64_t max_entry_bytes = uint64_t(256) << 20;
 /// Reads a regular file of at most `max_bytes`; anything else (a directory, a FIFO, a larger
-/// file) is an error, found before anything blocks or is allocated.
-ReadResult read_whole_file(const std::filesystem::path& path, uint64_t max_bytes = max_entry_bytes);
-
-/// Writes `bytes` to a fresh temporary file in `directory` (created if needed), then renames it
-/// to `name`: a reader sees the old entry, no entry, or the whole new one, never part of one.
-/// A directory (or anything else a rename cannot replace) at `name` is moved aside and removed
-/// first. Returns an empty string on success, else what failed.
-std::string write_atomically(const std::filesystem::path& directory, std::string_view name, std::string_view bytes);
-
-/// Temporary files start with this; an entry never does.
-inline constexpr std::string_view temporary_prefix = ".tmp.";
+/// file; with `follow_links` false, a symbolic link) is refused, found before anything blocks
+/// or is allocated.
+ReadResult read_whole_file(const std::filesystem::path& path, uint64_t max_bytes = max_entry_bytes, bool follow_links = false);
 
 struct DirectoryEntry {
   std::filesystem::path path;
   uint64_t bytes = 0;
   int64_t modified_ns = 0;  ///< nanoseconds since the epoch: orders entries written in the same second
   bool temporary = false;
-  bool regular = true;      ///< false: a directory, FIFO, socket, device or dangling link
+  bool regular = true;      ///< false: a directory, FIFO, socket, device or symbolic link (never followed)
+  uid_t owner = 0;
+  mode_t mode = 0;
 };
 struct DirectoryScan {
   std::vector<DirectoryEntry> files;

@@ -2,10 +2,10 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <mutex>
 
+#include "support/atomic_file.hpp"
 #include "support/warnings.hpp"
 
 namespace cutejit::detail {
@@ -43,11 +43,10 @@ DumpSink::DumpSink(std::string kernel, std::string target) {
 void DumpSink::write(std::string_view stage, std::string_view contents) const {
   if (!enabled()) return;
   // A dump is a debugging aid: failing to write one must not fail the compile, only say so.
-  std::filesystem::path path = std::filesystem::path(directory_) / (prefix_ + std::string(stage));
-  std::ofstream out(path, std::ios::binary);
-  out.write(contents.data(), std::streamsize(contents.size()));
-  out.close();
-  if (!out) warn_once("CUTEJIT_DUMP", "CUTEJIT_DUMP: cannot write " + path.string() + "; dumps may be incomplete");
+  // Through a temporary file and a rename, so that a link planted at a dump's predictable name
+  // (in a shared folder) is replaced, not followed.
+  std::string error = write_atomically(directory_, prefix_ + std::string(stage), contents);
+  if (!error.empty()) warn_once("CUTEJIT_DUMP", "CUTEJIT_DUMP: " + error + "; dumps may be incomplete");
 }
 
 }  // namespace cutejit::detail

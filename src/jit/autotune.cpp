@@ -14,8 +14,10 @@
 #include "cutejit/cache/kernel_cache.hpp"
 #include "cache/files.hpp"
 #include "cache/key.hpp"
+#include "cache/trust.hpp"
 #include "driver/driver.hpp"
 #include "jit/tuning_manifest.hpp"
+#include "support/bounded_json.hpp"
 #include "support/warnings.hpp"
 
 namespace cutejit {
@@ -50,8 +52,12 @@ std::optional<std::string> read_record(const std::filesystem::path& file, const 
   ReadResult r = read_whole_file(file, max_record_bytes);
   if (r.missing) return std::nullopt;
   std::string problem = r.refused ? "not a regular file of at most 64 KiB" : r.error;
-  if (r.bytes) try {
-      nlohmann::json j = nlohmann::json::parse(*r.bytes);
+  // A record decides which of this program's kernels runs: like a cache entry, it is believed
+  // only when this user or root wrote it (cache/trust.hpp).
+  if (r.bytes) problem = distrust(r.owner, r.mode);
+  nlohmann::json j;
+  if (r.bytes && problem.empty()) j = parse_bounded_json(*r.bytes, 8, problem);  // a record nests 3 deep
+  if (r.bytes && problem.empty()) try {
       if (!j.is_object() || j.value("format", "") != record_format) problem = "not a tuning record of this format";
       else if (j.value("key", nlohmann::json()) != key) problem = "its key is not the question asked (another question under this name)";
       else if (const nlohmann::json& w = j.value("winner", nlohmann::json()); !w.is_string()) problem = "it names no winner";
@@ -75,7 +81,7 @@ void write_record(const KernelCache& cache, const std::string& file_name, const 
                       {"winner", winner},
                       {"median_ms", ms},
                       {"created", std::chrono::duration_cast<std::chrono::seconds>(now).count()}};
-  std::string error = write_atomically(records_directory(cache), file_name, j.dump(1) + "\n");
+  std::string error = write_atomically(records_directory(cache), file_name, j.dump(1) + "\n", {.create_directory = true});
   if (!error.empty()) warn_once("tuning record write", "a tuning decision is not kept on disk: " + error);
 }
 

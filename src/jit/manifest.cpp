@@ -6,7 +6,7 @@
 #include <charconv>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
+#include <sstream>
 #include <functional>
 #include <set>
 
@@ -15,7 +15,9 @@
 #include "cutejit/core/error.hpp"
 #include "cutejit/jit/autotune.hpp"
 #include "cutejit/jit/specialization.hpp"
+#include "cache/files.hpp"
 #include "jit/tuning_manifest.hpp"
+#include "support/atomic_file.hpp"
 #include "support/warnings.hpp"
 
 namespace cutejit {
@@ -48,18 +50,25 @@ std::string manifest_line(const Specialization& s) {
 }
 
 namespace {
+/// A manifest line is about 150 bytes: 64 MiB holds 400,000 specializations, far more than any
+/// deployment warms, and is read without a risk to memory.
+constexpr uint64_t max_manifest_bytes = uint64_t(64) << 20;
+
 /// Calls `each(line_number, text)` for every line of the manifest that is not blank. Throws
-/// Error when the file does not exist, is not a file, or cannot be read.
+/// Error when the file does not exist, is not a file, is larger than a manifest can be, or
+/// cannot be read.
 void for_each_manifest_line(const std::filesystem::path& file, const std::function<void(int, const std::string&)>& each) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(file, ec))
-    throw Error("error: the manifest " + file.string() + (std::filesystem::exists(file, ec) ? " is not a file" : " does not exist"));
-  std::ifstream in(file);
-  if (!in) throw Error("error: cannot read the manifest " + file.string() + ": " + std::strerror(errno));
+  // The size is checked before anything is read: a huge (or sparse) file is refused by a stat.
+  detail::ReadResult read = detail::read_whole_file(file, max_manifest_bytes, /*follow_links=*/true);
+  if (read.missing) throw Error("error: the manifest " + file.string() + " does not exist");
+  if (read.refused)
+    throw Error("error: the manifest " + file.string() + " is not a file a manifest can be (" + read.error +
+                "); a manifest is a regular file of at most 64 MiB, as CUTEJIT_RECORD=FILE writes one");
+  if (!read.bytes) throw Error("error: cannot read the manifest: " + read.error);
+  std::istringstream in(*read.bytes);
   std::string text;
   for (int line = 1; std::getline(in, text); ++line)
     if (text.find_first_not_of(" \t\r") != std::string::npos) each(line, text);
-  if (in.bad()) throw Error("error: reading the manifest " + file.string() + " failed: " + std::strerror(errno));
 }
 }  // namespace
 
@@ -87,22 +96,16 @@ std::vector<Specialization> read_manifest(const std::filesystem::path& file) {
 
 namespace {
 std::string append_line(const std::filesystem::path& file, const std::string& line) {
-  int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  // Never through a link: a link planted at a shared path would make the append land in a file
+  // of the planter's choosing, written with this process's rights.
+  int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0 && errno == ELOOP) return "cannot open " + file.string() + ": it is a symbolic link; give the file itself";
   if (fd < 0) return "cannot open " + file.string() + ": " + std::strerror(errno);
-  // One write keeps the line whole among other processes' appends; the loop only finishes a
-  // write that a signal or a full disk cut short.
-  size_t done = 0;
-  while (done < line.size()) {
-    ssize_t n = ::write(fd, line.data() + done, line.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      int error = errno;
-      ::close(fd);
-      return "cannot write " + file.string() + ": " + (n < 0 ? std::strerror(error) : "no space");
-    }
-    done += size_t(n);
-  }
+  // One write keeps the line whole among other processes' appends; write_all only finishes a
+  // write that a signal cut short, and turns a file-size limit into an error.
+  int error = detail::write_all(fd, line);
   ::close(fd);
+  if (error) return "cannot write " + file.string() + ": " + std::strerror(error);
   return "";
 }
 }  // namespace

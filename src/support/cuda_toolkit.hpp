@@ -14,7 +14,8 @@
 namespace cutejit::detail {
 
 /// $CUTEJIT_CUDA_HOME alone when set (a pinned toolkit, no fallback); otherwise $CUDA_HOME,
-/// $CUDA_PATH and /usr/local/cuda, in that order.
+/// $CUDA_PATH and /usr/local/cuda, in that order. A folder a variable names that cannot be
+/// searched (no permission, a symlink loop, a path too long) is left out, said once on stderr.
 std::vector<std::filesystem::path> cuda_roots();
 
 /// The toolkit library with one of these sonames (newest first) that cutejit would load: the

@@ -73,7 +73,8 @@ class KernelCache {
   /// use is reported once on stderr and replaced by its default; never throws.
   static KernelCache from_environment();
   /// The directory the environment names ($CUTEJIT_CACHE_DIR, else $XDG_CACHE_HOME/cutejit,
-  /// else ~/.cache/cutejit), whether or not CUTEJIT_CACHE=off; empty when none is set.
+  /// else ~/.cache/cutejit), whether or not CUTEJIT_CACHE=off; empty when none is set. A
+  /// relative XDG_CACHE_HOME is ignored with a warning, as the XDG specification says.
   static std::filesystem::path default_directory();
   /// A cache rooted at `directory`; nothing is created until the first store.
   explicit KernelCache(std::filesystem::path directory, uint64_t max_bytes = default_max_bytes);
@@ -87,8 +88,11 @@ class KernelCache {
   std::filesystem::path entries_directory() const;
 
   /// The entry stored under `key`, or nothing. An entry that is unreadable, truncated, fails its
-  /// checksum or was written by another format or version is a miss: it is reported once per
-  /// process on stderr and the caller recompiles and overwrites it. Never throws.
+  /// checksum, was written by another format or version, holds a cubin for another target or
+  /// kernel, or is owned by another user (not root) or writable by others is a miss: it is
+  /// reported once per process on stderr and the caller recompiles and overwrites it. A cache
+  /// directory owned by another user or writable by others is neither read nor written
+  /// (docs/cache.md, "Threat model"). Never throws.
   std::optional<CompiledKernel> load(std::string_view key) const;
   /// The entry stored under `key` as it is, from any cutejit or toolchain version, without
   /// counting as a use (for inspection: `cutejit-cache show --ptx`); nothing when there is no
@@ -98,13 +102,16 @@ class KernelCache {
   bool contains(std::string_view key) const;
   /// Stores atomically (temp file, then rename; whatever else occupies the entry's name is
   /// replaced), then removes temporary files abandoned by writers that died and evicts
-  /// least-recently-used entries beyond the size limit. A directory that cannot be written is
-  /// reported once; never throws.
-  void store(std::string_view key, const CompiledKernel& kernel) const;
+  /// least-recently-used entries beyond the size limit. Returns an empty string when the entry
+  /// was stored and kept, else why not (a directory that cannot be written, a full disk or
+  /// file-size limit, a directory another user controls, an entry larger than the limit); a
+  /// failed write is also reported once on stderr. Never throws.
+  std::string store(std::string_view key, const CompiledKernel& kernel) const;
 
   // The inspection and maintenance calls below throw Error when the entries' directory exists
-  // but cannot be read (not a directory, no permission, a symlink loop); a directory that does
-  // not exist is an empty cache.
+  // but cannot be read (not a directory, no permission, a symlink loop), or when it or the
+  // cache directory is owned by another user or writable by others; a directory that does not
+  // exist is an empty cache. Entries another user owns are not listed, and verify calls them bad.
 
   /// Every readable entry, most recently used first.
   std::vector<CacheEntryInfo> list() const;
@@ -119,12 +126,14 @@ class KernelCache {
   /// Removes every entry, everything else at an entry's name, and temporary files older than
   /// an hour (younger ones belong to writers still at work).
   CacheRemoval clear() const;
-  /// Total bytes of the regular entry files on disk.
+  /// Total bytes of the entry files the size limit counts: regular files (links are not
+  /// followed) of at most an entry's largest size, owned by this user or root.
   uint64_t size_bytes() const;
   /// What the directory holds, from one reading of it.
   CacheStats stats() const;
 
-  /// "1073741824", "512K", "512KiB", "100M", "1G", "1.5G": bytes. Throws Error on anything else.
+  /// "1073741824", "512K", "512KiB", "100M", "1G", "1.5G": bytes, rounded down. Throws Error
+  /// (and nothing else) on anything else, or on a size above 2^64 - 1 bytes.
   static uint64_t parse_size(std::string_view text);
 
  private:
