@@ -45,7 +45,7 @@ void check_head_dim(const Device& gpu, int64_t head_dim, const char* type) {
 
 }  // namespace
 
-TEST_CASE("the paged decode matches float64 attention at head dim 64", "[gpu]") {
+TEST_CASE("the paged decode matches float64 attention at head dim 64", "[gpu][emulated]") {
   Device gpu;
   check_head_dim<bf16>(gpu, 64, "bf16");
 }
