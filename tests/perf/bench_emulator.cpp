@@ -39,7 +39,7 @@ void sgemm_run(int m, int n, int k, unsigned threads) {
   auto ta = DeviceTensor<f32>::make(pa, std::array<int64_t, 2>{m, k}, std::array<int64_t, 2>{k, 1});
   auto tb = DeviceTensor<f32>::make(pb, std::array<int64_t, 2>{k, n}, std::array<int64_t, 2>{n, 1});
   auto tc = DeviceTensor<f32>::make(pc, std::array<int64_t, 2>{m, n}, std::array<int64_t, 2>{n, 1});
-  CompiledKernel compiled = sgemm.compile(Target::parse("sm_90a"), ta, tb, tc);
+  CompiledKernel compiled = examples::sgemm.compile(Target::parse("sm_90a"), ta, tb, tc);
   auto module = emu::parse_ptx(compiled.ptx, [&](const emu::GlobalVariable& g) { return memory.allocate(g.init.size()); });
   const emu::Function& fn = module->functions.at(0);
   // The kernel's parameters: each tensor's pointer, shape and strides (core/kernel_abi.hpp).
@@ -100,7 +100,7 @@ void tcgen05_gemm(int64_t m, int64_t n, int64_t k) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   };
   double first = time(), second = time();
-  std::printf("tcgen05 BF16 GEMM %ldx%ldx%ld on the emulated sm_100a (%u host threads): first launch %.2f s (with its compile), a launch %.2f s\n",
+  std::printf("tcgen05 BF16 GEMM %ldx%ldx%ld on the emulated sm_100a (%u host threads): first launch %.2f s (compiling it, or reading the disk cache), a launch %.2f s\n",
               long(m), long(n), long(k), std::max(1u, std::thread::hardware_concurrency()), first, second);
 }
 
