@@ -32,6 +32,9 @@ Tile make_tile_from_shape(const IntTuple& shape) {
       throw Error("a tile shape must be static, but mode " + std::to_string(i) + " of " + to_string(shape) +
                       " is dynamic; tile with static sizes (the grid of tiles may be dynamic)",
                   n.where());
+    if (n.value() < 1)
+      throw Error("a tile's sizes must be positive, but mode " + std::to_string(i) + " of the tile shape " + to_string(shape) + " is " +
+                  std::to_string(n.value()));
     modes.emplace_back(n.value());
   }
   return Tile(std::move(modes));

@@ -20,6 +20,14 @@ void tensor_coordinate_error(const Layout& l, const IntTuple& coord, Where w) {
               w);
 }
 
+void check_mode(const Layout& l, int mode, const char* what, Where w) {
+  const int modes = rank(l);
+  if (mode < 0 || mode >= modes)
+    fail(std::string(what) + "(" + std::to_string(mode) + "): a rank-" + std::to_string(modes) + " tensor has no mode " +
+             std::to_string(mode) + " (valid modes: 0.." + std::to_string(modes - 1) + "; the layout is " + to_string(l) + ")",
+         w);
+}
+
 }  // namespace cutejit::detail
 
 namespace cutejit::detail {

@@ -4,6 +4,7 @@
  */
 #include <numeric>
 
+#include <mlir/Dialect/Arith/IR/Arith.h>
 #include <mlir/Dialect/LLVMIR/LLVMDialect.h>
 #include <mlir/Dialect/SCF/IR/SCF.h>
 
@@ -39,7 +40,25 @@ ValueId begin_for(ValueId lo, ValueId hi, ValueId step, int unroll, Where where)
   const ValueInfo& h = t.get(hi, where);
   const ValueInfo& s = t.get(step, where);
   if (l.type != h.type || l.type != s.type) trace_error("for_ bounds and step must have one integer type", where);
-  auto op = mlir::scf::ForOp::create(t.builder(), t.loc(where), l.value, h.value, s.value);
+  // scf.for counts up by a positive step; any other step would never reach the bound (a zero
+  // step spun forever). A constant one is refused; a dynamic one that is not positive runs
+  // the body no times: the bound becomes `lo`, one compare and select before the loop.
+  const bool is_unsigned = !is_signed(s.type);
+  mlir::Value bound = h.value;
+  if (std::optional<llvm::APInt> c = constant_integer(s.value)) {
+    if (c->isZero() || (!is_unsigned && c->isNegative()))
+      trace_error("for_ needs a positive step, not " + llvm::toString(*c, 10, !is_unsigned) +
+                      ": it counts up from lo while i < hi. To count down, loop over k in [0, n) and use i = n - 1 - k",
+                  where);
+  } else {
+    using namespace mlir::arith;
+    mlir::OpBuilder& b = t.builder();
+    mlir::Location at = t.loc(where);
+    auto zero = ConstantOp::create(b, at, b.getIntegerAttr(s.value.getType(), 0));
+    auto positive = CmpIOp::create(b, at, is_unsigned ? CmpIPredicate::ne : CmpIPredicate::sgt, s.value, zero);
+    bound = SelectOp::create(b, at, positive, h.value, l.value);
+  }
+  auto op = mlir::scf::ForOp::create(t.builder(), t.loc(where), l.value, bound, s.value);
   if (unroll > 0) {
     // scf-to-cf forwards LLVM-dialect attributes to the loop's back branch, which becomes
     // !llvm.loop metadata.

@@ -3,6 +3,7 @@
  * Integer values carry a known power-of-two divisor so that later vector accesses can be
  * proven aligned at trace time.
  */
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <numeric>
@@ -19,12 +20,7 @@ namespace cutejit::detail {
 
 namespace {
 
-constexpr int64_t max_divisor = int64_t(1) << 30;
-
-int64_t power_of_two_divisor(int64_t c) {
-  if (c == 0) return max_divisor;
-  return std::min<int64_t>(int64_t(1) << std::countr_zero(uint64_t(c)), max_divisor);
-}
+constexpr int64_t max_divisor = max_known_divisor;
 
 /// The amount of a shift by a constant smaller than the value's bit width, or nothing (a wider
 /// shift is poison in LLVM and proves nothing).
@@ -130,14 +126,33 @@ mlir::Value inline_ptx(Emitter& e, const char* ptx, mlir::Value x) {
 
 ValueId constant_int(DType type, int64_t value, Where where) {
   Emitter e(where);
-  return e.t.constant(type, uint64_t(value), false, power_of_two_divisor(value), [&](mlir::OpBuilder& b) -> mlir::Value {
+  return e.t.constant(type, uint64_t(value), false, [&](mlir::OpBuilder& b) -> mlir::Value {
     return mlir::arith::ConstantOp::create(b, e.loc, b.getIntegerAttr(e.t.type(type), value));
   });
 }
 
-ValueId constant_float(DType type, double value, Where where) {
+namespace {
+/// The value of the float type `t` nearest to `x`, ties to even, in one rounding from the
+/// double (no double rounding through f32); exact where `x` is representable. FP8 saturates
+/// to its largest finite value and NaN stays NaN, as cvt.rn.satfinite does.
+double nearest_value(mlir::Type t, DType type, double x) {
+  if (type == DType::f64 || std::isnan(x)) return x;
+  const llvm::fltSemantics& semantics = mlir::cast<mlir::FloatType>(t).getFloatSemantics();
+  if (is_fp8(type)) {
+    const double largest = llvm::APFloat::getLargest(semantics).convertToDouble();
+    x = std::clamp(x, -largest, largest);
+  }
+  llvm::APFloat v(x);
+  bool inexact = false;
+  v.convert(semantics, llvm::APFloat::rmNearestTiesToEven, &inexact);
+  return v.convertToDouble();
+}
+}  // namespace
+
+ValueId constant_float(DType type, double unrounded, Where where) {
   Emitter e(where);
-  return e.t.constant(type, std::bit_cast<uint64_t>(value), true, 1, [&](mlir::OpBuilder& b) -> mlir::Value {
+  const double value = nearest_value(e.t.type(type), type, unrounded);
+  return e.t.constant(type, std::bit_cast<uint64_t>(value), true, [&](mlir::OpBuilder& b) -> mlir::Value {
     if (is_fp8(type)) {
       // Built from the host conversion's bits: an FP8 constant must not reach the LLVM lowering as a float.
       uint8_t bits = type == DType::f8e4m3 ? f8e4m3(float(value)).bits : f8e5m2(float(value)).bits;
@@ -183,11 +198,10 @@ ValueId binary(BinaryOp op, ValueId a_id, ValueId b_id, Where where) {
       known = std::min(da * db, max_divisor);
       break;
     case BinaryOp::div:
-      r = fp ? mlir::Value(DivFOp::create(e.b, e.loc, x, y))
-             : u ? mlir::Value(DivUIOp::create(e.b, e.loc, x, y)) : DivSIOp::create(e.b, e.loc, x, y);
+      r = fp ? mlir::Value(DivFOp::create(e.b, e.loc, x, y)) : integer_division(e.t, false, x, y, u, where);
       break;
     case BinaryOp::rem:
-      r = u ? mlir::Value(RemUIOp::create(e.b, e.loc, x, y)) : RemSIOp::create(e.b, e.loc, x, y);
+      r = integer_division(e.t, true, x, y, u, where);
       break;
     // Bit operations keep low zero bits: a & b has those of either, a | b and a ^ b those of
     // both. This carries a swizzled address's 16-byte alignment (offset ^ (offset & yyy) >> s).
@@ -204,11 +218,11 @@ ValueId binary(BinaryOp op, ValueId a_id, ValueId b_id, Where where) {
       known = std::min(da, db);
       break;
     case BinaryOp::shl:
-      r = ShLIOp::create(e.b, e.loc, x, y);
+      r = integer_shift(e.t, true, x, y, u, where);
       if (auto c = constant_shift(y)) known = std::min(da << std::min<int64_t>(*c, 30), max_divisor);  // da <= 2^30
       break;
     case BinaryOp::shr:
-      r = u ? mlir::Value(ShRUIOp::create(e.b, e.loc, x, y)) : ShRSIOp::create(e.b, e.loc, x, y);
+      r = integer_shift(e.t, false, x, y, u, where);
       if (auto c = constant_shift(y)) known = std::max<int64_t>(da >> *c, 1);
       break;
     // llvm.minnum/maxnum rather than arith's: GPU-to-NVVM would turn arith's f32 forms into

@@ -1,6 +1,8 @@
 #include "trace/trace.hpp"
 
+#include <algorithm>
 #include <atomic>
+#include <bit>
 
 #include <mlir/Dialect/Arith/IR/Arith.h>
 #include <mlir/Dialect/LLVMIR/LLVMDialect.h>
@@ -36,6 +38,11 @@ mlir::Value i32_operand(Trace& t, ValueId id, const char* what, const Where& w) 
   const ValueInfo& v = t.get(id, w);
   if (v.pointer || (v.type != DType::i32 && v.type != DType::u32)) trace_error(std::string(what) + " must be a 32-bit integer", w);
   return v.value;
+}
+
+int64_t power_of_two_divisor(int64_t c) {
+  if (c == 0) return max_known_divisor;
+  return std::min<int64_t>(int64_t(1) << std::countr_zero(uint64_t(c)), max_known_divisor);
 }
 
 void index_out_of_range(int64_t index, int64_t size, Where where) {
@@ -178,8 +185,8 @@ mlir::OpBuilder::InsertPoint Trace::entry_point() {
   return mlir::OpBuilder::InsertPoint(&entry, prologue_end_ ? mlir::Block::iterator(prologue_end_) : entry.begin());
 }
 
-ValueId Trace::constant(DType type, uint64_t bits, bool is_float, int64_t known,
-                        const std::function<mlir::Value(mlir::OpBuilder&)>& make) {
+ValueId Trace::constant(DType type, uint64_t bits, bool is_float, const std::function<mlir::Value(mlir::OpBuilder&)>& make) {
+  const int64_t known = is_float ? 1 : power_of_two_divisor(int64_t(bits));
   if (!prologue_end_) return add(make(builder_), type, known);
   auto key = std::make_tuple(int(type), bits, is_float);
   if (auto it = constants_.find(key); it != constants_.end()) return it->second;
@@ -191,7 +198,7 @@ ValueId Trace::constant(DType type, uint64_t bits, bool is_float, int64_t known,
 }
 
 mlir::Value Trace::i32(int32_t v) {
-  ValueId id = constant(DType::i32, uint64_t(int64_t(v)), false, 1, [&](mlir::OpBuilder& b) -> mlir::Value {
+  ValueId id = constant(DType::i32, uint64_t(int64_t(v)), false, [&](mlir::OpBuilder& b) -> mlir::Value {
     return mlir::arith::ConstantOp::create(b, loc(defined_at_), b.getI32IntegerAttr(v));
   });
   return value(id, defined_at_);

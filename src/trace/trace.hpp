@@ -24,6 +24,11 @@
 
 namespace cutejit::detail {
 
+/// The largest known divisor the tracer tracks: 2^30 (no access needs more alignment).
+inline constexpr int64_t max_known_divisor = int64_t(1) << 30;
+/// The largest power of two dividing the integer `c` (every one divides 0), at most 2^30.
+int64_t power_of_two_divisor(int64_t c);
+
 struct ValueInfo {
   mlir::Value value;
   DType type = DType::i32;     ///< element type (for pointers: unused)
@@ -74,8 +79,10 @@ class Trace {
   /// allocas (so LLVM promotes them to registers), constants and addresses made once.
   mlir::OpBuilder::InsertPoint entry_point();
   /// The constant of `type` with these bits (an integer value, or a double's bits): made once
-  /// per kernel by `make` in the prologue, where it dominates every use in every region.
-  ValueId constant(DType type, uint64_t bits, bool is_float, int64_t known, const std::function<mlir::Value(mlir::OpBuilder&)>& make);
+  /// per kernel by `make` in the prologue, where it dominates every use in every region. Every
+  /// use shares the one ValueId, so what it knows (an integer's power-of-two divisor) follows
+  /// from the value alone, whoever asks first.
+  ValueId constant(DType type, uint64_t bits, bool is_float, const std::function<mlir::Value(mlir::OpBuilder&)>& make);
   /// The i32 constant `v` as an operand (a vector lane, a mask), made once per kernel.
   mlir::Value i32(int32_t v);
   /// The address `offset` elements into a register array, with a constant offset: made once in
@@ -143,6 +150,13 @@ class Trace {
 
 /// Throws an Error at the user's line, naming the kernel being traced.
 [[noreturn]] void trace_error(const std::string& message, const Where& where);
+
+/// The value of an integer constant (an arith.constant), if `v` is one.
+std::optional<llvm::APInt> constant_integer(mlir::Value v);
+/// x / y or x % y (`remainder`), and x << n or x >> n (`left`), with the cases LLVM leaves
+/// undefined refused for constants and defined otherwise (integer_semantics.cpp).
+mlir::Value integer_division(Trace& t, bool remainder, mlir::Value x, mlir::Value y, bool is_unsigned, const Where& w);
+mlir::Value integer_shift(Trace& t, bool left, mlir::Value x, mlir::Value n, bool is_unsigned, const Where& w);
 
 /// The operand checks the instruction emitters share: a pointer into shared memory (an mbarrier,
 /// a TMA, wgmma, ldmatrix or cp.async tile), or a 32-bit integer, else an error naming `what`.

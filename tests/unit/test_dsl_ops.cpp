@@ -195,7 +195,7 @@ TEST_CASE("known divisors carry through bit operations and constant shifts", "[u
     note("(x * 64) >> 3", (x * 64) >> 3);  // arithmetic: -64 >> 3 = -8
     note("x16 << 4", x16 << 4);
     note("x16 >> y", x16 >> y);           // unknown amount: nothing
-    note("x16 << 40", x16 << 40);         // past the width: poison, nothing
+    note("x16 << y", x16 << y);           // unknown amount (clamped as PTX's shl): nothing
   }};
   k.compile(Target::parse("sm_90a"), test::vector_arg<int32_t>());
   CHECK(known["x16 & -64"] == 64);
@@ -205,7 +205,7 @@ TEST_CASE("known divisors carry through bit operations and constant shifts", "[u
   CHECK(known["(x * 64) >> 3"] == 8);
   CHECK(known["x16 << 4"] == 256);
   CHECK(known["x16 >> y"] == 1);
-  CHECK(known["x16 << 40"] == 1);
+  CHECK(known["x16 << y"] == 1);
 }
 
 TEST_CASE("tensor elements and Vars are accepted wherever a value is: cast, bitcast, math, shuffles", "[unit]") {

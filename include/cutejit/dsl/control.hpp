@@ -41,7 +41,8 @@ struct Unroll {
   int factor = 0;
 };
 
-/// for (i = lo; i < hi; i += step) body(i), with a positive step.
+/// for (i = lo; i < hi; i += step) body(i), with a positive step: a constant step of 0 or less
+/// is an error at the caller's line, and a dynamic one runs the body no times (docs/dsl.md).
 template <Element T, class F>
   requires is_integer_v<T>
 void for_(const Operand<T>& lo, const Operand<T>& hi, const Operand<T>& step, F&& body, Unroll unroll = {},

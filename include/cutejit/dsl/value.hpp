@@ -3,6 +3,13 @@
  * operator on it appends IR and records the user's source line. Mixing element types without
  * `cast<T>` does not compile: the operators take two operands of the same `T`, and a C++
  * number converts only to the `T` of the value it meets.
+ *
+ * A C++ number becomes a constant of any element type: `BF16 z = 0.0f`, `x(i) * 2.0f` on a
+ * bf16 tensor, `x(i) = 0.5` on an FP8 one. A floating-point T takes any number, rounded at
+ * trace time to T's nearest value, ties to even, in one rounding from the number as written
+ * (a double is not rounded to f32 first): exact where T represents it, FP8 saturating to its
+ * largest finite value as cvt.rn.satfinite does. An integer T takes the numbers that convert
+ * to it in C++.
  */
 #pragma once
 
@@ -22,7 +29,35 @@ namespace detail {
 /// Every traced type that can be read as a Value<T> (values, memory references, variables)
 /// derives from this, which gives it the arithmetic operators as hidden friends.
 template <Element T> struct Arithmetic;
+
+template <Element T>
+T traced_element(const Arithmetic<T>*);
+/// A traced value, or anything that reads as one (a tensor element, a Var, an Operand).
+template <class R>
+concept Traced = requires { traced_element(static_cast<const R*>(nullptr)); };
+template <class R>
+using traced_element_t = decltype(traced_element(static_cast<const std::remove_cvref_t<R>*>(nullptr)));
+/// A traced reference: reads as a Value<T> but is not one (a tensor element, a Var). Every
+/// function that takes a Value<T> takes these too, reading them first.
+template <class R>
+concept TracedReference = Traced<R> && !std::same_as<R, Value<traced_element_t<R>>> && requires(const R& r) {
+  { r.read(Where::current()) } -> std::same_as<Value<traced_element_t<R>>>;
+};
+template <class A, class B>
+concept MixedElements = Traced<A> && Traced<B> && !std::same_as<traced_element_t<A>, traced_element_t<B>>;
+template <class>
+inline constexpr bool always_false = false;
+/// A traced value of another element type than T: assigning one is a compile error, alone.
+template <class R, class T>
+concept OtherElement = Traced<R> && !std::same_as<traced_element_t<R>, T>;
+#define CUTEJIT_ASSIGNMENT_OF_OTHER_ELEMENT                                                                          \
+  "cutejit: the value assigned has a different element type than the variable or element it is assigned to; "      \
+  "convert it with cast<T>(x) first"
 }  // namespace detail
+
+/// A C++ number that can be a constant of element type T (see the file comment).
+template <class U, class T>
+concept ConstantOf = std::is_arithmetic_v<U> && (std::is_convertible_v<U, T> || is_floating_v<T>);
 
 /// An operand of a traced operation: a traced value, or a C++ number that becomes a constant.
 /// Its constructors capture the user's source location, which is how operators know theirs.
@@ -30,11 +65,12 @@ template <Element T>
 class Operand : public detail::Arithmetic<T> {
  public:
   Operand(const Value<T>& v, detail::Where w = detail::Where::current());
-  template <class U>
-    requires(std::is_convertible_v<U, T> && std::is_arithmetic_v<U>)
+  template <ConstantOf<T> U>
   Operand(U c, detail::Where w = detail::Where::current()) : where(w) {
-    if constexpr (is_floating_v<T>)
+    if constexpr (std::is_floating_point_v<T>)
       id = detail::constant_float(dtype_v<T>, double(T(c)), w);
+    else if constexpr (is_floating_v<T>)  // f16, bf16, FP8: rounded by the tracer, from the number as written
+      id = detail::constant_float(dtype_v<T>, double(c), w);
     else
       id = detail::constant_int(dtype_v<T>, int64_t(T(c)), w);
   }
@@ -114,8 +150,7 @@ class Value : public detail::Arithmetic<T> {
   Value() = default;
   explicit Value(detail::ValueId id) : id_(id) {}
   /// A C++ number becomes a traced constant.
-  template <class U>
-    requires(std::is_convertible_v<U, T> && std::is_arithmetic_v<U>)
+  template <ConstantOf<T> U>
   Value(U c, detail::Where w = detail::Where::current()) : id_(Operand<T>(c, w).id) {}
   template <class R>
     requires requires(const R& r) { { r.read(detail::Where::current()) } -> std::same_as<Value<T>>; }
@@ -123,6 +158,11 @@ class Value : public detail::Arithmetic<T> {
 
   detail::ValueId id() const { return id_; }
   Value read(detail::Where) const { return *this; }
+  template <detail::OtherElement<T> R>
+  Value& operator=(const R&) {
+    static_assert(detail::always_false<R>, CUTEJIT_ASSIGNMENT_OF_OTHER_ELEMENT);
+    return *this;
+  }
 
  private:
   detail::ValueId id_;
@@ -152,25 +192,6 @@ Value<To> bitcast(const Value<From>& v, detail::Where w = detail::Where::current
   return Value<To>(detail::bitcast(v.id(), dtype_v<To>, w));
 }
 
-namespace detail {
-template <Element T>
-T traced_element(const Arithmetic<T>*);
-/// A traced value, or anything that reads as one (a tensor element, a Var, an Operand).
-template <class R>
-concept Traced = requires { traced_element(static_cast<const R*>(nullptr)); };
-template <class R>
-using traced_element_t = decltype(traced_element(static_cast<const std::remove_cvref_t<R>*>(nullptr)));
-/// A traced reference: reads as a Value<T> but is not one (a tensor element, a Var). Every
-/// function that takes a Value<T> takes these too, reading them first.
-template <class R>
-concept TracedReference = Traced<R> && !std::same_as<R, Value<traced_element_t<R>>> && requires(const R& r) {
-  { r.read(Where::current()) } -> std::same_as<Value<traced_element_t<R>>>;
-};
-template <class A, class B>
-concept MixedElements = Traced<A> && Traced<B> && !std::same_as<traced_element_t<A>, traced_element_t<B>>;
-template <class>
-inline constexpr bool always_false = false;
-}  // namespace detail
 
 template <Element To, detail::TracedReference R>
 Value<To> cast(const R& r, detail::Where w = detail::Where::current()) {
@@ -183,26 +204,34 @@ Value<To> bitcast(const R& r, detail::Where w = detail::Where::current()) {
 }
 
 // Two traced operands of different element types: one clear error instead of every operator's
-// candidate list. cutejit never converts implicitly; cast<T> says which way.
-#define CUTEJIT_MIXED_ELEMENTS(OP)                                                                                   \
+// candidate list. cutejit never converts implicitly; cast<T> says which way. Assignments
+// (Value, Var, tensor elements) have their own, in their classes.
+#define CUTEJIT_MIXED_ELEMENTS(FUNCTION)                                                                             \
   template <class A, class B>                                                                                       \
     requires detail::MixedElements<A, B>                                                                            \
-  Value<detail::traced_element_t<A>> operator OP(const A&, const B&) {                                              \
+  Value<detail::traced_element_t<A>> FUNCTION(const A&, const B&) {                                                 \
     static_assert(detail::always_false<A>,                                                                          \
                   "cutejit: these operands have different element types; convert one with cast<T>(x) first");       \
     return {};                                                                                                      \
   }
-CUTEJIT_MIXED_ELEMENTS(+)
-CUTEJIT_MIXED_ELEMENTS(-)
-CUTEJIT_MIXED_ELEMENTS(*)
-CUTEJIT_MIXED_ELEMENTS(/)
-CUTEJIT_MIXED_ELEMENTS(%)
-CUTEJIT_MIXED_ELEMENTS(==)
-CUTEJIT_MIXED_ELEMENTS(!=)
-CUTEJIT_MIXED_ELEMENTS(<)
-CUTEJIT_MIXED_ELEMENTS(<=)
-CUTEJIT_MIXED_ELEMENTS(>)
-CUTEJIT_MIXED_ELEMENTS(>=)
+CUTEJIT_MIXED_ELEMENTS(operator+)
+CUTEJIT_MIXED_ELEMENTS(operator-)
+CUTEJIT_MIXED_ELEMENTS(operator*)
+CUTEJIT_MIXED_ELEMENTS(operator/)
+CUTEJIT_MIXED_ELEMENTS(operator%)
+CUTEJIT_MIXED_ELEMENTS(operator&)
+CUTEJIT_MIXED_ELEMENTS(operator|)
+CUTEJIT_MIXED_ELEMENTS(operator^)
+CUTEJIT_MIXED_ELEMENTS(operator<<)
+CUTEJIT_MIXED_ELEMENTS(operator>>)
+CUTEJIT_MIXED_ELEMENTS(operator==)
+CUTEJIT_MIXED_ELEMENTS(operator!=)
+CUTEJIT_MIXED_ELEMENTS(operator<)
+CUTEJIT_MIXED_ELEMENTS(operator<=)
+CUTEJIT_MIXED_ELEMENTS(operator>)
+CUTEJIT_MIXED_ELEMENTS(operator>=)
+CUTEJIT_MIXED_ELEMENTS(min)
+CUTEJIT_MIXED_ELEMENTS(max)
 #undef CUTEJIT_MIXED_ELEMENTS
 
 /// Two floats to an FP8 pair in one instruction (cvt.rn.satfinite.e4m3x2/e5m2x2.f32: rounded to

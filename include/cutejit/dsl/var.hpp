@@ -14,7 +14,9 @@
  */
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <utility>
 
 #include "cutejit/dsl/value.hpp"
 
@@ -42,6 +44,26 @@ class Ref : public Arithmetic<T> {
   const Ref& operator+=(const Operand<T>& v) const { return *this = Operand<T>(read(v.where) + v, v.where); }
   const Ref& operator-=(const Operand<T>& v) const { return *this = Operand<T>(read(v.where) - v, v.where); }
   const Ref& operator*=(const Operand<T>& v) const { return *this = Operand<T>(read(v.where) * v, v.where); }
+  template <OtherElement<T> R>
+  const Ref& operator=(const R&) const {
+    static_assert(always_false<R>, CUTEJIT_ASSIGNMENT_OF_OTHER_ELEMENT);
+    return *this;
+  }
+  template <OtherElement<T> R>
+  const Ref& operator+=(const R&) const {
+    static_assert(always_false<R>, CUTEJIT_ASSIGNMENT_OF_OTHER_ELEMENT);
+    return *this;
+  }
+  template <OtherElement<T> R>
+  const Ref& operator-=(const R&) const {
+    static_assert(always_false<R>, CUTEJIT_ASSIGNMENT_OF_OTHER_ELEMENT);
+    return *this;
+  }
+  template <OtherElement<T> R>
+  const Ref& operator*=(const R&) const {
+    static_assert(always_false<R>, CUTEJIT_ASSIGNMENT_OF_OTHER_ELEMENT);
+    return *this;
+  }
   ValueId pointer() const { return ptr_; }
 
  protected:
@@ -90,15 +112,17 @@ class Var : public detail::Ref<T> {
     this->promise_divisible(d.divisor, w);
     detail::Ref<T>::operator=(init);
   }
-  template <class U>
-    requires(std::is_arithmetic_v<U> && std::is_convertible_v<U, T>)
+  template <ConstantOf<T> U>
   Var(U init, detail::Where w = detail::Where::current()) : Var(Operand<T>(init, w), w) {}
+  template <detail::OtherElement<T> R>
+  Var(const R&, detail::Where = detail::Where::current()) : detail::Ref<T>(detail::ValueId{}) {
+    static_assert(detail::always_false<R>, CUTEJIT_ASSIGNMENT_OF_OTHER_ELEMENT);
+  }
   Var(const Var& other, detail::Where w = detail::Where::current()) : Var(Operand<T>(other.read(w), w), w) {}
   using detail::Ref<T>::operator=;
   const Var& operator=(const Var& other) const { return assign(Operand<T>(other.read(detail::Where::current()))); }
   const Var& operator=(const Value<T>& v) const { return assign(Operand<T>(v)); }
-  template <class U>
-    requires(std::is_arithmetic_v<U> && std::is_convertible_v<U, T>)
+  template <ConstantOf<T> U>
   const Var& operator=(U v) const {
     return assign(Operand<T>(v));
   }
@@ -119,11 +143,24 @@ class RegisterArray {
     for (int i = 0; i < N; ++i) (*this)[i] = fill;
   }
   static constexpr int size() { return N; }
-  detail::Ref<T> operator[](int i) const {
-    if (i < 0 || i >= N) detail::index_out_of_range(i, N, detail::Where::current());
+  /// A C++ index, with the user's line (operator[] takes one argument, so the index carries it).
+  struct Index {
+    template <std::integral I>
+      requires(!std::same_as<I, bool>)
+    Index(I i, detail::Where w = detail::Where::current()) : value(std::in_range<int64_t>(i) ? int64_t(i) : INT64_MAX), where(w) {}
+    int64_t value;
+    detail::Where where;
+  };
+  detail::Ref<T> operator[](Index i) const {
+    if (i.value < 0 || i.value >= N) detail::index_out_of_range(i.value, N, i.where);
+    return at(Operand<int32_t>(int32_t(i.value), i.where));
+  }
+  /// A traced index (an Int, or a Var<int32_t>), which may send the array to local memory.
+  template <detail::Traced I>
+    requires std::same_as<detail::traced_element_t<I>, int32_t>
+  detail::Ref<T> operator[](const I& i) const {
     return at(Operand<int32_t>(i));
   }
-  detail::Ref<T> operator[](const Int& i) const { return at(Operand<int32_t>(i)); }
 
  private:
   detail::Ref<T> at(const Operand<int32_t>& i) const {

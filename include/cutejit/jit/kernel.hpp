@@ -250,10 +250,13 @@ class Kernel {
   template <size_t I, class A>
   void specialize_one(detail::Key& key, const A& a) const {
     using P = detail::KernelParam<std::tuple_element_t<I, Params>>;
-    static_assert(P::template accepts<A>, "a kernel argument does not match its parameter's type (see the parameter's `expects`)");
-    // Before the conversion to the parameter's type, which would narrow silently.
-    if constexpr (requires { P::check_range(a, std::string(), 0); }) P::check_range(a, core_.name(), int(I));
-    P::specialize(a, key);
+    // A mismatch is one static_assert naming the parameter, the argument's index and its type;
+    // nothing else is compiled for it, so no conversion errors follow.
+    if constexpr (P::template accept<I, A>()) {
+      // Before the conversion to the parameter's type, which would narrow silently.
+      if constexpr (requires { P::check_range(a, std::string(), 0); }) P::check_range(a, core_.name(), int(I));
+      P::specialize(a, key);
+    }
   }
 
   template <size_t... I, class... Args>
@@ -263,8 +266,10 @@ class Kernel {
   template <size_t I, class A>
   void pack_one(detail::ParamBuffer& params, const A& a) const {
     using P = detail::KernelParam<std::tuple_element_t<I, Params>>;
-    P::check(a, core_.name(), int(I));
-    P::pack(a, params);
+    if constexpr (P::template accepts<A>) {
+      P::check(a, core_.name(), int(I));
+      P::pack(a, params);
+    }
   }
 
   void trace(const detail::Key& key) const {

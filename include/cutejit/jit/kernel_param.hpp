@@ -32,7 +32,13 @@ template <class P> struct KernelParam {
 template <Element T>
 struct KernelParam<Tensor<T>> {
   template <class A> static constexpr bool accepts = std::is_convertible_v<A, DeviceTensor<T>>;
-  static constexpr const char* expects = "a Buffer<T> or DeviceTensor<T> of the kernel's element type";
+  template <size_t argument_index, class argument_type>
+  static constexpr bool accept() {
+    static_assert(accepts<argument_type>, "a kernel argument does not match its parameter's type: a Tensor<T> parameter takes a "
+                                          "Buffer<T> or DeviceTensor<T> of the same element type T (the argument's index, from 0, "
+                                          "and type are in the 'with' line above)");
+    return accepts<argument_type>;
+  }
 
   static constexpr uint64_t header = param_word(ParamKind::tensor, dtype_v<T>);
   /// A word `specialize` could have written: rank 1..4, facts up to 16, no stray bits.
@@ -93,7 +99,12 @@ template <Element T>
 struct KernelParam<Value<T>> {
   template <class A> static constexpr bool accepts =
       std::is_same_v<A, T> || (std::is_arithmetic_v<A> && std::is_arithmetic_v<T> && std::is_convertible_v<A, T>);
-  static constexpr const char* expects = "a host number convertible to the parameter's element type";
+  template <size_t argument_index, class argument_type>
+  static constexpr bool accept() {
+    static_assert(accepts<argument_type>, "a kernel argument does not match its parameter's type: a Value<T> parameter takes a host "
+                                          "number convertible to T (the argument's index, from 0, and type are in the 'with' line above)");
+    return accepts<argument_type>;
+  }
   static constexpr uint64_t header = param_word(ParamKind::scalar, dtype_v<T>);
   static bool well_formed(const uint64_t*) { return true; }
   static void specialize(const T&, Key& key) { key.push(header); }
@@ -106,7 +117,13 @@ struct KernelParam<Value<T>> {
 template <class T>
 struct KernelParam<Constexpr<T>> {
   template <class A> static constexpr bool accepts = std::is_convertible_v<A, T>;
-  static constexpr const char* expects = "a host value convertible to the Constexpr's type";
+  template <size_t argument_index, class argument_type>
+  static constexpr bool accept() {
+    static_assert(accepts<argument_type>, "a kernel argument does not match its parameter's type: a Constexpr<T> parameter takes a "
+                                          "host value convertible to T (the argument's index, from 0, and type are in the 'with' line "
+                                          "above)");
+    return accepts<argument_type>;
+  }
   static_assert(std::is_trivially_copyable_v<T> && sizeof(T) <= 8, "a Constexpr holds a trivially copyable value of at most 8 bytes");
   static constexpr uint64_t header = param_word(ParamKind::constant, DType::i64);
   /// The value's size and kind in the first word, so that words recorded for a Constexpr of
@@ -154,7 +171,13 @@ struct KernelParam<Constexpr<T>> {
 template <Element T>
 struct KernelParam<TmaDescriptor<T>> {
   template <class A> static constexpr bool accepts = std::is_same_v<A, TensorMap<T>>;
-  static constexpr const char* expects = "a TensorMap<T> of the kernel's element type (make_tensor_map)";
+  template <size_t argument_index, class argument_type>
+  static constexpr bool accept() {
+    static_assert(accepts<argument_type>, "a kernel argument does not match its parameter's type: a TmaDescriptor<T> parameter takes "
+                                          "a TensorMap<T> of the same element type T, from make_tensor_map (the argument's index, from "
+                                          "0, and type are in the 'with' line above)");
+    return accepts<argument_type>;
+  }
 
   static constexpr uint64_t header = param_word(ParamKind::tensor_map, dtype_v<T>);
   /// Words `specialize` could have written: rank 1..5, a real swizzle, no stray bits.

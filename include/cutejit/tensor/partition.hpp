@@ -33,11 +33,14 @@ SlicedLayout local_partition_map(const Layout& l, const Layout& threads, const I
 }  // namespace detail
 
 // ---- the algebra on a tensor's layout ----
-#define CUTEJIT_TENSOR_LAYOUT_OP(NAME)                                                            \
-  template <PartitionableTensor Tn, class Tiler>                                                  \
-    requires(std::same_as<Tiler, Layout> || std::same_as<Tiler, Tile>)                            \
-  Tn NAME(const Tn& t, const Tiler& tiler) {                                                      \
-    return t.transform([&](const Layout& l) { return SlicedLayout{NAME(l, tiler), Integer(0)}; }); \
+// Each reports an error in the layout algebra at the caller's line (detail::at_caller).
+#define CUTEJIT_TENSOR_LAYOUT_OP(NAME)                                                                     \
+  template <PartitionableTensor Tn, class Tiler>                                                           \
+    requires(std::same_as<Tiler, Layout> || std::same_as<Tiler, Tile>)                                     \
+  Tn NAME(const Tn& t, const Tiler& tiler, detail::Where w = detail::Where::current()) {                   \
+    return detail::at_caller(w, [&] {                                                                      \
+      return t.transform([&](const Layout& l) { return SlicedLayout{NAME(l, tiler), Integer(0)}; });        \
+    });                                                                                                    \
   }
 CUTEJIT_TENSOR_LAYOUT_OP(composition)
 CUTEJIT_TENSOR_LAYOUT_OP(logical_divide)
@@ -47,32 +50,36 @@ CUTEJIT_TENSOR_LAYOUT_OP(flat_divide)
 #undef CUTEJIT_TENSOR_LAYOUT_OP
 
 template <PartitionableTensor Tn>
-Tn zipped_divide(const Tn& t, const IntTuple& tile_shape) { return zipped_divide(t, make_tile_from_shape(tile_shape)); }
+Tn zipped_divide(const Tn& t, const IntTuple& tile_shape, detail::Where w = detail::Where::current()) {
+  return detail::at_caller(w, [&] { return zipped_divide(t, make_tile_from_shape(tile_shape), w); });
+}
 
 /// The tile of `t` at `coord` among the tiles `tiler` cuts it into: `local_tile(A, (128,64),
 /// (bm, bn))` is CTA (bm, bn)'s 128x64 block of A. Residue tiles keep the full tile shape; use
 /// a coordinate tensor to predicate them.
 template <PartitionableTensor Tn, std::same_as<Tile> TileT>  // a template, so that {32, 32} means a shape
-Tn local_tile(const Tn& t, const TileT& tiler, const IntTuple& coord) {
-  return t.transform([&](const Layout& l) { return detail::local_tile_map(l, tiler, coord); });
+Tn local_tile(const Tn& t, const TileT& tiler, const IntTuple& coord, detail::Where w = detail::Where::current()) {
+  return detail::at_caller(w, [&] { return t.transform([&](const Layout& l) { return detail::local_tile_map(l, tiler, coord); }); });
 }
 template <PartitionableTensor Tn>
-Tn local_tile(const Tn& t, const IntTuple& tile_shape, const IntTuple& coord) {
-  return local_tile(t, make_tile_from_shape(tile_shape), coord);
+Tn local_tile(const Tn& t, const IntTuple& tile_shape, const IntTuple& coord, detail::Where w = detail::Where::current()) {
+  return detail::at_caller(w, [&] { return local_tile(t, make_tile_from_shape(tile_shape), coord, w); });
 }
 
 /// Thread `index`'s elements when the threads, laid out as `threads` (e.g. (32,8):(8,1)),
 /// tile `t`: one element per tile position, strided by the thread layout's shape.
 template <PartitionableTensor Tn>
-Tn local_partition(const Tn& t, const Layout& threads, const IntTuple& index) {
-  return t.transform([&](const Layout& l) { return detail::local_partition_map(l, threads, index.leaf()); });
+Tn local_partition(const Tn& t, const Layout& threads, const IntTuple& index, detail::Where w = detail::Where::current()) {
+  return detail::at_caller(w, [&] {
+    return t.transform([&](const Layout& l) { return detail::local_partition_map(l, threads, index.leaf()); });
+  });
 }
 
 /// Thread `tid`'s values of a tile under a thread-value layout `tv` ((T,V) -> tile index):
 /// composition(t, tv)(tid, _).
 template <PartitionableTensor Tn>
-Tn partition_tv(const Tn& tile, const Layout& tv, const IntTuple& tid) {
-  return composition(tile, tv).slice(IntTuple{tid, _});
+Tn partition_tv(const Tn& tile, const Layout& tv, const IntTuple& tid, detail::Where w = detail::Where::current()) {
+  return detail::at_caller(w, [&] { return composition(tile, tv, w).slice(IntTuple{tid, _}); });
 }
 
 /// CuTe domain_offset: `t` seen from `coord`, so that result(c) is t(c + coord).

@@ -18,6 +18,9 @@
 #include <bit>
 #include <optional>
 #include <string>
+#include <utility>
+
+#include "cutejit/core/error.hpp"
 
 #include "cutejit/layout/algebra.hpp"
 #include "cutejit/layout/slice.hpp"
@@ -38,6 +41,20 @@ inline constexpr bool is_underscore_v = std::is_same_v<std::decay_t<C>, Undersco
 /// Swizzles a (static or dynamic) element offset: offset ^ ((offset & yyy) >> shift).
 Integer swizzle_offset(const Swizzle& s, const Integer& offset);
 [[noreturn]] void tensor_coordinate_error(const Layout& l, const IntTuple& coord, Where w);
+/// Throws unless `mode` is one of the tensor's modes, naming `what` ("shape", "stride") and the valid ones.
+void check_mode(const Layout& l, int mode, const char* what, Where w);
+/// Runs the layout algebra behind a tensor function the user called at `w`: an error in it (a
+/// zero tile, a tiler that does not divide) is reported at `w`, not where a dynamic extent
+/// entered the layout (for a kernel argument, inside cutejit).
+template <class F>
+decltype(auto) at_caller(Where w, F&& f) {
+  try {
+    return std::forward<F>(f)();
+  } catch (const Error& e) {
+    if (e.message().starts_with("in kernel '")) throw Error(std::string(e.message()), w);
+    fail(e.message(), w);
+  }
+}
 }  // namespace detail
 
 /// The smallest power of two whose multiples a swizzle leaves alone: above every bit it touches.
@@ -67,10 +84,12 @@ class Tensor {
   int rank() const { return cutejit::rank(layout_); }
   /// The size of mode `mode`, as a traced Int (a static size becomes a constant).
   Int shape(int mode, detail::Where w = detail::Where::current()) const {
+    detail::check_mode(layout_, mode, "shape", w);
     return cutejit::size(cutejit::mode(layout_, mode)).read(w);
   }
   Int stride(int mode, detail::Where w = detail::Where::current()) const {
-    return cutejit::mode(layout_, mode).stride().leaf().read(w);
+    detail::check_mode(layout_, mode, "stride", w);
+    return detail::at_caller(w, [&] { return cutejit::mode(layout_, mode).stride().leaf().read(w); });
   }
   /// The number of elements, as a traced Int.
   Int size(detail::Where w = detail::Where::current()) const { return cutejit::size(layout_).read(w); }

@@ -178,10 +178,10 @@ TensorSSA<T> load(const Tensor<T>& t, detail::Where w = detail::Where::current()
 }
 
 /// The predicated load of a residue tile: elements with elem_less(coords(i), bound) are read,
-/// the others are `fill`.
+/// the others are `fill` (by default 0 of the element type, whichever it is).
 template <Element T>
-TensorSSA<T> load_if(const Tensor<T>& t, const CoordTensor& coords, const IntTuple& bound,
-                     const std::type_identity_t<Operand<T>>& fill = T(0), detail::Where w = detail::Where::current()) {
+TensorSSA<T> load_if(const Tensor<T>& t, const CoordTensor& coords, const IntTuple& bound, const std::type_identity_t<Operand<T>>& fill,
+                     detail::Where w = detail::Where::current()) {
   Tensor<T> regs = make_fragment_like(t, w);
   Integer n = size(regs.layout());
   for (int64_t i = 0; i < n.value(); ++i) regs(IntTuple(i), w) = fill;
@@ -189,6 +189,10 @@ TensorSSA<T> load_if(const Tensor<T>& t, const CoordTensor& coords, const IntTup
   std::vector<Value<T>> v;
   for (int64_t i = 0; i < n.value(); ++i) v.push_back(regs(IntTuple(i), w).read(w));
   return TensorSSA<T>(t.shape(), std::move(v));
+}
+template <Element T>
+TensorSSA<T> load_if(const Tensor<T>& t, const CoordTensor& coords, const IntTuple& bound, detail::Where w = detail::Where::current()) {
+  return load_if(t, coords, bound, Operand<T>(0, w), w);
 }
 
 /// Writes a tile into `t` (same size), through a register fragment and a vectorised copy.
