@@ -7,45 +7,13 @@
 #include <vector>
 
 #include "emulator/machine.hpp"
+#include "ptx_kernel.hpp"
 
 using namespace cutejit::emulator;
+using test::kernel;
+using test::Run;
 
 namespace {
-
-/// A kernel taking one pointer, around `body`.
-std::string kernel(const std::string& decls, const std::string& body) {
-  return ".version 8.6\n.target sm_90a\n.address_size 64\n.visible .entry k(.param .u64 k_param_0)\n{\n"
-         "  .reg .pred %p<8>;\n  .reg .b16 %rs<8>;\n  .reg .b32 %r<32>;\n  .reg .b64 %rd<16>;\n  .reg .f32 %f<8>;\n"
-         "  .reg .f64 %fd<8>;\n" +
-         decls + "  ld.param.u64 %rd1, [k_param_0];\n" + body + "  ret;\n}\n";
-}
-
-struct Run {
-  DeviceMemory memory;
-  std::vector<uint32_t> out;
-  std::string fault;
-
-  Run(const std::string& ptx, uint32_t threads, size_t words = 64, uint64_t seed = 0) {
-    uint64_t buffer = memory.allocate(words * 4);
-    out.assign(words, 0xdeadbeef);
-    memory.write(buffer, out.data(), words * 4);
-    try {
-      auto module = parse_ptx(ptx, [&](const GlobalVariable& g) { return memory.allocate(g.init.size()); });
-      LaunchConfig cfg;
-      cfg.block[0] = threads;
-      cfg.params.resize(8);
-      std::memcpy(cfg.params.data(), &buffer, 8);
-      RunOptions options;
-      options.instruction_budget = 1'000'000;
-      options.seed = seed;
-      Grid grid(*module, module->functions.at(0), cfg, memory, options);
-      grid.run();
-    } catch (const Fault& f) {
-      fault = f.what();
-    }
-    memory.read(buffer, out.data(), words * 4);
-  }
-};
 
 /// out[0] after one thread runs `compute`, which leaves its result in %r9.
 uint32_t one(const std::string& compute, const std::string& decls = "") {
@@ -385,7 +353,9 @@ DONE:
   st.global.u32 [%rd3], %r9;
 )";
   for (uint64_t seed = 1; seed <= 400; ++seed) {
-    Run r(kernel("", body), 32, 64, seed);
+    RunOptions options;
+    options.seed = seed;
+    Run r(kernel("", body), 32, 64, 1, options);
     INFO("seed " << seed << ": " << r.fault);
     REQUIRE(r.fault.empty());
     for (uint32_t t = 0; t < 32; ++t) CHECK(r.out[t] == 0u);

@@ -4,6 +4,8 @@
 // memory by the ISA's canonical K-major layout written out in this file.
 #include <catch2/catch.hpp>
 
+#include "shared_bytes.hpp"
+
 #include <cstring>
 #include <vector>
 
@@ -12,19 +14,7 @@
 using namespace cutejit::emulator;
 
 namespace {
-class SharedBytes final : public Memory {
- public:
-  explicit SharedBytes(size_t n) : bytes(n) {}
-  void read(uint64_t a, void* out, size_t n) override {
-    if (a + n > bytes.size()) throw Fault("shared read out of bounds");
-    std::memcpy(out, bytes.data() + a, n);
-  }
-  void write(uint64_t a, const void* in, size_t n) override {
-    if (a + n > bytes.size()) throw Fault("shared write out of bounds");
-    std::memcpy(bytes.data() + a, in, n);
-  }
-  std::vector<uint8_t> bytes;
-};
+using test::SharedBytes;
 
 /// A flat CuTe mode: index -> sum of (coordinate x stride), coordinates colexicographic.
 struct Mode {

@@ -2,6 +2,8 @@
 // relinquish_alloc_permit ("Tensor Memory Allocation", "Access restrictions").
 #include <catch2/catch.hpp>
 
+#include "shared_bytes.hpp"
+
 #include <cstring>
 #include <vector>
 
@@ -10,19 +12,7 @@
 using namespace cutejit::emulator;
 
 namespace {
-class SharedBytes final : public Memory {
- public:
-  explicit SharedBytes(size_t n) : bytes(n) {}
-  void read(uint64_t a, void* out, size_t n) override {
-    if (a + n > bytes.size()) throw Fault("shared read out of bounds");
-    std::memcpy(out, bytes.data() + a, n);
-  }
-  void write(uint64_t a, const void* in, size_t n) override {
-    if (a + n > bytes.size()) throw Fault("shared write out of bounds");
-    std::memcpy(bytes.data() + a, in, n);
-  }
-  std::vector<uint8_t> bytes;
-};
+using test::SharedBytes;
 
 /// One CTA's tcgen05.alloc.cta_group::1 of `ncols` to shared word `dst`.
 bool alloc1(TensorMemory& t, SharedBytes& s, uint64_t dst, uint32_t ncols) {

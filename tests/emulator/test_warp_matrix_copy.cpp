@@ -7,6 +7,8 @@
 // here, element e at bit 4e / 6e of a little-endian bit string, with random padding after them.
 #include <catch2/catch.hpp>
 
+#include "shared_bytes.hpp"
+
 #include <algorithm>
 #include <cstring>
 #include <random>
@@ -18,19 +20,7 @@ using namespace cutejit::emulator;
 
 namespace {
 
-class SharedBytes final : public Memory {
- public:
-  explicit SharedBytes(size_t n) : bytes(n) {}
-  void read(uint64_t a, void* out, size_t n) override {
-    if (a + n > bytes.size()) throw Fault("shared read out of bounds");
-    std::memcpy(out, bytes.data() + a, n);
-  }
-  void write(uint64_t a, const void* in, size_t n) override {
-    if (a + n > bytes.size()) throw Fault("shared write out of bounds");
-    std::memcpy(bytes.data() + a, in, n);
-  }
-  std::vector<uint8_t> bytes;
-};
+using test::SharedBytes;
 
 std::mt19937 rng(777);
 uint32_t random_u32() { return uint32_t(rng()); }

@@ -7,6 +7,8 @@
 // exact, so D must equal the double product computed here bit for bit.
 #include <catch2/catch.hpp>
 
+#include "shared_bytes.hpp"
+
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -19,19 +21,7 @@ using namespace cutejit::emulator;
 
 namespace {
 
-class SharedBytes final : public Memory {
- public:
-  explicit SharedBytes(size_t n) : bytes(n) {}
-  void read(uint64_t a, void* out, size_t n) override {
-    if (a + n > bytes.size()) throw Fault("shared read out of bounds");
-    std::memcpy(out, bytes.data() + a, n);
-  }
-  void write(uint64_t a, const void* in, size_t n) override {
-    if (a + n > bytes.size()) throw Fault("shared write out of bounds");
-    std::memcpy(bytes.data() + a, in, n);
-  }
-  std::vector<uint8_t> bytes;
-};
+using test::SharedBytes;
 
 // ---- formats from their definitions: e exponent bits, m mantissa bits, bias ----
 struct Format {
