@@ -356,6 +356,7 @@ void Grid::run_cluster(uint64_t index) {
           size_t pick = rng_() % c.async.size();
           size_t i = 0;
           complete_async(c, [&](const AsyncOp&) { return i++ == pick; });
+          progress = true;  // it may have completed the phase a waiter needs: look again before a deadlock
         }
       }
     }
