@@ -10,10 +10,14 @@
 #include "cutejit/runtime/device.hpp"
 #include "cutejit/runtime/pinned.hpp"
 #include "driver/driver.hpp"
+#include "driver/emulated_driver.hpp"
 
 namespace cutejit {
 
 namespace {
+/// Whether the driver of `context` can be called (an emulated device's always can).
+bool usable(void* context) { return detail::emulated_driver_for(context) || detail::Driver::available(); }
+
 const detail::Driver& current(void* context) {
   const detail::Driver& d = detail::Driver::of(context);
   d.check(d.cuCtxSetCurrent(static_cast<CUcontext>(context)), "cuCtxSetCurrent");
@@ -39,7 +43,7 @@ Stream& Stream::operator=(Stream&& o) noexcept {
 }
 
 Stream::~Stream() {
-  if (!handle_ || !detail::Driver::available()) return;
+  if (!handle_ || !usable(context_)) return;
   const detail::Driver& d = detail::Driver::of(context_);
   d.cuCtxSetCurrent(static_cast<CUcontext>(context_));
   d.cuStreamDestroy(stream_of(handle_));  // returns at once; the driver frees it when its work is done
@@ -68,7 +72,7 @@ Event& Event::operator=(Event&& o) noexcept {
 }
 
 Event::~Event() {
-  if (!event_ || !detail::Driver::available()) return;
+  if (!event_ || !usable(context_)) return;
   const detail::Driver& d = detail::Driver::of(context_);
   d.cuCtxSetCurrent(static_cast<CUcontext>(context_));
   d.cuEventDestroy(static_cast<CUevent>(event_));
@@ -148,7 +152,7 @@ void* allocate_pinned(size_t bytes, void* context) {
 }
 
 void free_pinned(void* p, void* context) noexcept {
-  if (!p || !Driver::available()) return;
+  if (!p || !usable(context)) return;
   const Driver& d = Driver::of(context);
   d.cuCtxSetCurrent(static_cast<CUcontext>(context));
   d.cuMemFreeHost(p);
