@@ -77,6 +77,14 @@ struct BlockScaled {
   }
 };
 
+/// Elements of K in one unit of an operand's storage: the packed FP4 atoms' k_elements over their
+/// k bytes (2), and 1 for every other atom.
+template <class Op>
+constexpr int elements_per_unit() {
+  if constexpr (requires { Op::k_elements; }) return Op::k_elements / Op::k;
+  else return 1;
+}
+
 template <class Op, Element Out, Epilogue E = Identity, class Products = Dense>
 void kernel(const TmaDescriptor<typename Op::ElementA>& a, const TmaDescriptor<typename Op::ElementB>& b, const Tensor<Out>& c,
             const Int& m, const Int& n, const Int& k, const E& epilogue = {}, const Products& products = {}) {
@@ -88,7 +96,9 @@ void kernel(const TmaDescriptor<typename Op::ElementA>& a, const TmaDescriptor<t
   launch_bounds(threads);
   Int t = thread_idx().x;
   Int m0 = block_idx().x * config.tile_m, n0 = block_idx().y * config.tile_n;
-  Int k_tiles = (k + (tile_k - 1)) / tile_k;
+  // k counts elements and a tile is tile_k units of T along K: a packed FP4 byte holds two.
+  constexpr int per_unit = elements_per_unit<Op>();
+  Int k_tiles = (k + (tile_k * per_unit - 1)) / (tile_k * per_unit);
   // The ring as the consumers read it, (row, k, stage); each stage's tile is where its box lands.
   Tensor<T> sA = gemm80::shared_ring<T>(config.tile_m, stages, gemm80::Major::k, 0);
   Tensor<T> sB = gemm80::shared_ring<T>(config.tile_n, stages, gemm80::Major::k, int64_t(stages) * config.tile_m * 128);
