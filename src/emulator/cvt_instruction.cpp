@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "emulator/fault.hpp"
+#include "emulator/ptx_text.hpp"
 
 namespace cutejit::emulator {
 
@@ -137,15 +138,6 @@ struct Decoded {
   throw Fault("cvt: " + why + " in '" + std::string(opcode) + "'");
 }
 
-std::vector<std::string_view> split(std::string_view s) {
-  std::vector<std::string_view> parts;
-  for (size_t start = 0;;) {
-    size_t dot = s.find('.', start);
-    parts.push_back(s.substr(start, dot - start));
-    if (dot == std::string_view::npos) return parts;
-    start = dot + 1;
-  }
-}
 
 Decoded read_modifiers(std::string_view opcode, const std::vector<std::string_view>& parts, size_t first) {
   static constexpr std::pair<std::string_view, Rounding> frnds[] = {
@@ -280,7 +272,7 @@ Conversion decode_scalar(std::string_view opcode, const Decoded& d, const CvtTyp
 }  // namespace
 
 std::optional<Conversion> parse_cvt(std::string_view opcode) {
-  const std::vector<std::string_view> parts = split(opcode);
+  const std::vector<std::string_view> parts = split_opcode(opcode);
   if (parts[0] != "cvt") return std::nullopt;
   if (parts.size() > 1 && parts[1] == "pack") return decode_pack(opcode, parts);
   const Decoded d = read_modifiers(opcode, parts, 1);

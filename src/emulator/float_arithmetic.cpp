@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "emulator/fault.hpp"
+#include "emulator/ptx_text.hpp"
 #include "emulator/special_functions.hpp"
 
 namespace cutejit::emulator {
@@ -182,15 +183,6 @@ struct Modifiers {
   throw Fault(std::string(opcode.substr(0, opcode.find('.'))) + ": " + why + " in '" + std::string(opcode) + "'");
 }
 
-std::vector<std::string_view> split(std::string_view s) {
-  std::vector<std::string_view> parts;
-  for (size_t start = 0;;) {
-    size_t dot = s.find('.', start);
-    parts.push_back(s.substr(start, dot - start));
-    if (dot == std::string_view::npos) return parts;
-    start = dot + 1;
-  }
-}
 
 Modifiers read_modifiers(std::string_view opcode, const std::vector<std::string_view>& parts) {
   static constexpr std::pair<std::string_view, Rounding> roundings[] = {
@@ -274,7 +266,7 @@ void check(std::string_view opcode, const FloatInstruction& in, const Modifiers&
 }  // namespace
 
 std::optional<FloatInstruction> parse_float_instruction(std::string_view opcode) {
-  const std::vector<std::string_view> parts = split(opcode);
+  const std::vector<std::string_view> parts = split_opcode(opcode);
   const std::optional<FloatOp> op = op_named(parts[0]);
   if (!op || parts.size() < 2) return std::nullopt;
   static constexpr std::pair<std::string_view, std::pair<NumberFormat, int>> types[] = {

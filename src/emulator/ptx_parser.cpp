@@ -572,13 +572,7 @@ class Parser {
     size_t sp = t.find_first_of(" \t");
     std::string_view opcode = t.substr(0, sp);
     std::string_view rest = sp == std::string_view::npos ? std::string_view() : trim(t.substr(sp));
-    Opcode op;
-    for (size_t b = 0; b <= opcode.size();) {
-      size_t e = opcode.find('.', b);
-      if (e == std::string_view::npos) e = opcode.size();
-      op.push_back(opcode.substr(b, e - b));
-      b = e + 1;
-    }
+    Opcode op = split_opcode(opcode);
     std::vector<Type> types = types_of(op);
     f32_operands_ = !types.empty() && types.back() == Type::f32;
     if (op[0] == "call") {

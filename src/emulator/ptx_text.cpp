@@ -132,6 +132,16 @@ std::vector<Statement> split_statements(std::string_view ptx) {
   return out;
 }
 
+std::vector<std::string_view> split_opcode(std::string_view opcode) {
+  std::vector<std::string_view> parts;
+  for (size_t start = 0;;) {
+    size_t dot = opcode.find('.', start);
+    parts.push_back(opcode.substr(start, dot - start));
+    if (dot == std::string_view::npos) return parts;
+    start = dot + 1;
+  }
+}
+
 std::vector<std::string_view> split_operands(std::string_view s) {
   std::vector<std::string_view> out;
   int depth = 0;

@@ -24,5 +24,7 @@ std::vector<Statement> split_statements(std::string_view ptx);
 /// Splits `s` at top-level commas (not inside [], {} or ()), trimming each piece.
 std::vector<std::string_view> split_operands(std::string_view s);
 std::string_view trim(std::string_view s);
+/// A dotted opcode's parts: "mma.sync.aligned.m16n8k16" -> {"mma", "sync", "aligned", "m16n8k16"}.
+std::vector<std::string_view> split_opcode(std::string_view opcode);
 
 }  // namespace cutejit::emulator
