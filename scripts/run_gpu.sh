@@ -3,24 +3,28 @@
 # every example, the benchmarks with their peers, and SASS checks. Logs go to $OUT.
 # `run_gpu.sh tests` runs the [gpu] tests, each case in its own process, memcheck, Python,
 # the examples and the export consumer; `run_gpu.sh again` the [gpu] tests all in one process;
-# `run_gpu.sh bench` the CPU suites, benchmarks, peers and SASS; with no argument, all three.
+# `run_gpu.sh bench` the CPU suites, benchmarks, peers and SASS; `run_gpu.sh emulated` times
+# every [gpu] test on the emulated sm_90a, two host threads a test as on the CI machine, several
+# tests at once; `run_gpu.sh differential` compares the GPU's outputs with the emulator's, kernel
+# by kernel (docs/emulator.md's table); with no argument, all but `emulated` and `differential`.
 # Each part fits one 600-second device call; the whole does not.
 set -uo pipefail
 part=${1:-all}
-case $part in tests|again|bench|all) ;; *) echo "usage: run_gpu.sh [tests|again|bench]" >&2; exit 2 ;; esac
-want() { [ "$part" = all ] || [ "$part" = "$1" ]; }
+case $part in tests|again|bench|emulated|differential|all) ;; *) echo "usage: run_gpu.sh [tests|again|bench|emulated|differential]" >&2; exit 2 ;; esac
+want() { [ "$part" = all ] && [ "$1" != emulated ] && [ "$1" != differential ] || [ "$part" = "$1" ]; }
 OUT=${OUT:-/tmp/cutejit-out}
-mkdir -p "$OUT" /tmp/cj
-tar -C /tmp/cj -xJf bundle/cutejit-gpu.tar.xz
-cd /tmp/cj
-export CUTEJIT_CACHE_DIR=/tmp/cj/cache
+CJ=${CUTEJIT_GPU_DIR:-/tmp/cj}  # where the bundle is unpacked: two parts may run at once in two folders
+mkdir -p "$OUT" "$CJ"
+tar -C $CJ -xJf bundle/cutejit-gpu.tar.xz
+cd $CJ
+export CUTEJIT_CACHE_DIR=$CJ/cache
 # NCCL for its interop test, from the machine's Python wheel (nvidia-nccl-cu13) unless given.
 # NVSHMEM is left to cutejit's own search, which finds the nvidia-nvshmem-cu13 wheel.
 wheel_lib() { python3 -c 'import importlib.util, os, sys; print(os.path.join(list(importlib.util.find_spec(sys.argv[1]).submodule_search_locations)[0], "lib"))' "$1" 2>/dev/null; }
 export CUTEJIT_TEST_NCCL=${CUTEJIT_TEST_NCCL:-$(wheel_lib nvidia.nccl)/libnccl.so.2}
 log="$OUT/gpu-$part.log"
 {
-  echo "== $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(cat /tmp/cj/COMMIT 2>/dev/null)"
+  echo "== $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(cat $CJ/COMMIT 2>/dev/null)"
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv
   if want tests; then
   # Every step has a time limit: a kernel that hangs must not take the other results with it.
@@ -53,14 +57,27 @@ log="$OUT/gpu-$part.log"
     echo "compute-sanitizer: not on this machine, not checked"
   fi
   echo "== the Python module with PyTorch tensors (and its hot launch against Triton's)"
-  CUTEJIT_PYTHON_LIBRARY=/tmp/cj/libcutejit_python.so CUTEJIT_TEST_PLUGIN=/tmp/cj/tests/libcutejit_test_kernels.so \
+  CUTEJIT_PYTHON_LIBRARY=$CJ/libcutejit_python.so CUTEJIT_TEST_PLUGIN=$CJ/tests/libcutejit_test_kernels.so \
     timeout 120 python3 tests/python/test_python.py
-  CUTEJIT_PYTHON_LIBRARY=/tmp/cj/libcutejit_python.so CUTEJIT_TEST_PLUGIN=/tmp/cj/tests/libcutejit_test_kernels.so \
+  CUTEJIT_PYTHON_LIBRARY=$CJ/libcutejit_python.so CUTEJIT_TEST_PLUGIN=$CJ/tests/libcutejit_test_kernels.so \
     PYTHONUNBUFFERED=1 timeout 180 python3 tests/python/test_python_gpu.py
   echo "== examples"
   for e in examples/*; do timeout 60 "$e" || echo "$e: exit code $?"; done
   echo "== a program built against a cutejit-cache export (cuda.h and libcuda only)"
   timeout 60 ./tests/export_consumer || echo "export_consumer: exit code $?"
+  fi
+  if want emulated; then
+  echo "== [gpu] tests on emulator:sm_90a, 2 host threads each, ${CUTEJIT_EMULATED_JOBS:-6} at once"
+  ./tests/cutejit_tests --list-test-names-only "[gpu]~[gpu_runtime]~[cuda_function]~[timing]" | grep -v '^$' |
+    CUTEJIT_DEVICE=emulator:sm_90a CUTEJIT_EMULATOR_THREADS=2 xargs -d '\n' -P "${CUTEJIT_EMULATED_JOBS:-6}" -I{} \
+      sh -c 'spec=$(printf "%s" "$1" | sed "s/[],[\\\\]/\\\\&/g"); s=$(date +%s%N);
+             r=$(timeout "${CUTEJIT_EMULATED_LIMIT:-400}" ./tests/cutejit_tests "$spec" 2>&1 | tail -2 | tr "\n" " ");
+             echo "$(( ($(date +%s%N) - s) / 1000000 )) ms | $1 | $r"' _ {}
+  fi
+  if want differential; then
+  echo "== the GPU against its emulated device, kernel by kernel"
+  timeout 300 ./tests/differential/cutejit_differential
+  echo "cutejit_differential exit code: $?"
   fi
   if want bench; then
   echo "== all CPU suites on this machine too"
@@ -75,7 +92,7 @@ log="$OUT/gpu-$part.log"
   done
   for p in tests/perf/peers_*.py; do [ -f "$p" ] && PYTHONUNBUFFERED=1 timeout 180 python3 "$p"; done
   echo "== SASS (sm_90a runs here; sm_100a / sm_120a compile-verified by disassembly)"
-  export CUTEJIT_DUMP=/tmp/cj/dump
+  export CUTEJIT_DUMP=$CJ/dump
   CUTEJIT_CACHE=off timeout 60 ./examples/vector_add >/dev/null
   CUTEJIT_CACHE=off timeout 60 ./examples/gemm_bf16 >/dev/null
   CUTEJIT_CACHE=off timeout 60 ./examples/gemm_fp8 >/dev/null
@@ -87,7 +104,7 @@ log="$OUT/gpu-$part.log"
   CUTEJIT_CACHE=off timeout 120 ./tests/cutejit_tests "every example cross-compiles*" >/dev/null
   for t in sm_100a sm_120a; do CUTEJIT_CACHE=off timeout 60 ./tests/perf/cutejit_bench_compile $t >/dev/null; done
   unset CUTEJIT_DUMP
-  for f in /tmp/cj/dump/{vector_add,hopper_ops,setmax,tcgen05,gemm}*.cubin; do
+  for f in $CJ/dump/{vector_add,hopper_ops,setmax,tcgen05,gemm}*.cubin; do
     [ -f "$f" ] || continue
     echo "-- $(basename "$f"): $(cuobjdump -sass "$f" 2>&1 | grep -cE '^\s+/\*[0-9a-f]{4}\*/') SASS instructions"
     cuobjdump -res-usage "$f" 2>&1 | grep -oE 'REG:[0-9]+ STACK:[0-9]+ SHARED:[0-9]+ LOCAL:[0-9]+' | sed 's/^/   /'
