@@ -105,4 +105,21 @@ TEST_CASE("bench warms up, times each run alone, and rotates the input sets", "[
   for (int i = 0; i < 9; ++i) CHECK(sets[size_t(i)] == i % 3);
   CHECK(sets[9] == -1);
   CHECK_THROWS_WITH(bench(gpu, [](int) {}, BenchOptions{.reps = 0}), Contains("bench needs reps >= 1"));
+  CHECK_THROWS_WITH(bench(gpu, [](int) {}, BenchOptions{.queued = -1}), Contains("queued >= 0"));
+}
+
+TEST_CASE("bench's queued mode times several runs a sample, in order, rotating the sets across them", "[gpu]") {
+  Device gpu;
+  Stream stream(gpu);
+  Buffer<int32_t> runs = gpu.upload(std::vector<int32_t>(64, -1)), counter = gpu.upload(std::vector<int32_t>{0});
+  BenchResult r = bench(
+      gpu, [&](int set) { note_set(gpu, Launch{.grid = 1, .block = 32, .stream = stream}, runs.view({64}), counter.view({1}), set); },
+      BenchOptions{.warmup = 1, .reps = 4, .rotate = 3, .queued = 5, .stream = stream});
+  stream.synchronize();
+  CHECK(r.samples_ms.size() == 4);
+  CHECK(r.min_ms > 0.0);
+  CHECK(counter.to_host()[0] == 1 + 4 * 5);
+  std::vector<int32_t> sets = runs.to_host();
+  for (int i = 0; i < 21; ++i) CHECK(sets[size_t(i)] == i % 3);
+  CHECK(sets[21] == -1);
 }
