@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# What including cutejit costs a user's file (no GPU needed): the median wall time of five
+# compiles at -O2 of an empty file that includes <cutejit/cutejit.hpp>, of a small kernel file
+# (examples/vector_add.cpp), and of the same with cutejit.hpp precompiled (what CMake's
+# target_precompile_headers gives). Run from the repository root: tests/perf/bench_include.sh [compiler]
+set -euo pipefail
+cxx=${1:-c++}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+flags=(-std=c++20 -O2 -Iinclude -Iexamples)
+printf '#include <cutejit/cutejit.hpp>\n' > "$work/empty.cpp"
+mkdir -p "$work/pch" && cp "$work/empty.cpp" "$work/pch/cutejit_all.hpp"
+"$cxx" "${flags[@]}" -x c++-header "$work/pch/cutejit_all.hpp" -o "$work/pch/cutejit_all.hpp.gch"
+
+median_seconds() {  # the median wall time of five runs of "$@"
+  for _ in 1 2 3 4 5; do
+    start=$(date +%s%N)
+    "$@"
+    echo $(( $(date +%s%N) - start ))
+  done | sort -n | sed -n 3p | awk '{ printf "%.2f s", $1 / 1e9 }'
+}
+
+echo "$("$cxx" --version | head -1), -O2, $(nproc) cores"
+echo "an empty file including cutejit.hpp:          $(median_seconds "$cxx" "${flags[@]}" -c "$work/empty.cpp" -o "$work/e.o")"
+echo "examples/vector_add.cpp (a kernel and main):  $(median_seconds "$cxx" "${flags[@]}" -c examples/vector_add.cpp -o "$work/v.o")"
+echo "the same, cutejit.hpp precompiled:            $(median_seconds "$cxx" "${flags[@]}" -include "$work/pch/cutejit_all.hpp" -c examples/vector_add.cpp -o "$work/p.o")"
