@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <string_view>
 #include <thread>
 
 #include <fmt/format.h>
@@ -109,11 +110,15 @@ void make_current(void* context) {
 
 }  // namespace
 
-void init_nvshmem_module(void* module, void* context, const std::string& kernel) {
+void init_nvshmem_module(void* module, void* context, const std::vector<char>& cubin, const std::string& kernel) {
+  // Only a cubin linked with NVSHMEM's device library names its state. The driver is asked only
+  // then: asking it of every module fails (harmlessly) in each, which compute-sanitizer reports.
+  constexpr std::string_view state_symbol = "nvshmemi_device_state_d";
+  if (std::string_view(cubin.data(), cubin.size()).find(state_symbol) == std::string_view::npos) return;
   const Driver& d = Driver::get();
   CUdeviceptr state = 0;
   size_t bytes = 0;
-  if (d.cuModuleGetGlobal(&state, &bytes, static_cast<CUmodule>(module), "nvshmemi_device_state_d") != CUDA_SUCCESS) return;
+  if (d.cuModuleGetGlobal(&state, &bytes, static_cast<CUmodule>(module), state_symbol.data()) != CUDA_SUCCESS) return;
   const nvshmem::Session* session = active_session.load();
   if (!session)
     throw Error("kernel '" + kernel + "' calls NVSHMEM, and this process has no nvshmem::Session; make one (cutejit/runtime/nvshmem.hpp) "

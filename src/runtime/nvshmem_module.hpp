@@ -5,12 +5,14 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace cutejit::detail {
 
 /// Sets a just-loaded module up for this process's nvshmem::Session when it calls NVSHMEM
-/// (nvshmemx_cumodule_init); leaves any other module alone. `context` is the one it was loaded in.
-/// Throws cutejit::Error when it calls NVSHMEM and there is no Session, or it is on another GPU.
-void init_nvshmem_module(void* module, void* context, const std::string& kernel);
+/// (nvshmemx_cumodule_init); leaves any other module alone. `context` is the one it was loaded in,
+/// `cubin` its image. Throws cutejit::Error when it calls NVSHMEM and there is no Session, or it
+/// is on another GPU.
+void init_nvshmem_module(void* module, void* context, const std::vector<char>& cubin, const std::string& kernel);
 
 }  // namespace cutejit::detail
