@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 
 #include <cstring>
+#include <string_view>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -127,6 +128,11 @@ __attribute__((visibility("default"))) int cutejit_launch(void* kernel, const vo
     cfg.stream = reinterpret_cast<cutejit::StreamHandle>(h.stream);
     k.launch(device(h.device), cfg, converted);
     return 0;
+  } catch (const cutejit::Error& e) {
+    // A launch refused for its shape names the line that described the Launch: here, this file.
+    // Python's traceback names the caller's line instead.
+    std::string_view what = e.what();
+    return failed(what.starts_with(__FILE__) ? "error: " + std::string(e.message()) : std::string(what));
   } catch (const std::exception& e) {
     return failed(e.what());
   }

@@ -1,5 +1,7 @@
 #include "cutejit/runtime/module.hpp"
 
+#include <cstdio>
+
 #include <fmt/format.h>
 
 #include "cutejit/runtime/device.hpp"
@@ -19,6 +21,16 @@ void make_current(const Device& device) {
 }
 
 std::string dims(const Dim3& d) { return fmt::format("({}, {}, {})", d.x, d.y, d.z); }
+
+/// The block shape a kernel's PTX requires (`.reqntid x, y, z` after its entry), or 0 x 0 x 0.
+/// The driver has no attribute for it, and a cached kernel carries its PTX.
+Dim3 required_block(const std::string& ptx) {
+  size_t at = ptx.find(".reqntid");
+  if (at == std::string::npos) return {0, 0, 0};
+  unsigned extent[3] = {1, 1, 1};
+  std::sscanf(ptx.c_str() + at + 8, " %u , %u , %u", &extent[0], &extent[1], &extent[2]);
+  return {extent[0], extent[1], extent[2]};
+}
 }  // namespace
 
 LoadedFunction load_function(const CompiledKernel& compiled, const Device& device) {
@@ -28,11 +40,12 @@ LoadedFunction load_function(const CompiledKernel& compiled, const Device& devic
   // The emulated device runs the PTX (the text the assembler was given); a GPU, the cubin.
   const void* image = device.is_emulated() ? static_cast<const void*>(compiled.ptx.c_str()) : compiled.cubin.data();
   d.check(d.cuModuleLoadData(&module, image), "cuModuleLoadData");
-  if (!device.is_emulated()) init_nvshmem_module(module, device.context(), compiled.name);
+  if (!device.is_emulated()) init_nvshmem_module(module, device.context(), compiled.cubin, compiled.name);
   CUfunction function = nullptr;
   d.check(d.cuModuleGetFunction(&function, module, compiled.name.c_str()), "cuModuleGetFunction");
   LoadedFunction f;
   f.function = function;
+  f.required_block = required_block(compiled.ptx);
   d.check(d.cuFuncGetAttribute(&f.static_shared_bytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, function), "cuFuncGetAttribute");
   d.check(d.cuFuncGetAttribute(&f.max_threads_per_block, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, function),
           "cuFuncGetAttribute");
@@ -49,8 +62,10 @@ LoadedFunction load_function(const CompiledKernel& compiled, const Device& devic
 void launch_function(const std::string& kernel, const LoadedFunction& f, const Device& device, const Launch& cfg,
                      const ParamBuffer& params) {
   const Driver& d = Driver::of(device.context());
-  auto fail = [&](const std::string& what) { throw Error("error: cannot launch kernel '" + kernel + "': " + what); };
+  auto fail = [&](const std::string& what) { throw Error("error: cannot launch kernel '" + kernel + "': " + what, cfg.where); };
   if (cfg.grid.count() == 0 || cfg.block.count() == 0) fail(fmt::format("grid {} and block {} must not be empty", dims(cfg.grid), dims(cfg.block)));
+  if (const Dim3 b = f.required_block; b.count() > 0 && (cfg.block.x != b.x || cfg.block.y != b.y || cfg.block.z != b.z))
+    fail(fmt::format("the kernel declares blocks of {} (block_shape) but the launch asks for {}", dims(b), dims(cfg.block)));
   if (cfg.block.count() > uint64_t(f.max_threads_per_block))
     fail(fmt::format("a block of {} threads is more than this kernel allows ({})", cfg.block.count(), f.max_threads_per_block));
   uint64_t shared = uint64_t(f.static_shared_bytes) + cfg.shared_bytes;

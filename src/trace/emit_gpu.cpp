@@ -102,6 +102,27 @@ void launch_bounds(int max_threads, int min_blocks_per_sm, Where where) {
   t.function()->setAttr(mlir::NVVM::NVVMDialect::getMinctasmAttrName(), b.getI32IntegerAttr(min_blocks_per_sm));
 }
 
+void block_shape(int x, int y, int z, Where where) {
+  Trace& t = Trace::current(where);
+  if (x < 1 || y < 1 || z < 1 || x > 1024 || y > 1024 || z > 64 || x * y * z > 1024)
+    trace_error("block_shape takes extents of at least 1, at most 1024 x 1024 x 64 and 1024 threads in all, not " + std::to_string(x) +
+                    " x " + std::to_string(y) + " x " + std::to_string(z),
+                where);
+  if (const auto& b = t.block_shape())
+    trace_error("block_shape is declared once per kernel, before block_dim() is read; this kernel declared it at " +
+                    std::string(b->where.file_name()) + ":" + std::to_string(b->where.line()),
+                where);
+  t.set_block_shape({x, y, z, where});
+  // NVPTX writes the attribute as `.reqntid`: the driver refuses a launch of another shape, and
+  // ptxas may budget registers for exactly this many threads.
+  t.function()->setAttr(mlir::NVVM::NVVMDialect::getReqntidAttrName(), t.builder().getDenseI32ArrayAttr({x, y, z}));
+}
+
+int declared_block_threads(Where where) {
+  const auto& b = Trace::current(where).block_shape();
+  return b ? b->count() : 0;
+}
+
 void cluster_shape(int x, int y, int z, Where where) {
   Trace& t = Trace::current(where);
   t.require(Feature::sm90, "cluster_shape (a thread-block cluster)", where);

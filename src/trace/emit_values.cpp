@@ -461,6 +461,15 @@ ValueId assume_divisible(ValueId v_id, int64_t divisor, Where where) {
 }
 
 ValueId special(Special which, Where where) {
+  // A declared block shape (block_shape) makes block_dim() a constant the tracer can reason with.
+  if (const auto& shape = Trace::current(where).block_shape()) {
+    switch (which) {
+      case Special::block_dim_x: return constant_int(DType::i32, shape->x, where);
+      case Special::block_dim_y: return constant_int(DType::i32, shape->y, where);
+      case Special::block_dim_z: return constant_int(DType::i32, shape->z, where);
+      default: break;
+    }
+  }
   Emitter e(where);
   using namespace mlir::NVVM;
   mlir::Type i32 = e.b.getI32Type();

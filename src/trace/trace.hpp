@@ -106,13 +106,16 @@ class Trace {
   /// Finishes the function (terminator) and hands the module over.
   mlir::OwningOpRef<mlir::ModuleOp> finish();
 
-  /// The thread-block cluster the kernel declared (cluster_shape), and where.
-  struct ClusterShape {
+  /// A shape the kernel declared (block_shape, cluster_shape), and where.
+  struct DeclaredShape {
     int x = 1, y = 1, z = 1;
     Where where;
+    int count() const { return x * y * z; }
   };
-  const std::optional<ClusterShape>& cluster_shape() const { return cluster_shape_; }
-  void set_cluster_shape(const ClusterShape& c) { cluster_shape_ = c; }
+  const std::optional<DeclaredShape>& cluster_shape() const { return cluster_shape_; }
+  void set_cluster_shape(const DeclaredShape& c) { cluster_shape_ = c; }
+  const std::optional<DeclaredShape>& block_shape() const { return block_shape_; }
+  void set_block_shape(const DeclaredShape& b) { block_shape_ = b; }
   /// Every tcgen05 op of a kernel names the same CTA group (1, or 2 for the MMAs of a CTA
   /// pair): the first one's. Throws, naming both lines, for one that differs; a group of 2
   /// needs a declared cluster of an even number of CTAs along x (the pairs are ranks 2k, 2k + 1).
@@ -143,7 +146,8 @@ class Trace {
   std::map<std::tuple<uint32_t, uint32_t, int>, ValueId> register_elements_;
   mlir::Operation* dynamic_shared_global_ = nullptr;
   int64_t static_shared_bytes_ = 0;
-  std::optional<ClusterShape> cluster_shape_;
+  std::optional<DeclaredShape> cluster_shape_;
+  std::optional<DeclaredShape> block_shape_;
   std::optional<std::pair<int, Where>> cta_group_;
   Trace* previous_;
 };

@@ -47,6 +47,33 @@ TEST_CASE("launch checks: shared memory, block size, grid", "[gpu]") {
   CHECK_THROWS_WITH(fill_value(gpu, Launch{.grid = {0}, .block = 64}, out, 1), Contains("must not be empty"));
 }
 
+TEST_CASE("a kernel that declares its block runs with it; a launch with another block is an error at the launch's line", "[gpu]") {
+  Device gpu;
+  Kernel block_sums{"block_sums", [](Tensor<i32> in, Tensor<i32> out) {
+    block_shape(128);
+    Int i = block_idx().x * block_dim().x + thread_idx().x;
+    Int total = block_reduce(Int(in(i)), 128);
+    if_(thread_idx().x == 0, [&] { out(block_idx().x) = total; });
+  }};
+  std::vector<int32_t> h(512);
+  for (int i = 0; i < 512; ++i) h[size_t(i)] = i * 7 - 1000;
+  auto in = gpu.upload(h);
+  auto out = gpu.upload(std::vector<int32_t>(4, -1));
+  block_sums(gpu, Launch{.grid = 4, .block = 128}, in, out);
+  gpu.synchronize();
+  std::vector<int32_t> sums = out.to_host();
+  for (int b = 0; b < 4; ++b) {
+    int32_t expected = 0;
+    for (int i = 0; i < 128; ++i) expected += h[size_t(b * 128 + i)];
+    CHECK(sums[size_t(b)] == expected);
+  }
+  const int launch_line = __LINE__ + 1;
+  CHECK_THROWS_WITH(block_sums(gpu, Launch{.grid = 2, .block = 256}, in, out),
+                    Contains("test_launch_gpu.cpp:" + std::to_string(launch_line)) &&
+                        Contains("the kernel declares blocks of (128, 1, 1) (block_shape) but the launch asks for (256, 1, 1)"));
+  CHECK(out.to_host() == sums);  // the refused launch wrote nothing
+}
+
 TEST_CASE("a host pointer is rejected where a device pointer is needed", "[gpu]") {
   Device gpu;
   std::vector<float> host(16);

@@ -137,6 +137,11 @@ inline void decrease_max_registers(int count, detail::Where w = detail::Where::c
 inline void launch_bounds(int max_threads, int min_blocks_per_sm = 1, detail::Where w = detail::Where::current()) {
   detail::launch_bounds(max_threads, min_blocks_per_sm, w);
 }
+/// Declares the block every launch of this kernel has: x * y * z threads. The kernel's code may
+/// then rely on it: block_dim() is these constants, block_reduce checks its thread count against
+/// it, and the cubin carries it (`.reqntid`); a launch with another block is an error naming the
+/// launch's line. Once per kernel, before block_dim() is read.
+inline void block_shape(int x, int y = 1, int z = 1, detail::Where w = detail::Where::current()) { detail::block_shape(x, y, z, w); }
 /// Declares that the kernel runs in thread-block clusters of x * y * z CTAs (sm_90 and newer;
 /// 8 at most, the portable limit): the cubin carries the shape (`.reqnctapercluster`), every
 /// launch gets it without naming it, and a launch naming another is an error. Instructions that

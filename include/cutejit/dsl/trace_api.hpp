@@ -100,6 +100,9 @@ ValueId vote(VoteKind kind, ValueId predicate, Where where);
 ValueId elect_one(Where where);
 void set_max_registers(int count, bool increase, Where where);
 void launch_bounds(int max_threads, int min_blocks_per_sm, Where where);
+void block_shape(int x, int y, int z, Where where);
+/// The thread count of the block shape the kernel declared (block_shape), or 0 for none.
+int declared_block_threads(Where where);
 void cluster_shape(int x, int y, int z, Where where);
 void cluster_arrive(Where where);
 void cluster_wait(Where where);

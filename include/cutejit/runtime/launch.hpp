@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <source_location>
 #include <type_traits>
 
 #include "cutejit/runtime/stream.hpp"
@@ -31,6 +32,8 @@ struct Launch {
   /// kernel in the stream has finished; it calls griddepcontrol_wait() before reading what that
   /// kernel writes. Hides one kernel's launch latency and tail behind the previous one's.
   bool programmatic_dependent_launch = false;
+  /// Where the launch was described: an error refusing it names this line.
+  std::source_location where = std::source_location::current();
 };
 
 /// Blocks needed to cover a count: a grid dimension. A template, so that with any integer

@@ -23,6 +23,8 @@ struct LoadedFunction {
   int max_threads_per_block = 0;
   /// The cluster shape compiled into the kernel (cluster_shape), or 0 x 0 x 0 for none.
   Dim3 required_cluster{0, 0, 0};
+  /// The block shape compiled into the kernel (block_shape, `.reqntid`), or 0 x 0 x 0 for none.
+  Dim3 required_block{0, 0, 0};
   mutable int dynamic_shared_limit_set = 0;
 };
 

@@ -61,6 +61,10 @@ template <Element T>
 Value<T> block_reduce(const Value<T>& v, int threads, Reduce op = Reduce::sum, detail::Where w = detail::Where::current()) {
   if (threads < 32 || threads > 1024 || threads % 32 != 0)
     detail::fail("block_reduce needs the block's size, a multiple of 32 from 32 to 1024 threads, not " + std::to_string(threads), w);
+  if (int declared = detail::declared_block_threads(w); declared && declared != threads)
+    detail::fail("block_reduce is told the block has " + std::to_string(threads) + " threads, but the kernel declared a block of " +
+                     std::to_string(declared) + " (block_shape)",
+                 w);
   const int warps = threads / 32;
   Value<T> partial = warp_reduce(v, op, 32, w);
   if (warps == 1) return partial;
