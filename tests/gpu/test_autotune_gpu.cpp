@@ -50,7 +50,7 @@ TEST_CASE("autotune tells candidates apart by their GPU time and leaves out one 
   CHECK(again.from_record);
 }
 
-TEST_CASE("the Hopper GEMM with its tuned tile width computes A * B^T", "[gpu][emulated]") {
+TEST_CASE("the Hopper GEMM with its tuned tile width computes A * B^T", "[gpu]") {
   cache_test::TempCache tmp;
   detail::forget_tune_decisions();
   Device gpu;

@@ -49,7 +49,7 @@ Kernel declared{"declared_cluster", [](Tensor<u32> out) {
 }  // namespace
 
 TEST_CASE("a kernel that declares cluster_shape(2) runs in clusters of 2 without the launch naming them; another shape is an error",
-          "[gpu][emulated]") {
+          "[gpu]") {
   Device gpu;
   auto out = gpu.upload(std::vector<uint32_t>(8, 99u));
   declared(gpu, Launch{.grid = 8, .block = 32}, out);
@@ -64,7 +64,7 @@ TEST_CASE("a kernel that declares cluster_shape(2) runs in clusters of 2 without
                     Catch::Contains("the grid (7, 1, 1) is not a multiple of the kernel's cluster shape (2, 1, 1)"));
 }
 
-TEST_CASE("a TMA multicast load fills both CTAs of a cluster; a remote arrival completes the peer's barrier", "[gpu][emulated]") {
+TEST_CASE("a TMA multicast load fills both CTAs of a cluster; a remote arrival completes the peer's barrier", "[gpu]") {
   Device gpu;
   const int clusters = 4, rows = 8 * clusters, cols = 32;
   std::vector<float> host(rows * cols);

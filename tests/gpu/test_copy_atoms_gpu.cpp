@@ -36,7 +36,7 @@ Kernel move_tile{"move_tile", [](Tensor<f32> in, Tensor<f32> out) {
 }};
 }  // namespace
 
-TEST_CASE("an AtomicAdd copy sums every block's fragment into one tile exactly", "[gpu][emulated]") {
+TEST_CASE("an AtomicAdd copy sums every block's fragment into one tile exactly", "[gpu]") {
   Device gpu;
   const int blocks = 6;
   std::vector<float> start(128 * 16);
@@ -54,7 +54,7 @@ TEST_CASE("an AtomicAdd copy sums every block's fragment into one tile exactly",
   CHECK(wrong == 0);
 }
 
-TEST_CASE("a UniversalCopy<16> tiled copy moves a tile through shared memory unchanged", "[gpu][emulated]") {
+TEST_CASE("a UniversalCopy<16> tiled copy moves a tile through shared memory unchanged", "[gpu]") {
   Device gpu;
   std::vector<float> in(32 * 64);
   for (size_t i = 0; i < in.size(); ++i) in[i] = float(i) * 0.5f - 100.0f;

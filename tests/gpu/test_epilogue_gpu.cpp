@@ -21,7 +21,7 @@ std::vector<bf16> poison(size_t n) {
 }
 }  // namespace
 
-TEST_CASE("the stmatrix copy puts every value of a wgmma C fragment at its row and column, swizzled or not", "[gpu][emulated]") {
+TEST_CASE("the stmatrix copy puts every value of a wgmma C fragment at its row and column, swizzled or not", "[gpu]") {
   Device gpu;
   std::vector<uint16_t> expected;
   for (int r = 0; r < 64; ++r)
@@ -37,7 +37,7 @@ TEST_CASE("the stmatrix copy puts every value of a wgmma C fragment at its row a
   }
 }
 
-TEST_CASE("stmatrix .trans writes each register pair down a column", "[gpu][emulated]") {
+TEST_CASE("stmatrix .trans writes each register pair down a column", "[gpu]") {
   Device gpu;
   auto out = gpu.upload(poison(256));
   test::stmatrix_transposed(gpu, Launch{.grid = 1, .block = 32}, out.view({256}));
@@ -52,7 +52,7 @@ TEST_CASE("stmatrix .trans writes each register pair down a column", "[gpu][emul
   CHECK(bits_of(out.to_host()) == expected);
 }
 
-TEST_CASE("TMA reduce-add: three blocks add their tiles into one box of the old values", "[gpu][emulated]") {
+TEST_CASE("TMA reduce-add: three blocks add their tiles into one box of the old values", "[gpu]") {
   Device gpu;
   const int rows = 64, cols = 48, blocks = 3;  // the box is the 32 x 32 corner; the rest stays
   std::vector<float> old(rows * cols);

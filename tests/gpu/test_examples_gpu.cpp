@@ -11,7 +11,7 @@
 
 using namespace cutejit;
 
-TEST_CASE("examples match their float64 host references on the GPU", "[gpu][emulated]") {
+TEST_CASE("examples match their float64 host references on the GPU", "[gpu]") {
   Device gpu;
   test::check_examples(gpu, {
       examples::vector_add_example(), examples::vector_add_example(1000), examples::saxpy_example(),
@@ -30,7 +30,7 @@ Kernel dirty_shared{"dirty_shared", [](Tensor<f32> sink) {
 }};
 }  // namespace
 
-TEST_CASE("the examples do not depend on what shared memory held before them", "[gpu][emulated]") {
+TEST_CASE("the examples do not depend on what shared memory held before them", "[gpu]") {
   Device gpu;
   auto sink = gpu.alloc<float>(size_t(gpu.multiprocessors()) * 8);
   for (const examples::Example& e : {examples::block_reduce_example(), examples::softmax_example(), examples::transpose_example()}) {

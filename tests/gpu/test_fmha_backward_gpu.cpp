@@ -8,6 +8,7 @@
 
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fmha_backward_sm90.hpp"
@@ -17,10 +18,13 @@ using namespace cutejit;
 
 namespace {
 
-struct Lengths {
-  const char* name;
-  std::vector<int32_t> q, k;
-};
+// Variable: a sequence shorter than a block, one with residues in both, one token, and one with
+// more queries than keys (causal: its first 110 queries see no key, and its keys get only the
+// last 40 queries' gradients). The emulator runs the variable lengths alone.
+test::Sweep lengths_and_heads(const Device& gpu, test::Lengths fixed, int emulated_heads) {
+  const test::Lengths variable = {"variable", {77, 200, 1, 150}, {77, 260, 33, 40}};
+  return test::sweep(gpu, {std::move(fixed), variable}, variable, emulated_heads);
+}
 
 // The bound is the rounding of P, dS and O to T (8 bits of mantissa in bf16, 11 in f16): dQ's
 // errors measured on the H200 are 0.006-0.027 in bf16 and about 8 times smaller in f16, the
@@ -28,17 +32,13 @@ struct Lengths {
 // O as the largest share of dS.
 template <Element T, class Check>
 void check_all(const Device& gpu, const char* type, double bound, Check&& check) {
-  // Fixed: two sequences of 192 (three key blocks, a query block and a half). Variable: a
-  // sequence shorter than a block, one with residues in both, one token, and one with more
-  // queries than keys (causal: its first 110 queries see no key, and its keys get only the
-  // last 40 queries' gradients).
-  const std::vector<Lengths> lengths = {{"fixed", {192, 192}, {192, 192}},
-                                        {"variable", {77, 200, 1, 150}, {77, 260, 33, 40}}};
+  // Fixed: two sequences of 192 (three key blocks, a query block and a half).
+  const test::Sweep sweep = lengths_and_heads(gpu, {"fixed", {192, 192}, {192, 192}}, 2);
   unsigned seed = 500;
   for (int64_t head_dim : {64, 128})
     for (bool causal : {false, true})
-      for (const Lengths& l : lengths)
-        for (auto [heads, kv_heads] : {std::pair{2, 2}, std::pair{4, 1}}) {
+      for (const test::Lengths& l : sweep.lengths)
+        for (auto [heads, kv_heads] : sweep.heads) {
           auto in = examples::backward_inputs(examples::fmha_inputs<T>(l.q, l.k, heads, kv_heads, head_dim, causal, seed += 5), seed + 4);
           examples::BackwardErrors e = check(gpu, in);
           INFO(type << " hd " << head_dim << (causal ? " causal" : "") << ", " << l.name << " lengths, " << heads << " query / "
@@ -55,13 +55,13 @@ void check_all(const Device& gpu, const char* type, double bound, Check&& check)
 // kernels, and (variable lengths) rows and keys that see nothing.
 template <Element T>
 void check_windows(const Device& gpu, const char* type, double bound) {
-  const std::vector<Lengths> lengths = {{"fixed", {320, 320}, {320, 320}},
-                                        {"variable", {77, 200, 1, 150}, {77, 260, 33, 40}}};
+  // One head on the emulator: the test runs 20 kernels (element type x head dim x mask).
+  const test::Sweep sweep = lengths_and_heads(gpu, {"fixed", {320, 320}, {320, 320}}, 1);
   unsigned seed = 900;
   for (int64_t head_dim : {64, 128})
     for (const test::MaskCase& m : std::span(test::fmha_masks).subspan(2))  // check_all has none and causal
-      for (const Lengths& l : lengths)
-        for (auto [heads, kv_heads] : {std::pair{2, 2}, std::pair{4, 1}}) {
+      for (const test::Lengths& l : sweep.lengths)
+        for (auto [heads, kv_heads] : sweep.heads) {
           auto forward = examples::fmha_inputs<T>(l.q, l.k, heads, kv_heads, head_dim, m.causal, seed += 5);
           m.apply(forward.problem);
           auto in = examples::backward_inputs(std::move(forward), seed + 4);

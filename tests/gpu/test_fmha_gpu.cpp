@@ -40,7 +40,7 @@ void check_all(const Device& gpu, const char* type) {
 
 }  // namespace
 
-TEST_CASE("the FA2 forward matches float64 attention for every mask, head dim and length mix", "[gpu][emulated]") {
+TEST_CASE("the FA2 forward matches float64 attention for every mask, head dim and length mix", "[gpu]") {
   Device gpu;
   check_all<bf16>(gpu, "bf16");
   check_all<f16>(gpu, "f16");

@@ -177,7 +177,7 @@ void check_layouts(const Device& gpu, const Shape& s, std::initializer_list<Layo
 
 }  // namespace
 
-TEST_CASE("the Hopper attention forward on BSHD and BHSD tensors matches float64 attention, at every head dim and mask", "[gpu][emulated]") {
+TEST_CASE("the Hopper attention forward on BSHD and BHSD tensors matches float64 attention, at every head dim and mask", "[gpu]") {
   Device gpu;
   // Ragged: 200 queries (a tile and a residue), 300 keys (two blocks and a residue), S_q != S_k.
   for (int64_t head_dim : {64, 128, 256})
@@ -185,7 +185,7 @@ TEST_CASE("the Hopper attention forward on BSHD and BHSD tensors matches float64
   check_layouts<f16>(gpu, {3, 130, 130, 2, 2, 128}, {{"BHSD", bhsd}}, "f16", 750);
 }
 
-TEST_CASE("the Hopper attention forward reads Q, K and V out of a fused QKV tensor and padded rows, and writes nothing else", "[gpu][emulated]") {
+TEST_CASE("the Hopper attention forward reads Q, K and V out of a fused QKV tensor and padded rows, and writes nothing else", "[gpu]") {
   Device gpu;
   check_layouts<bf16>(gpu, {2, 257, 257, 4, 1, 128}, {{"fused QKV", fused_qkv}}, "bf16", 800);
   check_layouts<bf16>(gpu, {2, 200, 300, 4, 2, 128}, {{"padded", padded}}, "bf16", 820);

@@ -15,23 +15,22 @@ using namespace cutejit;
 
 namespace {
 
-struct Lengths {
-  const char* name;
-  std::vector<int32_t> q, k;
-};
+// Fixed: two sequences of 320 (two and a half tiles of queries and of key blocks). Variable: a
+// sequence shorter than a tile, one with residues in both and several key blocks, one token,
+// and one with more queries than keys. The emulator's: the variable one with 300 keys for 520.
+test::Sweep lengths_and_heads(const Device& gpu, int emulated_heads) {
+  return test::sweep(gpu, {{"fixed", {320, 320}, {320, 320}}, {"variable", {77, 300, 1, 150}, {77, 520, 33, 40}}},
+                     {"variable, 300 keys for 520", {77, 300, 1, 150}, {77, 300, 33, 40}}, emulated_heads);
+}
 
 template <Element T>
 void check_head_dim(const Device& gpu, int64_t head_dim, const char* type, bool windows) {
-  // Fixed: two sequences of 320 (two and a half tiles of queries and of key blocks). Variable:
-  // a sequence shorter than a tile, one with residues in both and several key blocks, one
-  // token, and one with more queries than keys.
-  const std::vector<Lengths> lengths = {{"fixed", {320, 320}, {320, 320}},
-                                        {"variable", {77, 300, 1, 150}, {77, 520, 33, 40}}};
+  const test::Sweep sweep = lengths_and_heads(gpu, 2);
   unsigned seed = 400 + unsigned(head_dim);
   for (const test::MaskCase& m : test::fmha_masks) {
     if (!windows && m.windowed()) continue;
-    for (const Lengths& l : lengths)
-      for (auto [heads, kv_heads] : {std::pair{2, 2}, std::pair{4, 1}}) {
+    for (const test::Lengths& l : sweep.lengths)
+      for (auto [heads, kv_heads] : sweep.heads) {
         auto in = examples::fmha_inputs<T>(l.q, l.k, heads, kv_heads, head_dim, m.causal, seed += 3);
         m.apply(in.problem);
         double error = examples::fmha_sm90_check(gpu, in);
@@ -45,12 +44,12 @@ void check_head_dim(const Device& gpu, int64_t head_dim, const char* type, bool 
 /// The same cases, bf16, with ping-pong between the consumer warpgroups forced on or off (the
 /// launch takes it by the sequences' length, which the cases above keep short).
 void check_pingpong(const Device& gpu, int64_t head_dim, bool on) {
-  const std::vector<Lengths> lengths = {{"fixed", {320, 320}, {320, 320}},
-                                        {"variable", {77, 300, 1, 150}, {77, 520, 33, 40}}};
+  // One head on the emulator: the test runs six kernels (on and off x head dim) per mask.
+  const test::Sweep sweep = lengths_and_heads(gpu, 1);
   unsigned seed = 700 + unsigned(head_dim);
   for (const test::MaskCase& m : test::fmha_masks)
-    for (const Lengths& l : lengths)
-      for (auto [heads, kv_heads] : {std::pair{2, 2}, std::pair{4, 1}}) {
+    for (const test::Lengths& l : sweep.lengths)
+      for (auto [heads, kv_heads] : sweep.heads) {
         auto in = examples::fmha_inputs<bf16>(l.q, l.k, heads, kv_heads, head_dim, m.causal, seed += 3);
         m.apply(in.problem);
         double error = examples::fmha_check_with(gpu, in, [&](auto&&... buffers) {
