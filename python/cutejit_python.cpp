@@ -4,11 +4,11 @@
 #include <dlfcn.h>
 
 #include <cstring>
-#include <string_view>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <cutejit/cutejit.hpp>
