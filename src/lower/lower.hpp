@@ -9,28 +9,17 @@
 
 #include "cutejit/core/target.hpp"
 #include "core/dump.hpp"
+#include "ir/mlir_context.hpp"
 
 namespace llvm {
 class LLVMContext;
 class Module;
 }  // namespace llvm
 namespace mlir {
-class MLIRContext;
 class ModuleOp;
 }  // namespace mlir
 
 namespace cutejit::detail {
-
-/// The kernel attribute listing, as an i32 array, the parameters that are grid constants
-/// (by-value tensor maps). The tracer sets it; the lowering turns each listed `!llvm.ptr`
-/// parameter into `ptr byval([N x i8]) align 64 "nvvm.grid_constant"`.
-inline constexpr const char* grid_constant_attribute = "cutejit.grid_constant";
-/// The size of a CUtensorMap, the only grid constant cutejit passes.
-inline constexpr int grid_constant_bytes = 128;
-
-/// The MLIR context of this thread, with the dialects, conversions and translations cutejit
-/// uses registered once (creating one costs about a millisecond).
-mlir::MLIRContext& thread_mlir_context();
 
 /// MLIR passes (scf -> cf, gpu/arith/nvvm -> llvm, canonicalize, cse, line-info scopes), then
 /// translation of the kernel to an LLVM module in `context`.

@@ -10,7 +10,7 @@
 
 #include "cutejit/core/error.hpp"
 #include "cutejit/core/kernel_abi.hpp"
-#include "lower/lower.hpp"
+#include "ir/mlir_context.hpp"
 
 namespace cutejit::detail {
 

@@ -15,7 +15,7 @@
 #include <mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h>
 #include <mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h>
 
-#include "lower/lower.hpp"
+#include "ir/mlir_context.hpp"
 
 namespace cutejit::detail {
 
