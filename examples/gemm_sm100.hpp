@@ -31,7 +31,9 @@
 //    warp's two swizzled chunk buffers, and one lane stores the warp's 32 x 32 chunk with TMA
 //    while the warp goes on to the next. Then it frees the accumulator for tile j + 2: while
 //    the epilogue stores tile j, the MMAs of tile j + 1 run in the other one.
-// M a multiple of 128, N of the tile's N, K of a stage's K (check_shape): no edge tiles.
+// Any M, N and K whose rows TMA can address (check_shape: 16-byte rows of A, B and C): the
+// tiles at the edges are partial. TMA fills a load's elements past M, N or K with zeros, which
+// add nothing to the products, and clips a store to C's extents, so no kernel code changes.
 #pragma once
 
 #include <algorithm>
@@ -39,6 +41,7 @@
 #include <bit>
 #include <cstdint>
 #include <optional>
+#include <source_location>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -107,6 +110,8 @@ struct Dense {
   static constexpr int block_m = PairsM, block_n = PairsN;
   /// Elements of K per stage: 64 bf16, 128 FP8.
   static constexpr int tile_k = k_bytes / int(sizeof(T));
+  /// K is a multiple of this: rows of A and B of whole 16 bytes, as TMA addresses them.
+  static constexpr int k_granule = 16 / int(sizeof(T));
   /// The rows of B in each CTA's stage.
   static constexpr int b_rows = tile_n / Ctas;
   static constexpr int a_stage_bytes = tile_m * k_bytes, b_stage_bytes = b_rows * k_bytes;
@@ -202,7 +207,7 @@ void kernel(const Mainloop& mainloop, const TmaDescriptor<bf16>& c, const Int& m
   Int cluster_rank = pair ? cluster_cta_rank() : Int(0);
   Int rank = pair ? cluster_rank % 2 : Int(0);
   constexpr int pair_tile_m = tile_m * ctas;
-  Int k_tiles = k / Mainloop::tile_k;
+  Int k_tiles = (k + (Mainloop::tile_k - 1)) / Mainloop::tile_k;  // the last one partial
   // A cluster's block of tiles: PM x PN pair tiles (one for a lone pair or CTA), this pair's at (pm, pn) in it.
   constexpr int block_m = Mainloop::block_m, block_n = Mainloop::block_n;
   auto pair_place = [&] {
@@ -212,9 +217,10 @@ void kernel(const Mainloop& mainloop, const TmaDescriptor<bf16>& c, const Int& m
       return std::pair{Int(0), Int(0)};
   };
   auto [pm, pn] = pair_place();
-  StaticTileScheduler scheduler = pair ? StaticTileScheduler(m / (pair_tile_m * block_m), n / (tile_n * block_n), block_idx().x / cluster,
-                                                             grid_dim().x / cluster)
-                                       : StaticTileScheduler(m / tile_m, n / tile_n);
+  auto tiles = [](const Int& extent, int tile) { return (extent + (tile - 1)) / tile; };  // the last one partial
+  StaticTileScheduler scheduler = pair ? StaticTileScheduler(tiles(m, pair_tile_m * block_m), tiles(n, tile_n * block_n),
+                                                             block_idx().x / cluster, grid_dim().x / cluster)
+                                       : StaticTileScheduler(tiles(m, tile_m), tiles(n, tile_n));
   Pointer<int8_t> smem = dynamic_shared_aligned<int8_t>(1024);
   std::optional<PipelineClc> clc;
   if constexpr (S == Scheduling::clc)
@@ -383,17 +389,18 @@ void kernel(const Mainloop& mainloop, const TmaDescriptor<bf16>& c, const Int& m
   if_(warp == 1, [&] { tmem.free(d); });
 }
 
-/// Throws unless the shape is one the main loop covers: whole tiles.
+/// Throws unless TMA can address the shape: rows of A and B of whole 16 bytes (K a multiple of
+/// the main loop's k_granule), rows of C too (N a multiple of 8), every extent below 2^31 (TMA
+/// coordinates are 32-bit). The tiles at the edges may be partial.
 template <class Mainloop>
-void check_shape(int64_t m, int64_t n, int64_t k) {
-  // A worker (a CTA, a pair or a cluster of pairs) covers a block of block_m x block_n tiles.
-  constexpr int tile_m_all = tile_m * Mainloop::ctas * Mainloop::block_m, tile_n = Mainloop::tile_n * Mainloop::block_n;
-  constexpr int tile_k = Mainloop::tile_k;
-  constexpr int64_t limit = int64_t(1) << 31;  // TMA coordinates are 32-bit
-  if (m <= 0 || n <= 0 || k <= 0 || m % tile_m_all || n % tile_n || k % tile_k || m >= limit || n >= limit || k >= limit)
-    throw Error("the sm_100 GEMM needs M a multiple of " + std::to_string(tile_m_all) + ", N of " + std::to_string(tile_n) + " and K of " +
-                std::to_string(tile_k) + " (whole tiles), each below 2^31, not " + std::to_string(m) + " x " + std::to_string(n) + " x " +
-                std::to_string(k));
+void check_shape(int64_t m, int64_t n, int64_t k, const std::source_location& where = std::source_location::current()) {
+  constexpr int k_granule = Mainloop::k_granule, n_granule = 8;
+  constexpr int64_t limit = int64_t(1) << 31;
+  if (m <= 0 || n <= 0 || k <= 0 || k % k_granule || n % n_granule || m >= limit || n >= limit || k >= limit)
+    throw Error("the sm_100 GEMM needs M, N and K from 1 to 2^31 - 1 with K a multiple of " + std::to_string(k_granule) +
+                    " and N of " + std::to_string(n_granule) + " (rows of A, B and C of whole 16 bytes, as TMA reads and writes them), not " +
+                    std::to_string(m) + " x " + std::to_string(n) + " x " + std::to_string(k),
+                where);
 }
 
 /// The grid: one CTA per multiprocessor, or one per tile when there are fewer tiles; with
@@ -402,7 +409,7 @@ void check_shape(int64_t m, int64_t n, int64_t k) {
 template <class Mainloop, Scheduling S = Scheduling::persistent>
 Launch launch_config(int multiprocessors, int64_t m, int64_t n) {
   constexpr int ctas = Mainloop::cluster_ctas;  // a worker: one CTA, a pair, or a cluster of pairs
-  const int64_t tiles = (m / (tile_m * Mainloop::ctas * Mainloop::block_m)) * (n / (Mainloop::tile_n * Mainloop::block_n));
+  const int64_t tiles = ceil_div(m, int64_t(tile_m * Mainloop::ctas * Mainloop::block_m)) * ceil_div(n, int64_t(Mainloop::tile_n * Mainloop::block_n));
   const uint32_t workers = S == Scheduling::clc ? uint32_t(tiles) : StaticTileScheduler::grid_size(tiles, multiprocessors / ctas);
   return Launch{.grid = workers * ctas, .block = threads, .shared_bytes = Resources<Mainloop, S>::shared_bytes};
 }

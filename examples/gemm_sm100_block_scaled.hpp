@@ -36,6 +36,8 @@ struct BlockScaled {
   static_assert(tile_n == 128, "two accumulators of 128 columns leave TMEM room for the scales");
   /// Elements of K per stage, and their scale blocks per row.
   static constexpr int tile_k = k_bytes * (Atom::fp4 ? 2 : 1), blocks = tile_k / Atom::vector;
+  /// K is a multiple of this: whole scale blocks, in rows of A and B of whole 16 bytes.
+  static constexpr int k_granule = std::max(16 * tile_k / k_bytes, Atom::vector);
   static constexpr int a_stage_bytes = tile_m * k_bytes, b_stage_bytes = tile_n * k_bytes;
   /// A stage's scales: blocks bytes per row, in 512-byte chunks of 128 rows x 4 blocks.
   static constexpr int sfa_stage_bytes = tile_m * blocks, sfb_stage_bytes = tile_n * blocks;
@@ -91,10 +93,14 @@ struct BlockScaled {
 };
 
 /// The tensor map of a scale tensor of `rows` rows and `blocks` K blocks in the 128x4 blocked
-/// layout, as (128-row blocks, 256-byte half chunks, 256 bytes), and boxes of `tile_rows` rows
-/// and `half_chunks` half chunks: whole chunks, which land in shared memory unchanged.
+/// layout (rows padded to 128 and blocks to 4, as blocked_scales writes them), as (128-row
+/// blocks, 256-byte half chunks, 256 bytes), and boxes of `tile_rows` rows and `half_chunks`
+/// half chunks: whole chunks, which land in shared memory unchanged. A partial tile's box reaches
+/// past the padding: TMA fills it with zero scales, which meet A's and B's zero fill.
 inline TensorMap<uint8_t> scale_tensor_map(const Buffer<uint8_t>& sf, int64_t rows, int64_t blocks, int tile_rows, int half_chunks) {
-  return make_tensor_map(sf.view({rows / 128, blocks / 2, 256}, {blocks * 128, 256, 1}), {uint32_t(tile_rows / 128), uint32_t(half_chunks), 256u});
+  const int64_t row_blocks = ceil_div(rows, int64_t(128)), padded_blocks = ceil_div(blocks, int64_t(4)) * 4;
+  return make_tensor_map(sf.view({row_blocks, padded_blocks / 2, 256}, {padded_blocks * 128, 256, 1}),
+                         {uint32_t(tile_rows / 128), uint32_t(half_chunks), 256u});
 }
 inline TensorMap<uint8_t> scale_tensor_map_for_compile(int tile_rows, int half_chunks) {
   return TensorMap<uint8_t>::for_compile(3, {uint32_t(tile_rows / 128), uint32_t(half_chunks), 256u}, TmaSwizzle::none);

@@ -1,7 +1,7 @@
 // The block-scaled sm_100 GEMMs executed (gemm_sm100_block_scaled.hpp): on a Blackwell
 // datacenter GPU, or on the emulated device of an sm_100-family target
 // (CUTEJIT_DEVICE=emulator:sm_100a). NVFP4 and MXFP8, each on the persistent schedule and on
-// cluster launch control, at shapes of several tiles each way and several stages of K, against
+// cluster launch control, at ragged shapes (partial tiles along M, N and K) of several tiles each way and several stages of K, against
 // a float64 product of the operands and scales decoded on the host from the format
 // definitions (block_scaled_reference.hpp), output poisoned.
 #include <catch2/catch.hpp>
@@ -74,16 +74,17 @@ TEST_CASE("the block-scaled sm_100 GEMMs run and match a float64 product of the 
     WARN("skipped: the device is " << dev.target().name() << ", not an sm_100-family target (run with CUTEJIT_DEVICE=emulator:sm_100a)");
     return;
   }
-  // 4 x 3 (persistent) or 3 x 2 (CLC) tiles of 128 x 128. The persistent grids are of 2 CTAs,
-  // 6 tiles each (each accumulator filled three times), and K is more stages than the ring
-  // holds (5 for NVFP4, 6 for MXFP8): the ring wraps within a tile, so each stage's TMEM scale
-  // columns are overwritten while the other accumulator is drained.
-  SECTION("NVFP4, persistent") { run<g100::Nvfp4>(dev, examples::gemm_nvfp4_sm100, 512, 384, 7 * 256, 2); }
+  // 4 x 3 (persistent) or 3 x 2 and 2 x 3 (CLC) tiles of 128 x 128, the last each way partial.
+  // The persistent grids are of 2 CTAs, 6 tiles each (each accumulator filled three times), and
+  // K is more stages than the ring holds (5 for NVFP4, 6 for MXFP8), the last partial: the ring
+  // wraps within a tile, so each stage's TMEM scale columns are overwritten while the other
+  // accumulator is drained.
+  SECTION("NVFP4, persistent") { run<g100::Nvfp4>(dev, examples::gemm_nvfp4_sm100, 392, 264, 6 * 256 + 160, 2); }
   SECTION("NVFP4, cluster launch control") {
-    run<g100::Nvfp4, g100::Scheduling::clc>(dev, examples::gemm_nvfp4_sm100_clc, 384, 256, 512, dev.multiprocessors());
+    run<g100::Nvfp4, g100::Scheduling::clc>(dev, examples::gemm_nvfp4_sm100_clc, 264, 136, 480, dev.multiprocessors());
   }
-  SECTION("MXFP8, persistent") { run<g100::Mxfp8>(dev, examples::gemm_mxfp8_sm100, 512, 384, 8 * 128, 2); }
+  SECTION("MXFP8, persistent") { run<g100::Mxfp8>(dev, examples::gemm_mxfp8_sm100, 392, 264, 7 * 128 + 96, 2); }
   SECTION("MXFP8, cluster launch control") {
-    run<g100::Mxfp8, g100::Scheduling::clc>(dev, examples::gemm_mxfp8_sm100_clc, 384, 256, 384, dev.multiprocessors());
+    run<g100::Mxfp8, g100::Scheduling::clc>(dev, examples::gemm_mxfp8_sm100_clc, 136, 264, 416, dev.multiprocessors());
   }
 }

@@ -215,8 +215,11 @@ TEST_CASE("the block-scaled GEMM's scale boxes land in shared memory as the tile
   };
   check(std::type_identity<examples::gemm_sm100::Nvfp4>{}, 128, 256, 1024);
   check(std::type_identity<examples::gemm_sm100::Mxfp8>{}, 128, 256, 512);
-  CHECK_THROWS_WITH(examples::gemm_sm100::check_shape<examples::gemm_sm100::Nvfp4>(256, 256, 128),
-                    Contains("needs M a multiple of 128, N of 128 and K of 256"));
+  // Partial tiles are fine; K must be whole 16-element scale blocks in whole 16-byte rows.
+  CHECK_NOTHROW(examples::gemm_sm100::check_shape<examples::gemm_sm100::Nvfp4>(200, 136, 96));
+  CHECK_THROWS_WITH(examples::gemm_sm100::check_shape<examples::gemm_sm100::Nvfp4>(256, 256, 80),
+                    Contains("K a multiple of 32 and N of 8"));
+  CHECK_THROWS_WITH(examples::gemm_sm100::check_shape<examples::gemm_sm100::Mxfp8>(256, 260, 128), Contains("not 256 x 260 x 128"));
 }
 
 TEST_CASE("block-scaled tcgen05.mma and tcgen05.cp: UTCQMMA, UTCOMMA and UTCCP", "[unit]") {

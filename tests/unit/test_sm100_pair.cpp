@@ -96,8 +96,10 @@ TEST_CASE("the 2-CTA GEMM's shapes and grid: 256 x 256 tiles, a pair per tile, h
   CHECK(examples::gemm_sm100::launch_config<Pair>(148, 2048, 4096).grid.x == 148);
   CHECK(examples::gemm_sm100::launch_config<Pair>(148, 512, 512).grid.x == 8);  // 4 tiles, 4 pairs
   CHECK(examples::gemm_sm100::launch_config<Pair>(148, 512, 512).shared_bytes <= 232448);
-  CHECK_THROWS_WITH(examples::gemm_sm100::check_shape<Pair>(128, 256, 64), Contains("needs M a multiple of 256"));
-  CHECK_NOTHROW(examples::gemm_sm100::check_shape<Pair>(256, 256, 64));
+  // A partial pair tile: 264 rows are two, the second with 8 (all in the even CTA's half).
+  CHECK(examples::gemm_sm100::launch_config<Pair>(148, 264, 256).grid.x == 4);
+  CHECK_NOTHROW(examples::gemm_sm100::check_shape<Pair>(128, 200, 72));
+  CHECK_THROWS_WITH(examples::gemm_sm100::check_shape<Pair>(128, 256, 60), Contains("K a multiple of 8 and N of 8"));
 }
 
 namespace {
@@ -196,7 +198,7 @@ TEST_CASE("the 2-CTA GEMM with multicast between pairs: B's slices multicast, th
   // A cluster's block is 512 x 256: 2048 x 4096 has 64 of them, for 37 clusters of 148 multiprocessors.
   CHECK(examples::gemm_sm100::launch_config<Quad>(148, 2048, 4096).grid.x == 148);
   CHECK(examples::gemm_sm100::launch_config<Quad>(148, 512, 512).grid.x == 8);
-  CHECK_THROWS_WITH(examples::gemm_sm100::check_shape<Quad>(256, 256, 64), Contains("needs M a multiple of 512"));
+  CHECK(examples::gemm_sm100::launch_config<Quad>(148, 520, 256).grid.x == 8);  // two blocks, the second of 8 rows
   // Pairs along N share A instead: two 64-row slices of A multicast, B's half as one box.
   Kernel along_n{"gemm_bf16_sm100_2cta_multicast_n", [](TmaDescriptor<bf16> a, TmaDescriptor<bf16> b, TmaDescriptor<bf16> c, Int m, Int n, Int k) {
                    examples::gemm_sm100::kernel(examples::gemm_sm100::Dense<bf16, 2, 1, 2>{a, b}, c, m, n, k);
