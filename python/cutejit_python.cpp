@@ -4,16 +4,14 @@
 #include <dlfcn.h>
 
 #include <cstring>
-#include <map>
-#include <memory>
-#include <mutex>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include <cutejit/cutejit.hpp>
 #include <cutejit/interop/dlpack.hpp>
 #include <cutejit/jit/registry.hpp>
+
+#include "launch_support.hpp"
 
 namespace {
 
@@ -22,16 +20,6 @@ thread_local std::string last_error;
 int failed(const std::string& message) {
   last_error = message;
   return -1;
-}
-
-/// One Device per GPU, made on first use: the primary context, which PyTorch and CuPy share.
-const cutejit::Device& device(int ordinal) {
-  static std::mutex mutex;
-  static std::map<int, std::unique_ptr<cutejit::Device>> devices;
-  std::lock_guard lock(mutex);
-  auto& d = devices[ordinal];
-  if (!d) d = std::make_unique<cutejit::Device>(ordinal);
-  return *d;
 }
 
 }  // namespace
@@ -126,13 +114,10 @@ __attribute__((visibility("default"))) int cutejit_launch(void* kernel, const vo
     }
     cutejit::Launch cfg{.grid = {h.grid[0], h.grid[1], h.grid[2]}, .block = {h.block[0], h.block[1], h.block[2]}, .shared_bytes = h.shared_bytes};
     cfg.stream = reinterpret_cast<cutejit::StreamHandle>(h.stream);
-    k.launch(device(h.device), cfg, converted);
+    k.launch(cutejit::python::device(h.device), cfg, converted);
     return 0;
   } catch (const cutejit::Error& e) {
-    // A launch refused for its shape names the line that described the Launch: here, this file.
-    // Python's traceback names the caller's line instead.
-    std::string_view what = e.what();
-    return failed(what.starts_with(__FILE__) ? "error: " + std::string(e.message()) : std::string(what));
+    return failed(cutejit::python::launch_error(e, __FILE__));
   } catch (const std::exception& e) {
     return failed(e.what());
   }

@@ -17,6 +17,13 @@ bash tests/export/run.sh "$PWD/build" build/cache/cutejit-cache build/tests/libc
 cp build/tests/export_consumer build/tests/libcutejit_test_kernels.so bundle/stage/tests/
 cp build/tests/perf/cutejit_bench build/tests/perf/cutejit_bench_* tests/perf/peers*.py tests/perf/gpu_timing.py bundle/stage/tests/perf/
 cp build/tests/differential/cutejit_differential bundle/stage/tests/differential/
+# TVM-FFI's wheels for the Python versions the GPU machine may have (it has no package
+# registry): run_gpu.sh installs the one that fits, for the Python module's fast entry.
+mkdir -p bundle/stage/wheels
+for v in 310 311 312 313; do
+  python3 -m pip download -q --no-deps --only-binary=:all: --python-version "$v" --platform manylinux_2_28_x86_64 \
+    -d bundle/stage/wheels "apache-tvm-ffi==${CUTEJIT_TVM_FFI_VERSION:-0.1.15.post2}"
+done
 find build/examples -maxdepth 1 -type f -executable -exec cp {} bundle/stage/examples/ \;
 strip --strip-unneeded bundle/stage/libcutejit.so.0 bundle/stage/tests/cutejit_tests bundle/stage/tests/export_consumer \
   bundle/stage/tests/libcutejit_test_kernels.so bundle/stage/libcutejit_python.so \

@@ -6,11 +6,12 @@
 # `run_gpu.sh bench` the CPU suites, benchmarks, peers and SASS; `run_gpu.sh emulated` times
 # every [gpu] test on the emulated sm_90a, two host threads a test as on the CI machine, several
 # tests at once; `run_gpu.sh differential` compares the GPU's outputs with the emulator's, kernel
-# by kernel (docs/emulator.md's table); with no argument, all but `emulated` and `differential`.
+# by kernel (docs/emulator.md's table); `run_gpu.sh python` the Python module alone (part of
+# `tests`); with no argument, all but `emulated` and `differential`.
 # Each part fits one 600-second device call; the whole does not.
 set -uo pipefail
 part=${1:-all}
-case $part in tests|again|bench|emulated|differential|all) ;; *) echo "usage: run_gpu.sh [tests|again|bench|emulated|differential]" >&2; exit 2 ;; esac
+case $part in tests|again|bench|emulated|differential|python|all) ;; *) echo "usage: run_gpu.sh [tests|again|bench|emulated|differential|python]" >&2; exit 2 ;; esac
 want() { [ "$part" = all ] && [ "$1" != emulated ] && [ "$1" != differential ] || [ "$part" = "$1" ]; }
 OUT=${OUT:-/tmp/cutejit-out}
 CJ=${CUTEJIT_GPU_DIR:-/tmp/cj}  # where the bundle is unpacked: two parts may run at once in two folders
@@ -56,11 +57,21 @@ log="$OUT/gpu-$part.log"
   else
     echo "compute-sanitizer: not on this machine, not checked"
   fi
-  echo "== the Python module with PyTorch tensors (and its hot launch against Triton's)"
+  fi
+  if want tests || want python; then
+  echo "== the Python module with PyTorch tensors (and its hot launch against Triton's), with TVM-FFI's entry"
+  # TVM-FFI from the carried wheel that fits this Python, into a folder of its own.
+  py=$(python3 -c 'import sys; print("%d%d" % sys.version_info[:2])')
+  python3 -m pip install -q --no-deps --no-index --target $CJ/pysite $CJ/wheels/apache_tvm_ffi-*-cp$py-*.whl 2>&1 | tail -2
   CUTEJIT_PYTHON_LIBRARY=$CJ/libcutejit_python.so CUTEJIT_TEST_PLUGIN=$CJ/tests/libcutejit_test_kernels.so \
-    timeout 120 python3 tests/python/test_python.py
+    PYTHONPATH=$CJ/pysite CUTEJIT_TEST_EXPECT_TVM_FFI=1 timeout 120 python3 tests/python/test_python.py
   CUTEJIT_PYTHON_LIBRARY=$CJ/libcutejit_python.so CUTEJIT_TEST_PLUGIN=$CJ/tests/libcutejit_test_kernels.so \
-    PYTHONUNBUFFERED=1 timeout 180 python3 tests/python/test_python_gpu.py
+    PYTHONPATH=$CJ/pysite PYTHONUNBUFFERED=1 timeout 240 python3 tests/python/test_python_gpu.py
+  echo "== the same without TVM-FFI (the ctypes entry alone)"
+  CUTEJIT_PYTHON_LIBRARY=$CJ/libcutejit_python.so CUTEJIT_TEST_PLUGIN=$CJ/tests/libcutejit_test_kernels.so \
+    PYTHONUNBUFFERED=1 timeout 240 python3 tests/python/test_python_gpu.py
+  fi
+  if want tests; then
   echo "== examples"
   for e in examples/*; do timeout 60 "$e" || echo "$e: exit code $?"; done
   echo "== a program built against a cutejit-cache export (cuda.h and libcuda only)"

@@ -48,3 +48,15 @@ if [ ! -f "$nvshmem/nvidia/nvshmem/lib/libnvshmem_host.so.3" ]; then
   python3 -m zipfile -e "$nvshmem"/wheels/*.whl "$nvshmem"
   rm -rf "$nvshmem/wheels"
 fi
+
+# TVM-FFI (the `apache-tvm-ffi` wheel), for the Python module's fast launch entry: its C header
+# builds python/tvm_ffi_launch.cpp, and the Python tests import the unpacked package, so the
+# entry is tested here although the module works without it (it then launches through ctypes).
+tvm_ffi=build/tvm_ffi
+if [ ! -f "$tvm_ffi/tvm_ffi/include/tvm/ffi/c_api.h" ]; then
+  echo "setup: fetching apache-tvm-ffi ${CUTEJIT_TVM_FFI_VERSION:=0.1.15.post2} from PyPI"
+  mkdir -p "$tvm_ffi/wheels"
+  python3 -m pip download -q --no-deps --only-binary=:all: -d "$tvm_ffi/wheels" "apache-tvm-ffi==$CUTEJIT_TVM_FFI_VERSION"
+  python3 -m zipfile -e "$tvm_ffi"/wheels/*.whl "$tvm_ffi"
+  rm -rf "$tvm_ffi/wheels"
+fi

@@ -19,6 +19,12 @@ are recorded on it, so their memory is not reused meanwhile). The first launch o
 specialization compiles it, as in C++; later ones cost the launch. Errors are `cutejit.Error`,
 with cutejit's message.
 
+Where TVM-FFI (the `apache-tvm-ffi` package) is installed, a launch whose arrays are all
+PyTorch tensors, on the default stream argument, goes through it instead: TVM-FFI takes each
+tensor through torch's DLPack exchange API and the stream from torch's current one, which costs
+a fraction of reading them here. The semantics are the same; CUTEJIT_PYTHON_FFI=ctypes turns the
+fast entry off.
+
 The native half is libcutejit_python.so, found through $CUTEJIT_PYTHON_LIBRARY, next to this
 package, in the build tree, or on the library path.
 """
@@ -71,6 +77,40 @@ _capsule_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
 
 def _raise():
     raise Error(_native.cutejit_last_error().decode(errors="replace"))
+
+
+_ffi_launch = None  # TVM-FFI's entry to the launch; False where there is none
+_ffi_types = None  # the argument types it takes, settled once torch is imported
+
+
+def _load_ffi_launch():
+    if os.environ.get("CUTEJIT_PYTHON_FFI") == "ctypes" or not hasattr(_native, "__tvm_ffi_launch"):
+        return False
+    try:
+        import tvm_ffi
+        launch = tvm_ffi.load_module(_native._name).launch
+        tvm_ffi.register_error("cutejit.Error", Error)
+        return launch
+    except (ImportError, OSError, AttributeError, RuntimeError):
+        return False
+
+
+def _ffi_entry():
+    """(launch, types): TVM-FFI's entry to the launch, or False where TVM-FFI is not installed
+    or the native half was built without it, and the argument types it takes: numbers, and
+    PyTorch's tensors where torch hands them over through its DLPack exchange API."""
+    global _ffi_launch, _ffi_types
+    if _ffi_types is None:
+        if _ffi_launch is None:
+            _ffi_launch = _load_ffi_launch()
+        torch = sys.modules.get("torch")
+        types = (bool, int, float)
+        if torch is not None and hasattr(torch.Tensor, "__dlpack_c_exchange_api__"):
+            types += (torch.Tensor,)
+        if torch is None and _ffi_launch:
+            return _ffi_launch, frozenset(types)
+        _ffi_types = frozenset(types)
+    return _ffi_launch, _ffi_types
 
 
 def kernel_names():
@@ -144,6 +184,14 @@ class _Launch:
         self._kernel, self._grid, self._block, self._shared, self._stream = kernel, grid, block, shared_bytes, stream
 
     def __call__(self, *args):
+        launch, types = _ffi_entry() if self._stream is None else (False, ())
+        if launch:
+            for a in args:
+                if type(a) not in types:
+                    break
+            else:
+                launch(self._kernel._handle, *self._grid, *self._block, self._shared, -1, *args)
+                return
         stream, device = _launch_stream(args)
         if self._stream is not None:
             stream = int(self._stream)

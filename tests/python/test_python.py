@@ -35,11 +35,23 @@ raises(lambda: add(grid=(0,), block=256), "grid is an int or a tuple of 1 to 3 i
 raises(lambda: add(grid=1 << 32, block=256), "not (4294967296,)")
 raises(lambda: add(grid=1, block=(1, 2, 3, 4)), "block is an int")
 raises(lambda: add(grid=1, block=32)(object(), 1, 2), "argument 0 of kernel 'vector_add' is a object")
-raises(lambda: add(grid=1, block=32)(1 << 64, 2, 3), "argument 0 of kernel 'vector_add' is 18446744073709551616, outside")
+raises(lambda: add(grid=1, block=32)(1 << 64, 2, 3), "argument 0 of kernel 'vector_add' is", "outside the 64-bit signed range")
 raises(lambda: add(grid=1, block=32, shared_bytes=-1), "shared_bytes is 0 to 2^32 - 1")
 # A launch needs the GPU before the kernel checks its arguments: on a machine with none this is
 # the driver's absence, on one with a GPU the kernel's check. Either way an Error, never a crash.
 raises(lambda: add(grid=1, block=32)(1, 2, 3), "error:")
+
+# Where the native half was built with TVM-FFI's header and tvm_ffi imports (the build tree's
+# tests: scripts/setup.sh unpacks it), launches of numbers and PyTorch tensors take TVM-FFI's
+# entry: the same mistakes give the same cutejit.Error through it, and CUTEJIT_PYTHON_FFI=ctypes
+# turns it off.
+if os.environ.get("CUTEJIT_TEST_EXPECT_TVM_FFI") == "1":
+    launch, types = cutejit._ffi_entry()
+    check(bool(launch) and {bool, int, float} <= types, "the TVM-FFI entry is found: %r" % ((launch, types),))
+    raises(lambda: launch(add._handle, 1, 1, 1, 32, 1, 1, 0, -1, "text"), "argument 0 of kernel 'vector_add' is a str")
+    raises(lambda: launch(add._handle, 1, 1, 1, 32, 1, 1, 0, -1, 1 << 64), "argument 0 of kernel 'vector_add' is",
+           "outside the 64-bit signed range")
+    raises(lambda: launch(add._handle, 1, 1), "launch takes the kernel, the grid")
 
 print("python module: %d failure(s)" % len(failures))
 sys.exit(1 if failures else 0)

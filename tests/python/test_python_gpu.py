@@ -131,14 +131,53 @@ check("host memory" in e, "a CPU tensor is refused: " + e)
 e = error_of(lambda: add(grid=1, block=32)(a, b))
 check("takes 3 arguments, not 2" in e, "a missing argument is refused: " + e)
 
-# Host time per launch, launches queued back to back, median of 200 rounds of 100.
+# The sum of seven tensors, through whichever entry this process has (TVM-FFI's where tvm_ffi
+# imports and torch hands tensors over through its DLPack exchange API).
+entry, types = cutejit._ffi_entry()
+fast = bool(entry) and torch.Tensor in types
+print("launch entry: " + ("TVM-FFI (tvm_ffi %s)" % __import__("tvm_ffi").__version__ if fast else "ctypes"))
+sum7 = lib.kernel("sum7")
+ins = [torch.randn(n, device="cuda") for _ in range(7)]
+out = torch.full((n,), float("nan"), device="cuda")
+sum7(grid=n // 256, block=256)(*ins, out)
+torch.cuda.synchronize()
+check(torch.allclose(out, sum(ins[1:], ins[0]), rtol=1e-6, atol=1e-5), "sum7 on eight torch tensors equals their sum")
+if fast:
+    # The same mistakes through TVM-FFI's entry give the same errors.
+    e = error_of(lambda: sum7(grid=1, block=32)(*ins[:6], ins[6].double(), out))
+    check("argument 6 of kernel 'sum7'" in e and "takes a f32 tensor" in e, "TVM-FFI entry: a float64 tensor is refused: " + e)
+    e = error_of(lambda: sum7(grid=1, block=32)(*ins[:6], ins[6].cpu(), out))
+    check("host memory" in e, "TVM-FFI entry: a CPU tensor is refused: " + e)
+    # On a side stream, as above: ordered after the fill queued there.
+    side2 = torch.cuda.Stream()
+    with torch.cuda.stream(side2):
+        out.fill_(float("nan"))
+        torch.cuda._sleep(20_000_000)
+        ins[0].add_(1.0)
+        sum7(grid=n // 256, block=256)(*ins, out)
+        got = out.clone()
+    torch.cuda.synchronize()
+    check(torch.allclose(got, sum(ins[1:], ins[0]), rtol=1e-6, atol=1e-5), "TVM-FFI entry: the launch runs on torch's current stream")
+
+# Host time per launch, launches queued back to back, median of 200 rounds of 100: three and
+# eight tensors, through each entry this process has, and Triton's in the same process.
 small = 1024
 x, z = torch.empty(small, device="cuda"), torch.empty(small, device="cuda")
-launch = add(grid=1, block=256)
+eight = [torch.empty(small, device="cuda") for _ in range(8)]
+launch, launch8 = add(grid=1, block=256), sum7(grid=4, block=256)
 launch(x, x, z)
+launch8(*eight)
 torch.cuda.synchronize()
-ours = launch_overhead_us(lambda: launch(x, x, z))
-print(f"cutejit_python_launch_overhead: {ours:.3f} us per launch (3 PyTorch tensors, read field by field)")
+figures = {}
+for name, on in (("ctypes", "ctypes"), ("TVM-FFI", "tvm-ffi")):
+    if on == "tvm-ffi" and not fast:
+        print("TVM-FFI: not importable here (or torch has no DLPack exchange API), no figure")
+        continue
+    os.environ["CUTEJIT_PYTHON_FFI"] = "ctypes" if on == "ctypes" else ""
+    cutejit._ffi_launch, cutejit._ffi_types = None, None  # look for the entry again
+    figures[name, 3] = launch_overhead_us(lambda: launch(x, x, z))
+    figures[name, 8] = launch_overhead_us(lambda: launch8(*eight))
+    print(f"cutejit_python_launch_overhead[{name}]: {figures[name, 3]:.3f} us (3 tensors), {figures[name, 8]:.3f} us (8 tensors)")
 try:
     import triton
     import triton.language as tl
@@ -149,10 +188,22 @@ try:
         mask = offs < m
         tl.store(r + offs, tl.load(p + offs, mask=mask) + tl.load(q + offs, mask=mask), mask=mask)
 
+    @triton.jit
+    def sum7_kernel(a, b, c, d, e, f, g, r, m, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        k = offs < m
+        s = tl.load(a + offs, mask=k) + tl.load(b + offs, mask=k) + tl.load(c + offs, mask=k) + tl.load(d + offs, mask=k)
+        s += tl.load(e + offs, mask=k) + tl.load(f + offs, mask=k) + tl.load(g + offs, mask=k)
+        tl.store(r + offs, s, mask=k)
+
     add_kernel[(4,)](x, x, z, small, BLOCK=256)
+    sum7_kernel[(4,)](*eight, small, BLOCK=256)
     torch.cuda.synchronize()
-    theirs = launch_overhead_us(lambda: add_kernel[(4,)](x, x, z, small, BLOCK=256))
-    print(f"triton_launch_overhead_same_process: {theirs:.3f} us per launch; cutejit/triton = {ours / theirs:.2f}")
+    t3 = launch_overhead_us(lambda: add_kernel[(4,)](x, x, z, small, BLOCK=256))
+    t8 = launch_overhead_us(lambda: sum7_kernel[(4,)](*eight, small, BLOCK=256))
+    print(f"triton_launch_overhead_same_process: {t3:.3f} us (3 tensors), {t8:.3f} us (8 tensors)")
+    for (name, count), ours in sorted(figures.items()):
+        print(f"  cutejit[{name}] / triton, {count} tensors: {ours / (t3 if count == 3 else t8):.2f}")
 except ImportError:
     print("triton: not importable here, no peer figure")
 
