@@ -15,6 +15,7 @@
 #include "cutejit/jit/dynamic_arg.hpp"
 #include "cutejit/jit/kernel_core.hpp"
 #include "cutejit/jit/kernel_param.hpp"
+#include "cutejit/jit/prepared_launch.hpp"
 #include "cutejit/runtime/device.hpp"
 
 namespace cutejit {
@@ -97,27 +98,6 @@ struct FromDynamic<Constexpr<T>> {
 };
 
 }  // namespace detail
-
-/// A launch whose specialization is resolved and whose parameters are packed: calling it
-/// costs one cuLaunchKernelEx.
-class PreparedLaunch {
- public:
-  void operator()() const { core_->launch(*function_, *device_, config_, params_); }
-  /// The same launch on another stream.
-  void operator()(StreamHandle stream) const {
-    Launch cfg = config_;
-    cfg.stream = stream;
-    core_->launch(*function_, *device_, cfg, params_);
-  }
-
- private:
-  template <class F> friend class Kernel;
-  const detail::KernelCore* core_ = nullptr;
-  const detail::LoadedFunction* function_ = nullptr;
-  const Device* device_ = nullptr;
-  Launch config_;
-  detail::ParamBuffer params_;
-};
 
 template <class F>
 class Kernel {
