@@ -8,21 +8,13 @@
 
 #include "cutejit/cutejit.hpp"
 #include "kernels/checks.hpp"
+#include "kernels/element_names.hpp"
 
 namespace cutejit::kernels {
 
 namespace {
 
-template <class T>
-constexpr const char* type_suffix() {
-  if constexpr (std::is_same_v<T, bf16>) return "bf16";
-  else if constexpr (std::is_same_v<T, f16>) return "f16";
-  else return "f32";
-}
-
-/// Elements of T in 16 bytes: one vector access.
-template <class T>
-constexpr int vector = 16 / int(sizeof(T));
+using detail::vector;
 
 /// The block for rows of `hidden`: about four vectors a thread, 32 to 1024 threads.
 int threads_for(int64_t hidden, int vec) {
@@ -67,7 +59,7 @@ void rmsnorm_row(const Tensor<T>& x, const Tensor<T>* residual, const Tensor<T>&
 
 template <class T>
 auto& rmsnorm_kernel() {
-  static Kernel k{std::string("cutejit_rmsnorm_") + type_suffix<T>(),
+  static Kernel k{std::string("cutejit_rmsnorm_") + detail::element_name<T>(),
                   [](Tensor<T> x, Tensor<T> weight, Tensor<T> y, Value<f32> eps, Constexpr<int> threads) {
                     rmsnorm_row<T>(x, nullptr, weight, y, eps, threads);
                   }};
@@ -76,7 +68,7 @@ auto& rmsnorm_kernel() {
 
 template <class T>
 auto& add_rmsnorm_kernel() {
-  static Kernel k{std::string("cutejit_add_rmsnorm_") + type_suffix<T>(),
+  static Kernel k{std::string("cutejit_add_rmsnorm_") + detail::element_name<T>(),
                   [](Tensor<T> x, Tensor<T> residual, Tensor<T> weight, Tensor<T> y, Value<f32> eps, Constexpr<int> threads) {
                     rmsnorm_row<T>(x, &residual, weight, y, eps, threads);
                   }};

@@ -1,0 +1,103 @@
+// Rotary embedding in place: one CTA a token. Its threads walk the token's (head, i) pairs,
+// i < head_dim / 2, each rotating x[head, i] and x[head, i + head_dim / 2] by the angle
+// position * inv_freq[i] ("rotate half", as Qwen3's and Llama's code pairs them).
+#include <cmath>
+
+#include "cutejit/cutejit.hpp"
+#include "cutejit/kernels/elementwise.hpp"
+#include "kernels/checks.hpp"
+#include "kernels/element_names.hpp"
+
+namespace cutejit::kernels {
+
+namespace {
+
+constexpr int threads = 128;
+
+template <class T>
+auto& rope_kernel() {
+  static Kernel k{std::string("cutejit_rope_") + detail::element_name<T>(),
+                  [](Tensor<T> x, Tensor<int32_t> positions, Tensor<f32> inv_freq) {
+                    block_shape(threads);
+                    Int token = block_idx().x;
+                    Int half = x.shape(2) / 2;
+                    F32 position = cast<f32>(Int(positions(token)));
+                    for_(thread_idx().x, x.shape(1) * half, threads, [&](Int p) {
+                      Int head = p / half, i = p % half;
+                      F32 angle = position * F32(inv_freq(i));
+                      F32 c = cos(angle), s = sin(angle);
+                      F32 a = cast<f32>(Value<T>(x(token, head, i))), b = cast<f32>(Value<T>(x(token, head, i + half)));
+                      x(token, head, i) = cast<T>(a * c - b * s);
+                      x(token, head, i + half) = cast<T>(b * c + a * s);
+                    });
+                  }};
+  return k;
+}
+
+template <class T>
+Launch plan(const DeviceTensor<T>& x, const DeviceTensor<int32_t>& positions, const DeviceTensor<float>& inv_freq,
+            const ElementwiseOptions& options, const std::source_location& where) {
+  const char* op = "rope";
+  detail::require(x.rank == 3, op, "x is a tensor of rank " + std::to_string(x.rank) + "; it takes (tokens, heads, head_dim)", where);
+  detail::require(x.stride[2] == 1, op, "x's head_dim is not contiguous (its last stride is " + std::to_string(x.stride[2]) + ")", where);
+  detail::require(x.shape[2] % 2 == 0, op, "head_dim " + std::to_string(x.shape[2]) + " is odd; rotary embedding rotates pairs", where);
+  detail::require(positions.rank == 1 && positions.shape[0] == x.shape[0], op,
+                  "positions is " + detail::shape_of(positions) + "; it takes (" + std::to_string(x.shape[0]) + "), one per token",
+                  where);
+  detail::require(inv_freq.rank == 1 && inv_freq.shape[0] == x.shape[2] / 2, op,
+                  "inv_freq is " + detail::shape_of(inv_freq) + "; it takes (" + std::to_string(x.shape[2] / 2) +
+                      "), as rope_inv_freq(head_dim, theta) makes it",
+                  where);
+  detail::require(x.shape[0] < (int64_t(1) << 31), op, "x has more than 2^31 - 1 tokens", where);
+  return Launch{.grid = uint32_t(std::max<int64_t>(x.shape[0], 1)), .block = threads, .stream = options.stream, .where = where};
+}
+
+template <class T>
+void rope_t(const Device& device, const DeviceTensor<T>& x, const DeviceTensor<int32_t>& positions, const DeviceTensor<float>& inv_freq,
+            const ElementwiseOptions& options, const std::source_location& where) {
+  Launch launch = plan(x, positions, inv_freq, options, where);
+  if (x.shape[0] * x.shape[1] == 0) return;
+  rope_kernel<T>()(device, launch, x, positions, inv_freq);
+}
+
+template <class T>
+CompiledKernel rope_compile_t(const Target& target, int64_t tokens, int64_t heads, int64_t head_dim, const std::source_location& where) {
+  const auto x = DeviceTensor<T>::for_compile({tokens, heads, head_dim}, where);
+  const auto positions = DeviceTensor<int32_t>::for_compile({tokens}, where);
+  const auto inv_freq = DeviceTensor<float>::for_compile({head_dim / 2}, where);
+  (void)plan(x, positions, inv_freq, {}, where);
+  return rope_kernel<T>().compile(target, x, positions, inv_freq);
+}
+
+}  // namespace
+
+std::vector<float> rope_inv_freq(int64_t head_dim, double theta) {
+  if (head_dim < 2 || head_dim % 2 || !(theta > 1))
+    throw Error("error: rope_inv_freq: head_dim must be even and positive and theta above 1, not " + std::to_string(head_dim) + " and " +
+                std::to_string(theta));
+  std::vector<float> f(size_t(head_dim / 2));
+  for (int64_t i = 0; i < head_dim / 2; ++i) f[size_t(i)] = float(std::pow(theta, -2.0 * double(i) / double(head_dim)));
+  return f;
+}
+
+#define CUTEJIT_ROPE_FOR(T)                                                                                                      \
+  void rope(const Device& device, const DeviceTensor<T>& x, const DeviceTensor<int32_t>& positions,                             \
+            const DeviceTensor<float>& inv_freq, const ElementwiseOptions& options, std::source_location where) {               \
+    rope_t<T>(device, x, positions, inv_freq, options, where);                                                                  \
+  }
+CUTEJIT_ROPE_FOR(f32)
+CUTEJIT_ROPE_FOR(f16)
+CUTEJIT_ROPE_FOR(bf16)
+#undef CUTEJIT_ROPE_FOR
+
+CompiledKernel rope_compile(const Target& target, DType element, int64_t tokens, int64_t heads, int64_t head_dim,
+                            std::source_location where) {
+  switch (element) {
+    case DType::f32: return rope_compile_t<f32>(target, tokens, heads, head_dim, where);
+    case DType::f16: return rope_compile_t<f16>(target, tokens, heads, head_dim, where);
+    case DType::bf16: return rope_compile_t<bf16>(target, tokens, heads, head_dim, where);
+    default: throw Error("error: rope_compile: elements of " + std::string(name(element)) + "; it takes f32, f16 or bf16", where);
+  }
+}
+
+}  // namespace cutejit::kernels
