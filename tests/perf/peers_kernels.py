@@ -1,0 +1,65 @@
+"""PyTorch on the shapes bench_kernels measures, in the same device call and with the same method
+(median of 30 after warm-up, rotating through copies of the data; bandwidth counts each byte read
+or written once), eager and under torch.compile:
+  - add + rms_norm: residual = x + residual; y = F.rms_norm(residual, (hidden,), weight);
+  - silu * mul: F.silu(gate) * up;
+  - rope: Hugging Face's rotate-half rotation with cos and sin tables precomputed (not timed)."""
+import torch
+import torch.nn.functional as F
+
+from gpu_timing import median_ms_rotated, rotation_sets
+
+
+def add_rmsnorm(x, r, w):
+    r = x + r
+    return r, F.rms_norm(r, (r.shape[-1],), w, 1e-6)
+
+
+def silu_mul(g, u):
+    return F.silu(g) * u
+
+
+def rope(x, cos, sin):
+    half = x.shape[-1] // 2
+    rotated = torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+    return x * cos + rotated * sin
+
+
+def report(what, nbytes, ms):
+    print(f"{what:<52} {ms * 1e3:9.1f} us  {nbytes / (ms * 1e-3) / 1e9:7.0f} GB/s")
+
+
+def main():
+    bf = dict(device="cuda", dtype=torch.bfloat16)
+    for mode in ("eager", "compiled"):
+        wrap = (lambda f: f) if mode == "eager" else (lambda f: torch.compile(f, dynamic=False))
+        f_norm, f_silu, f_rope = wrap(add_rmsnorm), wrap(silu_mul), wrap(rope)
+        for rows in (1, 64, 4096):
+            h = 4096
+            nbytes = 2 * rows * h * 4 + 2 * h
+            sets = rotation_sets(nbytes)
+            xs = [torch.randn(rows, h, **bf) for _ in range(sets)]
+            rs = [torch.randn(rows, h, **bf) for _ in range(sets)]
+            w = torch.randn(h, **bf)
+            report(f"torch {mode} add + rms_norm {rows} x {h}", nbytes, median_ms_rotated(lambda s: f_norm(xs[s], rs[s], w), sets))
+        for rows in (64, 4096):
+            n = 12288
+            nbytes = 2 * rows * n * 3
+            sets = rotation_sets(nbytes)
+            gs = [torch.randn(rows, n, **bf) for _ in range(sets)]
+            us = [torch.randn(rows, n, **bf) for _ in range(sets)]
+            report(f"torch {mode} silu * mul {rows} x {n}", nbytes, median_ms_rotated(lambda s: f_silu(gs[s], us[s]), sets))
+        for tokens in (64, 4096):
+            heads, d = 32, 128
+            nbytes = 2 * tokens * heads * d * 2
+            sets = rotation_sets(nbytes)
+            xs = [torch.randn(tokens, heads, d, **bf) for _ in range(sets)]
+            inv = 1.0 / (1e6 ** (torch.arange(0, d, 2, device="cuda").float() / d))
+            ang = torch.arange(tokens, device="cuda").float()[:, None] * inv[None, :]
+            emb = torch.cat((ang, ang), dim=-1)[:, None, :]
+            cos, sin = emb.cos().to(torch.bfloat16), emb.sin().to(torch.bfloat16)
+            report(f"torch {mode} rope {tokens} x {heads} x {d}", nbytes, median_ms_rotated(lambda s: f_rope(xs[s], cos, sin), sets))
+
+
+if __name__ == "__main__":
+    main()
