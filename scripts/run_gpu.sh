@@ -71,6 +71,10 @@ log="$OUT/gpu-$part.log"
   CUTEJIT_PYTHON_LIBRARY=$CJ/libcutejit_python.so CUTEJIT_TEST_PLUGIN=$CJ/tests/libcutejit_test_kernels.so \
     PYTHONUNBUFFERED=1 timeout 240 python3 tests/python/test_python_gpu.py
   fi
+  if want tests || want python; then
+  echo "== the Qwen3 host reference against transformers (FP32 and BF16)"
+  PYTHONUNBUFFERED=1 timeout 240 python3 tests/apps/qwen3_reference_vs_transformers.py $CJ/apps/cutejit_qwen3_reference
+  fi
   if want tests; then
   echo "== examples"
   for e in examples/*; do timeout 60 "$e" || echo "$e: exit code $?"; done

@@ -65,7 +65,9 @@ Config Config::from_json_file(const std::filesystem::path& path) {
     fail(path, "'model_type' is '" + j.value("model_type", std::string()) + "'; this model reads Qwen3 dense checkpoints ('qwen3')");
   // What the model does not implement is refused here, not computed wrongly later.
   if (j.value("attention_bias", false)) fail(path, "'attention_bias' is true; Qwen3's projections have no bias, and this model none");
-  if (j.contains("rope_scaling") && !j["rope_scaling"].is_null()) fail(path, "'rope_scaling' is set; this model uses plain RoPE");
+  if (j.contains("rope_scaling") && !j["rope_scaling"].is_null() &&
+      !(j["rope_scaling"].is_object() && j["rope_scaling"].value("rope_type", std::string()) == "default"))
+    fail(path, "'rope_scaling' asks for scaled RoPE; this model uses plain RoPE");
   if (j.value("use_sliding_window", false)) fail(path, "'use_sliding_window' is true; this model attends to the whole context");
   if (j.contains("hidden_act") && j["hidden_act"] != "silu") fail(path, "'hidden_act' is not 'silu'");
   Config c;
@@ -76,7 +78,15 @@ Config Config::from_json_file(const std::filesystem::path& path) {
   c.head_dim = j.contains("head_dim") ? positive(j, "head_dim", path) : c.hidden / c.heads;
   c.intermediate = positive(j, "intermediate_size", path);
   c.vocab = positive(j, "vocab_size", path);
-  c.rope_theta = real(j, "rope_theta", path);
+  // Newer configurations keep RoPE's settings in "rope_parameters"; only plain RoPE is modelled.
+  if (j.contains("rope_parameters") && j["rope_parameters"].is_object()) {
+    const nlohmann::json& rope = j["rope_parameters"];
+    if (rope.value("rope_type", std::string("default")) != "default")
+      fail(path, "'rope_parameters' has rope_type '" + rope.value("rope_type", std::string()) + "'; this model uses plain RoPE ('default')");
+    c.rope_theta = real(rope, "rope_theta", path);
+  } else {
+    c.rope_theta = real(j, "rope_theta", path);
+  }
   c.rms_norm_eps = real(j, "rms_norm_eps", path);
   c.tie_word_embeddings = j.value("tie_word_embeddings", false);
   if (c.heads % c.kv_heads) fail(path, "num_attention_heads (" + std::to_string(c.heads) + ") is not a multiple of num_key_value_heads (" +

@@ -86,6 +86,13 @@ TEST_CASE("a Qwen3 checkpoint, in one file or four shards, opens and hands back 
     CHECK(ckpt.config().hidden == 64);
     CHECK(ckpt.config().head_dim == 16);
     CHECK(ckpt.config().rope_theta == 1e6);
+    if (shards == 1) {  // RoPE's settings where newer configurations keep them read the same
+      nlohmann::json j = nlohmann::json::parse(std::ifstream(dir.path / "config.json"));
+      j.erase("rope_theta");
+      j["rope_parameters"] = {{"rope_type", "default"}, {"rope_theta", 5e5}};
+      std::ofstream(dir.path / "config.json") << j.dump();
+      CHECK(Checkpoint(dir.path).config().rope_theta == 5e5);
+    }
     for (const TensorToWrite& t : written) {
       const qwen3::TensorView& v = ckpt.tensor(t.name);
       CHECK(v.shape == t.shape);
@@ -148,10 +155,11 @@ TEST_CASE("a checkpoint the model cannot read is an error naming the tensor and 
     SECTION("another model type") { j["model_type"] = "llama"; }
     SECTION("a field missing") { j.erase("num_key_value_heads"); }
     SECTION("heads not a multiple of the KV heads") { j["num_key_value_heads"] = 3; }
+    SECTION("scaled RoPE") { j["rope_parameters"] = {{"rope_type", "yarn"}, {"rope_theta", 1e6}, {"factor", 4.0}}; }
     std::ofstream(dir.path / "config.json") << j.dump();
     const std::string e = open_error(dir.path);
     CHECK_THAT(e, Contains("config.json: ") && !Contains("(opened)"));
-    CHECK_THAT(e, Contains("attention_bias") || Contains("model_type") || Contains("num_key_value_heads"));
+    CHECK_THAT(e, Contains("attention_bias") || Contains("model_type") || Contains("num_key_value_heads") || Contains("rope_type 'yarn'"));
   }
 }
 
