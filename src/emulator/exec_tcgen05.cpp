@@ -111,9 +111,12 @@ void exec_tcgen05(const Instruction& in, ExecContext& c) {
     case t_ld: case t_st: {
       if (!whole_warp(c)) return;
       bool store = in.op == t_st;
-      const Operand& regs = store ? o[1] : o[0];
+      // 16x32bx2's immHalfSplitoff comes last in a load ({r}, [taddr], imm) but between the
+      // address and the registers in a store ([taddr], imm, {r}).
+      const bool split = o.size() > 2;
+      const Operand& regs = store ? o[split ? 2 : 1] : o[0];
       uint32_t taddr = uint32_t(c.address(store ? o[0] : o[1], first));
-      uint32_t half = o.size() > 2 ? uint32_t(c.get(o[2], first)) : 0;
+      uint32_t half = split ? uint32_t(c.get(o[store ? 1 : 2], first)) : 0;
       uint32_t n = tmem_registers(d.ldst.shape, d.ldst.num);
       if (regs.kind != Operand::Kind::vector || regs.count != n)
         throw Fault("this tcgen05 load or store moves " + std::to_string(n) + " registers a thread");
