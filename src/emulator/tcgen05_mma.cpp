@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "emulator/number_formats.hpp"
+
 namespace cutejit::emulator {
 
 namespace {
@@ -23,60 +25,28 @@ std::string hex(uint64_t v) {
 
 uint64_t field(uint64_t bits, int first, int count) { return bits >> first & ((uint64_t(1) << count) - 1); }
 
-// ---- number formats (private: the emulator's shared decoders are another module's) ----
-
-/// A binary float of `e` exponent and `m` mantissa bits (with a sign bit above them when
-/// `is_signed`). `ieee`: the top exponent holds infinities and NaNs; `nan_all_ones`: only the
-/// all-ones exponent and mantissa is NaN (E4M3 style); neither: every code is finite.
-double minifloat(uint32_t raw, int e, int m, int bias, bool is_signed, bool ieee, bool nan_all_ones) {
-  const uint32_t exp = raw >> m & ((1u << e) - 1), man = raw & ((1u << m) - 1);
-  const bool negative = is_signed && (raw >> (e + m) & 1u);
-  const uint32_t top = (1u << e) - 1;
-  double v;
-  if (ieee && exp == top) v = man ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity();
-  else if (nan_all_ones && exp == top && man == (1u << m) - 1) v = std::numeric_limits<double>::quiet_NaN();
-  else if (exp == 0) v = std::ldexp(double(man), 1 - bias - m);
-  else v = std::ldexp(double(man | 1u << m), int(exp) - bias - m);
-  return negative ? -v : v;
-}
+// ---- number formats ----
 
 double element_value(ElementType t, uint32_t raw) {
   switch (t) {
-    case ElementType::f16: return minifloat(raw, 5, 10, 15, true, true, false);
-    case ElementType::bf16: return minifloat(raw, 8, 7, 127, true, true, false);
-    case ElementType::tf32: return double(std::bit_cast<float>(raw & ~0x1FFFu));
-    case ElementType::e4m3: return minifloat(raw, 4, 3, 7, true, false, true);
-    case ElementType::e5m2: return minifloat(raw, 5, 2, 15, true, true, false);
-    case ElementType::e2m3: return minifloat(raw, 2, 3, 1, true, false, false);
-    case ElementType::e3m2: return minifloat(raw, 3, 2, 3, true, false, false);
-    case ElementType::e2m1: return minifloat(raw, 2, 1, 1, true, false, false);
+    case ElementType::f16: return decode(NumberFormat::f16, raw);
+    case ElementType::bf16: return decode(NumberFormat::bf16, raw);
+    case ElementType::tf32: return decode(NumberFormat::tf32, raw);
+    case ElementType::e4m3: return decode(NumberFormat::e4m3, raw);
+    case ElementType::e5m2: return decode(NumberFormat::e5m2, raw);
+    case ElementType::e2m3: return decode(NumberFormat::e2m3, raw);
+    case ElementType::e3m2: return decode(NumberFormat::e3m2, raw);
+    case ElementType::e2m1: return decode(NumberFormat::e2m1, raw);
     case ElementType::u8: return double(raw & 0xFFu);
     case ElementType::s8: return double(int8_t(raw));
   }
   return 0;
 }
 
-double scale_value(ScaleType t, uint32_t raw) {
-  if (t == ScaleType::ue8m0) return raw == 0xFF ? std::numeric_limits<double>::quiet_NaN() : std::ldexp(1.0, int(raw) - 127);
-  return minifloat(raw & 0x7Fu, 4, 3, 7, false, false, true);
-}
+double scale_value(ScaleType t, uint32_t raw) { return decode(t == ScaleType::ue8m0 ? NumberFormat::ue8m0 : NumberFormat::ue4m3, raw); }
 
-uint32_t f32_bits(double v) { return std::isnan(v) ? 0x7FFFFFFFu : std::bit_cast<uint32_t>(float(v)); }
-
-uint32_t f16_bits(double v) {
-  if (std::isnan(v)) return 0x7FFF;
-  const uint32_t sign = std::signbit(v) ? 0x8000u : 0u;
-  const double a = std::fabs(v);
-  if (a >= 65520.0) return sign | 0x7C00u;  // at or past the midpoint above 65504: infinity
-  if (a < std::ldexp(1.0, -14)) return sign | uint32_t(std::nearbyint(std::ldexp(a, 24)));  // 1024 is the least normal
-  int e;
-  std::frexp(a, &e);
-  double r = std::nearbyint(std::ldexp(a, 11 - e));
-  int exp = e - 1 + 15;
-  if (r == 2048.0) r = 1024.0, ++exp;
-  if (exp >= 31) return sign | 0x7C00u;
-  return sign | uint32_t(exp) << 10 | (uint32_t(r) - 1024u);
-}
+uint32_t f32_bits(double v) { return uint32_t(encode(NumberFormat::f32, v)); }
+uint32_t f16_bits(double v) { return uint32_t(encode(NumberFormat::f16, v)); }
 
 // ---- per-kind facts ----
 

@@ -8,48 +8,11 @@
 #include <string>
 #include <utility>
 
+#include "emulator/number_formats.hpp"
+
 namespace cutejit::emulator {
 
 namespace {
-
-// ---- number formats: private until merged with number_formats.hpp ----
-
-constexpr double nan_value = std::numeric_limits<double>::quiet_NaN();
-
-/// A sign-exponent-mantissa value with subnormals at exponent field 0; specials are the caller's.
-double minifloat(uint32_t bits, int exponent_bits, int mantissa_bits, int bias, bool has_sign) {
-  const uint32_t m = bits & ((1u << mantissa_bits) - 1), e = (bits >> mantissa_bits) & ((1u << exponent_bits) - 1);
-  const double v = e == 0 ? std::ldexp(double(m), 1 - bias - mantissa_bits)
-                          : std::ldexp(double((1u << mantissa_bits) + m), int(e) - bias - mantissa_bits);
-  return has_sign && ((bits >> (exponent_bits + mantissa_bits)) & 1) ? -v : v;
-}
-
-double decode_f16(uint32_t h) {
-  if (((h >> 10) & 0x1f) == 0x1f) return (h & 0x3ff) ? nan_value : (h & 0x8000) ? -INFINITY : INFINITY;
-  return minifloat(h & 0xffff, 5, 10, 15, true);
-}
-double decode_e4m3(uint32_t b) { return (b & 0x7f) == 0x7f ? nan_value : minifloat(b & 0xff, 4, 3, 7, true); }
-double decode_e5m2(uint32_t b) {
-  if (((b >> 2) & 0x1f) == 0x1f) return (b & 3) ? nan_value : (b & 0x80) ? -INFINITY : INFINITY;
-  return minifloat(b & 0xff, 5, 2, 15, true);
-}
-double decode_ue8m0(uint32_t b) { return (b & 0xff) == 0xff ? nan_value : std::ldexp(1.0, int(b & 0xff) - 127); }
-double decode_ue4m3(uint32_t b) { return (b & 0x7f) == 0x7f ? nan_value : minifloat(b & 0x7f, 4, 3, 7, false); }
-
-/// `x` rounded to nearest even f16 (overflow to infinity, NaN to 0x7fff).
-uint32_t encode_f16(double x) {
-  if (std::isnan(x)) return 0x7fff;
-  const uint32_t sign = std::signbit(x) ? 0x8000 : 0;
-  const double ax = std::fabs(x);
-  if (ax >= 65520.0) return sign | 0x7c00;  // at or above the midpoint between 65504 and 2^16
-  if (ax < 0x1p-14) return sign | uint32_t(std::nearbyint(ax * 0x1p24));
-  int e = 0;
-  const double m = std::frexp(ax, &e);  // ax = m 2^e, m in [0.5, 1)
-  // A mantissa that rounds up to 1024 carries into the exponent, as the encoding wants.
-  return sign | ((uint32_t(e + 14) << 10) + uint32_t(std::nearbyint((2 * m - 1) * 1024)));
-}
-
-uint32_t encode_f32(double x) { return std::isnan(x) ? 0x7fffffffu : std::bit_cast<uint32_t>(float(x)); }
 
 // ---- the forms ----
 
@@ -237,14 +200,15 @@ double element_value(MmaSyncType t, int p, uint64_t reg, int j) {
   const int width = 32 / p;
   const uint32_t raw = uint32_t(reg >> (width * j)) & uint32_t((uint64_t(1) << width) - 1);
   switch (t) {
-    case MmaSyncType::f16: return decode_f16(raw);
-    case MmaSyncType::bf16: return std::bit_cast<float>(raw << 16);
-    case MmaSyncType::tf32: return std::bit_cast<float>(raw & 0xffffe000u);
-    case MmaSyncType::e4m3: return decode_e4m3(raw);
-    case MmaSyncType::e5m2: return decode_e5m2(raw);
-    case MmaSyncType::e3m2: return minifloat(raw & 0x3f, 3, 2, 3, true);
-    case MmaSyncType::e2m3: return minifloat(raw & 0x3f, 2, 3, 1, true);
-    case MmaSyncType::e2m1: return minifloat(width == 8 ? (raw >> 2) & 0xf : raw, 2, 1, 1, true);
+    case MmaSyncType::f16: return decode(NumberFormat::f16, raw);
+    case MmaSyncType::bf16: return decode(NumberFormat::bf16, raw);
+    case MmaSyncType::tf32: return decode(NumberFormat::tf32, raw);
+    case MmaSyncType::e4m3: return decode(NumberFormat::e4m3, raw);
+    case MmaSyncType::e5m2: return decode(NumberFormat::e5m2, raw);
+    case MmaSyncType::e3m2: return decode(NumberFormat::e3m2, raw);
+    case MmaSyncType::e2m3: return decode(NumberFormat::e2m3, raw);
+    // kind::f8f6f4 reads e2m1 from bits 2-5 of each byte; the packed forms hold it in 4 bits.
+    case MmaSyncType::e2m1: return decode(NumberFormat::e2m1, width == 8 ? raw >> 2 : raw);
     case MmaSyncType::s8: return double(int8_t(raw));
     case MmaSyncType::s4: return double(int32_t(raw << 28) >> 28);
     default: return double(raw);  // u8, u4, b1
@@ -253,7 +217,7 @@ double element_value(MmaSyncType t, int p, uint64_t reg, int j) {
 
 double accumulator_value(MmaSyncType t, uint64_t reg, int j) {
   switch (t) {
-    case MmaSyncType::f16: return decode_f16(uint32_t(reg >> (16 * j)));
+    case MmaSyncType::f16: return decode(NumberFormat::f16, uint32_t(reg >> (16 * j)));
     case MmaSyncType::f32: return std::bit_cast<float>(uint32_t(reg));
     case MmaSyncType::f64: return std::bit_cast<double>(reg);
     default: return double(int32_t(uint32_t(reg)));
@@ -262,8 +226,8 @@ double accumulator_value(MmaSyncType t, uint64_t reg, int j) {
 
 uint64_t encode_accumulator(const MmaSync& op, double v) {
   switch (op.d) {
-    case MmaSyncType::f16: return encode_f16(v);
-    case MmaSyncType::f32: return encode_f32(v);
+    case MmaSyncType::f16: return encode(NumberFormat::f16, v);
+    case MmaSyncType::f32: return encode(NumberFormat::f32, v);
     case MmaSyncType::f64: return std::isnan(v) ? 0x7fffffffffffffffull : std::bit_cast<uint64_t>(v);
     default:
       if (op.satfinite) v = std::fmin(std::fmax(v, double(INT32_MIN)), double(INT32_MAX));
@@ -296,7 +260,7 @@ void apply_scales(const MmaSync& op, const MmaScaleOperands& s, double* a, doubl
   const uint32_t byte_b = selector(op, s.byte_id_b, byte_ids, "byte-id-b"), thread_b = selector(op, s.thread_id_b, 0xf, "thread-id-b");
   auto factor = [&](uint64_t data, uint32_t byte) {
     const uint32_t v = uint32_t(data >> (8 * byte)) & 0xff;
-    return op.scale == MmaSyncType::ue8m0 ? decode_ue8m0(v) : decode_ue4m3(v);
+    return decode(op.scale == MmaSyncType::ue8m0 ? NumberFormat::ue8m0 : NumberFormat::ue4m3, v);
   };
   const int block = op.k / op.scale_vec;
   for (int r = 0; r < op.m; ++r) {

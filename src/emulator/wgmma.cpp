@@ -9,6 +9,8 @@
 #include <limits>
 #include <string>
 
+#include "emulator/number_formats.hpp"
+
 namespace cutejit::emulator {
 
 namespace {
@@ -27,32 +29,13 @@ uint64_t field(uint64_t bits, int first, int count) { return bits >> first & ((u
 
 // ---- number formats (private: the emulator's shared decoders are another module's) ----
 
-/// An IEEE-style binary format of `e` exponent and `m` mantissa bits: the top exponent holds
-/// infinities and NaNs (f16, bf16, e5m2).
-double binary_value(uint32_t raw, int e, int m) {
-  const int bias = (1 << (e - 1)) - 1;
-  const uint32_t exp = raw >> m & ((1u << e) - 1), man = raw & ((1u << m) - 1);
-  const double sign = raw >> (e + m) & 1u ? -1.0 : 1.0;
-  if (exp == (1u << e) - 1) return man ? std::numeric_limits<double>::quiet_NaN() : sign * std::numeric_limits<double>::infinity();
-  if (exp == 0) return sign * std::ldexp(double(man), 1 - bias - m);
-  return sign * std::ldexp(double(man | 1u << m), int(exp) - bias - m);
-}
-
-/// E4M3: no infinities, and only S.1111.111 is NaN.
-double e4m3_value(uint32_t raw) {
-  if ((raw & 0x7Fu) == 0x7Fu) return std::numeric_limits<double>::quiet_NaN();
-  const uint32_t exp = raw >> 3 & 0xFu, man = raw & 7u;
-  const double v = exp ? std::ldexp(double(8 + man), int(exp) - 10) : std::ldexp(double(man), -9);
-  return raw & 0x80u ? -v : v;
-}
-
 double element_value(WgmmaType t, uint32_t raw) {
   switch (t) {
-    case WgmmaType::f16: return binary_value(raw & 0xFFFFu, 5, 10);
-    case WgmmaType::bf16: return binary_value(raw & 0xFFFFu, 8, 7);
-    case WgmmaType::tf32: return double(std::bit_cast<float>(raw & ~0x1FFFu));
-    case WgmmaType::e4m3: return e4m3_value(raw & 0xFFu);
-    case WgmmaType::e5m2: return binary_value(raw & 0xFFu, 5, 2);
+    case WgmmaType::f16: return decode(NumberFormat::f16, raw & 0xFFFFu);
+    case WgmmaType::bf16: return decode(NumberFormat::bf16, raw & 0xFFFFu);
+    case WgmmaType::tf32: return decode(NumberFormat::tf32, raw);
+    case WgmmaType::e4m3: return decode(NumberFormat::e4m3, raw & 0xFFu);
+    case WgmmaType::e5m2: return decode(NumberFormat::e5m2, raw & 0xFFu);
     case WgmmaType::u8: return double(raw & 0xFFu);
     case WgmmaType::s8: return double(int8_t(raw & 0xFFu));
   }
@@ -67,25 +50,6 @@ uint32_t type_bits(WgmmaType t) {
     default: return 8;
   }
 }
-
-/// `v` rounded to nearest even in f16, subnormals kept; NaN is the canonical 0x7fff.
-uint32_t f16_bits(double v) {
-  if (std::isnan(v)) return 0x7FFFu;
-  const uint32_t sign = std::signbit(v) ? 0x8000u : 0u;
-  const double a = std::fabs(v);
-  if (std::isinf(a)) return sign | 0x7C00u;
-  if (a == 0) return sign;
-  int binade;
-  std::frexp(a, &binade);
-  int exp = std::max(binade - 1, -14);
-  double q = std::nearbyint(std::ldexp(a, 10 - exp));
-  if (q == 2048.0) q = 1024.0, ++exp;
-  if (q < 1024.0) return sign | uint32_t(q);
-  if (exp > 15) return sign | 0x7C00u;
-  return sign | uint32_t(exp + 15) << 10 | (uint32_t(q) - 1024u);
-}
-
-uint32_t f32_bits(double v) { return std::isnan(v) ? 0x7FFFFFFFu : std::bit_cast<uint32_t>(float(v)); }
 
 const char* type_name(WgmmaType t) {
   static const char* names[] = {"f16", "bf16", "tf32", "e4m3", "e5m2", "u8", "s8"};
@@ -265,12 +229,12 @@ void wgmma_execute(const Wgmma& op, const WgmmaOperands& x, Memory& shared, std:
       switch (op.d) {
         case WgmmaAccumulator::f32:
           if (x.scale_d) acc += double(std::bit_cast<float>(regs[i]));
-          regs[i] = f32_bits(acc);
+          regs[i] = uint32_t(encode(NumberFormat::f32, acc));
           break;
         case WgmmaAccumulator::f16: {
           const uint32_t shift = 16 * (i % 2);
-          if (x.scale_d) acc += binary_value(regs[i / 2] >> shift & 0xFFFFu, 5, 10);
-          regs[i / 2] = (regs[i / 2] & ~(0xFFFFu << shift)) | f16_bits(acc) << shift;
+          if (x.scale_d) acc += decode(NumberFormat::f16, regs[i / 2] >> shift & 0xFFFFu);
+          regs[i / 2] = (regs[i / 2] & ~(0xFFFFu << shift)) | uint32_t(encode(NumberFormat::f16, acc)) << shift;
           break;
         }
         case WgmmaAccumulator::s32: {
