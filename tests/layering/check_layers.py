@@ -15,8 +15,9 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 # The public layers, lowest first, and what each may include besides itself.
 BELOW = {
     "core": set(),
-    "layout": {"core"},
-    "dsl": {"core", "layout"},
+    # The layout algebra is over static or traced integers, as CuTeDSL's: it stands on dsl/.
+    "dsl": {"core"},
+    "layout": {"core", "dsl"},
     "tensor": {"core", "layout", "dsl"},
     "arch": {"core", "layout", "dsl", "tensor"},
     "atom": {"core", "layout", "dsl", "tensor", "arch"},
