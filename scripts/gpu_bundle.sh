@@ -5,14 +5,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
-rm -rf bundle && mkdir -p bundle/stage/tests/perf bundle/stage/tests/differential bundle/stage/tests/python bundle/stage/examples bundle/stage/cache bundle/stage/python
+rm -rf bundle && mkdir -p bundle/stage/tests/perf bundle/stage/tests/differential bundle/stage/tests/python bundle/stage/examples bundle/stage/tools/cutejit-cache bundle/stage/python
 cp -L build/libcutejit.so.0 build/python/libcutejit_python.so bundle/stage/
 cp -r python/cutejit bundle/stage/python/
 cp tests/python/*.py bundle/stage/tests/python/
 cp build/tests/cutejit_tests bundle/stage/tests/
-cp build/cache/cutejit-cache bundle/stage/cache/
+cp build/tools/cutejit-cache/cutejit-cache bundle/stage/tools/cutejit-cache/
 # The export consumer: built against a cutejit-cache export, with cuda.h and libcuda only.
-bash tests/export/run.sh "$PWD/build" build/cache/cutejit-cache build/tests/libcutejit_test_kernels.so \
+bash tests/export/run.sh "$PWD/build" build/tools/cutejit-cache/cutejit-cache build/tests/libcutejit_test_kernels.so \
   build/tests/cutejit_write_export_manifest "${CUDA_HOME:-/usr/local/cuda}" >/dev/null
 cp build/tests/export_consumer build/tests/libcutejit_test_kernels.so bundle/stage/tests/
 cp build/tests/perf/cutejit_bench build/tests/perf/cutejit_bench_* tests/perf/peers*.py tests/perf/gpu_timing.py bundle/stage/tests/perf/
@@ -31,7 +31,7 @@ find build/examples -maxdepth 1 -type f -executable -exec cp {} bundle/stage/exa
 strip --strip-unneeded bundle/stage/libcutejit.so.0 bundle/stage/tests/cutejit_tests bundle/stage/tests/export_consumer \
   bundle/stage/tests/libcutejit_test_kernels.so bundle/stage/libcutejit_python.so \
   bundle/stage/tests/perf/cutejit_bench* bundle/stage/tests/differential/cutejit_differential bundle/stage/apps/cutejit_qwen3_reference \
-  bundle/stage/cache/cutejit-cache \
+  bundle/stage/tools/cutejit-cache/cutejit-cache \
   bundle/stage/examples/*
 git rev-parse --short HEAD > bundle/stage/COMMIT
 tar -C bundle/stage -cJf bundle/cutejit-gpu.tar.xz .

@@ -19,7 +19,7 @@
 #include "cutejit/dsl/inline_ptx.hpp"
 #include "cutejit/dsl/intrinsics.hpp"
 #include "cutejit/dsl/math.hpp"
-#include "cutejit/dsl/types.hpp"
+#include "cutejit/core/types.hpp"
 #include "cutejit/dsl/value.hpp"
 #include "cutejit/dsl/var.hpp"
 #include "cutejit/jit/kernel.hpp"

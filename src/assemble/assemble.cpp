@@ -20,7 +20,7 @@
 
 #include "cutejit/core/error.hpp"
 #include "support/cuda_toolkit.hpp"
-#include "support/warnings.hpp"
+#include "core/warnings.hpp"
 
 extern char** environ;
 

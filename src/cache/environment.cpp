@@ -5,7 +5,7 @@
 #include <limits>
 #include <string>
 
-#include "support/warnings.hpp"
+#include "core/warnings.hpp"
 #include "cutejit/cache/kernel_cache.hpp"
 #include "cutejit/core/error.hpp"
 

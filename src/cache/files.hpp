@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "support/atomic_file.hpp"
+#include "core/atomic_file.hpp"
 
 namespace cutejit::detail {
 

@@ -9,7 +9,7 @@
 #include "cache/entry_format.hpp"
 #include "cache/files.hpp"
 #include "cache/trust.hpp"
-#include "support/warnings.hpp"
+#include "core/warnings.hpp"
 #include "cutejit/cache/kernel_cache.hpp"
 #include "cutejit/core/error.hpp"
 

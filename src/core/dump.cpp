@@ -5,8 +5,8 @@
 #include <map>
 #include <mutex>
 
-#include "support/atomic_file.hpp"
-#include "support/warnings.hpp"
+#include "core/atomic_file.hpp"
+#include "core/warnings.hpp"
 
 namespace cutejit::detail {
 

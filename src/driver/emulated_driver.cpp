@@ -14,7 +14,7 @@
 #include "emulator/machine.hpp"
 #include "emulator/ptx_program.hpp"
 #include "emulator/tensor_map.hpp"
-#include "support/warnings.hpp"
+#include "core/warnings.hpp"
 
 namespace cutejit::detail {
 

@@ -18,7 +18,7 @@
 #include "driver/driver.hpp"
 #include "jit/tuning_manifest.hpp"
 #include "support/bounded_json.hpp"
-#include "support/warnings.hpp"
+#include "core/warnings.hpp"
 
 namespace cutejit {
 

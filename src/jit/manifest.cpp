@@ -17,8 +17,8 @@
 #include "cutejit/jit/specialization.hpp"
 #include "cache/files.hpp"
 #include "jit/tuning_manifest.hpp"
-#include "support/atomic_file.hpp"
-#include "support/warnings.hpp"
+#include "core/atomic_file.hpp"
+#include "core/warnings.hpp"
 
 namespace cutejit {
 

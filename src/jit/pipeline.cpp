@@ -14,7 +14,7 @@
 #include "cutejit/cache/kernel_cache.hpp"
 #include "core/dump.hpp"
 #include "lower/lower.hpp"
-#include "support/warnings.hpp"
+#include "core/warnings.hpp"
 #include "trace/cuda_programs.hpp"
 #include "trace/trace.hpp"
 #include "verify/verify.hpp"

@@ -5,7 +5,7 @@
 #include <type_traits>
 
 #include "cutejit/core/error.hpp"
-#include "cutejit/dsl/types.hpp"
+#include "cutejit/core/types.hpp"
 
 namespace cutejit::kernels::detail {
 

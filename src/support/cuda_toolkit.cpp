@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "support/warnings.hpp"
+#include "core/warnings.hpp"
 
 namespace cutejit::detail {
 

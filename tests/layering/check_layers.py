@@ -15,8 +15,9 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 # The public layers, lowest first, and what each may include besides itself.
 BELOW = {
     "core": set(),
-    "layout": {"core"},
-    "dsl": {"core", "layout"},
+    # The layout algebra is over static or traced integers, as CuTeDSL's: it stands on dsl/.
+    "dsl": {"core"},
+    "layout": {"core", "dsl"},
     "tensor": {"core", "layout", "dsl"},
     "arch": {"core", "layout", "dsl", "tensor"},
     "atom": {"core", "layout", "dsl", "tensor", "arch"},
@@ -26,6 +27,8 @@ BELOW = {
     "cache": {"core", "runtime"},
     "jit": {"core", "layout", "dsl", "tensor", "arch", "atom", "pipeline", "runtime", "cache"},
     "interop": {"core", "layout", "dsl", "tensor", "arch", "atom", "pipeline", "runtime", "cache", "jit"},
+    # The kernel library's operators: host functions over runtime tensors, their kernels in src/.
+    "kernels": {"core", "runtime", "jit"},
 }
 # Source parts: the pipeline's stages in order; a stage includes no later one.
 STAGES = ["trace", "verify", "lower", "assemble", "cache", "jit"]

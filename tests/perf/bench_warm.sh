@@ -7,7 +7,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 "$build/tests/perf/cutejit_warm_manifest" "$work/manifest.jsonl"
 warm() {
-  "$build/cache/cutejit-cache" --dir "$work/cache" warm --plugin "$build/tests/libcutejit_test_kernels.so" \
+  "$build/tools/cutejit-cache/cutejit-cache" --dir "$work/cache" warm --plugin "$build/tests/libcutejit_test_kernels.so" \
     --manifest "$work/manifest.jsonl" --targets sm_90a,sm_100a,sm_120a -j "$jobs"
 }
 echo "empty cache ($(nproc) cores, -j $jobs):"; warm

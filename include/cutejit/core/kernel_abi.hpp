@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "cutejit/core/error.hpp"
-#include "cutejit/dsl/types.hpp"
+#include "cutejit/core/types.hpp"
 
 namespace cutejit {
 

@@ -16,15 +16,18 @@
 #pragma once
 
 #include <array>
+#include <span>
 #include <string_view>
+#include <type_traits>
 
-#include "cutejit/tensor/pointer.hpp"
+#include "cutejit/dsl/value.hpp"
 
 namespace cutejit {
 
 namespace detail {
 /// One operand of inline PTX: a traced value (a C++ number becomes a constant of its type), or
-/// a pointer (its address).
+/// a pointer (its address): anything with a state space and an alignment, as tensor/'s Pointer,
+/// which this layer below it knows only by that.
 struct PtxOperand {
   ValueId id;
   bool pointer = false;

@@ -11,7 +11,7 @@
 #include <span>
 #include <string_view>
 
-#include "cutejit/dsl/types.hpp"
+#include "cutejit/core/types.hpp"
 
 namespace cutejit {
 

@@ -18,7 +18,7 @@
 
 #include "cutejit/dsl/constexpr.hpp"
 #include "cutejit/dsl/trace_api.hpp"
-#include "cutejit/dsl/types.hpp"
+#include "cutejit/core/types.hpp"
 
 namespace cutejit {
 

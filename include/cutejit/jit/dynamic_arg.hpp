@@ -10,7 +10,7 @@
 #include <string>
 
 #include "cutejit/core/kernel_abi.hpp"
-#include "cutejit/dsl/types.hpp"
+#include "cutejit/core/types.hpp"
 
 namespace cutejit {
 

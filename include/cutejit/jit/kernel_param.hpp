@@ -18,6 +18,7 @@
 #include "cutejit/dsl/constexpr.hpp"
 #include "cutejit/jit/specialization.hpp"
 #include "cutejit/runtime/buffer.hpp"
+#include "cutejit/runtime/tensor_map.hpp"
 #include "cutejit/tensor/tensor.hpp"
 
 namespace cutejit::detail {

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "cutejit/core/kernel_abi.hpp"
-#include "cutejit/dsl/types.hpp"
+#include "cutejit/core/types.hpp"
 
 namespace cutejit {
 

@@ -32,6 +32,7 @@
 #include <utility>
 
 #include "cutejit/arch/sm100/tcgen05.hpp"
+#include "cutejit/dsl/intrinsics.hpp"
 #include "cutejit/pipeline/mbarrier.hpp"
 #include "cutejit/pipeline/pipeline.hpp"
 #include "cutejit/tensor/pointer.hpp"

@@ -19,7 +19,7 @@
 #include <string>
 
 #include "cutejit/core/kernel_abi.hpp"
-#include "cutejit/dsl/types.hpp"
+#include "cutejit/core/types.hpp"
 #include "cutejit/runtime/stream.hpp"
 
 namespace cutejit {

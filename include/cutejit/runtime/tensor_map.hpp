@@ -15,22 +15,11 @@
 #include <initializer_list>
 #include <source_location>
 
-#include "cutejit/dsl/types.hpp"
+#include "cutejit/core/tensor_map_shape.hpp"
+#include "cutejit/core/types.hpp"
 #include "cutejit/runtime/buffer.hpp"
 
 namespace cutejit {
-
-/// How the copy engine permutes 16-byte chunks within each row of a shared-memory tile; the
-/// number is the swizzle span in bytes, the row length the pattern repeats over (0: none).
-enum class TmaSwizzle : uint8_t { none = 0, bytes32 = 32, bytes64 = 64, bytes128 = 128 };
-
-/// What a kernel knows statically about a tensor map (part of the specialization).
-struct TensorMapShape {
-  DType element = DType::f32;
-  int rank = 0;
-  std::array<uint32_t, 5> box{};  ///< the tile, in the tensor's mode order
-  TmaSwizzle swizzle = TmaSwizzle::none;
-};
 
 template <Element T>
 struct TensorMap {

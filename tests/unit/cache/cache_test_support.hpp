@@ -100,7 +100,7 @@ inline bool exited_cleanly(pid_t pid) {
 
 /// The built cutejit-cache next to this test program's build directory.
 inline std::filesystem::path cli_path() {
-  return std::filesystem::read_symlink("/proc/self/exe").parent_path().parent_path() / "cache" / "cutejit-cache";
+  return std::filesystem::read_symlink("/proc/self/exe").parent_path().parent_path() / "tools" / "cutejit-cache" / "cutejit-cache";
 }
 
 /// The test plugin (tests/plugin): example kernels registered for `--plugin`.

@@ -19,7 +19,7 @@
 
 #include "cutejit/arch/sm100/tcgen05.hpp"  // tma_load_pair
 #include "cutejit/arch/sm90.hpp"
-#include "cutejit/runtime/tensor_map.hpp"
+#include "cutejit/core/tensor_map_shape.hpp"
 #include "cutejit/tensor/pointer.hpp"
 
 namespace cutejit {

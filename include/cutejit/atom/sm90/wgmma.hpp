@@ -36,7 +36,7 @@
 #include "cutejit/atom/sm90/tma.hpp"
 #include "cutejit/atom/tiled_mma.hpp"
 #include "cutejit/dsl/intrinsics.hpp"
-#include "cutejit/runtime/tensor_map.hpp"
+#include "cutejit/core/tensor_map_shape.hpp"
 #include "cutejit/tensor/pointer.hpp"
 #include "cutejit/tensor/tensor.hpp"
 

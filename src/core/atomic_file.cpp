@@ -1,4 +1,4 @@
-#include "support/atomic_file.hpp"
+#include "core/atomic_file.hpp"
 
 #include <fcntl.h>
 #include <pthread.h>

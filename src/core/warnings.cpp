@@ -1,4 +1,4 @@
-#include "support/warnings.hpp"
+#include "core/warnings.hpp"
 
 #include <cctype>
 #include <cstdio>

@@ -10,7 +10,7 @@
 #include <cutejit/core/error.hpp>
 
 #include "export_header.hpp"
-#include "support/atomic_file.hpp"
+#include "core/atomic_file.hpp"
 #include "work_list.hpp"
 
 namespace cli {
@@ -46,7 +46,7 @@ std::string name_problem(const std::string& name) {
   return "";
 }
 
-/// Writes `path` through a fresh temporary file beside it and a rename (support/atomic_file.hpp):
+/// Writes `path` through a fresh temporary file beside it and a rename (core/atomic_file.hpp):
 /// a full disk, a file-size limit or a killed export leaves the previous file whole, and a link
 /// planted in a shared --out folder is replaced, never written through.
 void write_file(const std::filesystem::path& path, std::string_view bytes) {

@@ -1,4 +1,4 @@
-#include "cutejit/dsl/types.hpp"
+#include "cutejit/core/types.hpp"
 
 #include <bit>
 #include <cmath>
