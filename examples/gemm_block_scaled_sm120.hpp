@@ -13,7 +13,9 @@
 // tile: 4-byte loads), assembles its scale registers where the atom's scale-factor layouts say
 // (one byte per K block of its row of A, of its column of B), and issues 8 MMAs; the f32
 // accumulators go out through partition_C. No shared memory, no pipeline: the shape of a
-// decode GEMV more than of a peak GEMM. M and N multiples of 64, K of 64.
+// decode GEMV more than of a peak GEMM. M and N any (the tiles at the edges are partial: their
+// loads and stores are predicated on identity tensors, CuTe's residue idiom, and their rows'
+// scales read the last real row's), K a multiple of 64.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +25,7 @@
 #include <cutejit/atom/tiled_mma.hpp>
 #include <cutejit/tensor/copy.hpp>
 #include <cutejit/tensor/fragment.hpp>
+#include <cutejit/tensor/identity.hpp>
 #include <cutejit/tensor/partition.hpp>
 
 #include "example.hpp"
@@ -67,7 +70,7 @@ void kernel(const Tensor<uint8_t>& a, const Tensor<uint8_t>& b, const Tensor<uin
   Int row_bytes = assume_divisible(k / elements_per_byte, 32), row_scales = k / Op::scale_block;
   Tensor<uint8_t> A = row_major(a, m, row_bytes), B = row_major(b, n, row_bytes);
   Tensor<uint8_t> SFA = row_major(sfa, m, row_scales), SFB = row_major(sfb, n, row_scales);
-  Tensor<float> C = make_tensor(c.data(), Layout(IntTuple{m, n}, IntTuple{assume_divisible(n, tile_n), 1}));
+  Tensor<float> C = make_tensor(c.data(), Layout(IntTuple{m, n}, IntTuple{n, 1}));
 
   auto tiled = make_tiled_mma(Op{}, make_layout({warps, 1, 1}));
   auto thr = tiled.get_slice(tid);
@@ -75,6 +78,9 @@ void kernel(const Tensor<uint8_t>& a, const Tensor<uint8_t>& b, const Tensor<uin
   fill(acc, 0.0f);
   Tensor<uint8_t> gA = local_tile(A, IntTuple{tile_m, k_bytes}, IntTuple{bm, _});  // (64, 32, k steps)
   Tensor<uint8_t> gB = local_tile(B, IntTuple{tile_n, k_bytes}, IntTuple{bn, _});
+  // Every element's (row, byte) coordinates, tiled alike: the predicates of the residue tiles.
+  auto cA = local_tile(make_identity_tensor(A.shape()), IntTuple{tile_m, k_bytes}, IntTuple{bm, _});
+  auto cB = local_tile(make_identity_tensor(B.shape()), IntTuple{tile_n, k_bytes}, IntTuple{bn, _});
   // This thread's scale factors: (row, K block) of its warp's 16 rows, (column, K block) of
   // each atom's 8 columns, from the atom's layouts.
   const Layout sfa_tv = Op::layout_sfa(), sfb_tv = Op::layout_sfb();
@@ -82,28 +88,31 @@ void kernel(const Tensor<uint8_t>& a, const Tensor<uint8_t>& b, const Tensor<uin
   for_(0, k / Op::k_elements, [&](Int step) {
     Tensor<uint8_t> fa = thr.partition_fragment_A({tile_m, k_bytes});  // (16, 1, 1)
     Tensor<uint8_t> fb = thr.partition_fragment_B({tile_n, k_bytes});  // (8, 8, 1)
-    copy(thr.partition_A(gA(_, _, step)), fa);
-    copy(thr.partition_B(gB(_, _, step)), fb);
+    // Rows past M or N load nothing (K is whole steps, so each 4-byte load is all in or all out);
+    // they only feed rows and columns of C that are not stored.
+    fill(fa, uint8_t(0));
+    fill(fb, uint8_t(0));
+    copy_if(thr.partition_A(cA(_, _, step)), A.shape(), thr.partition_A(gA(_, _, step)), fa);
+    copy_if(thr.partition_B(cB(_, _, step)), B.shape(), thr.partition_B(gB(_, _, step)), fb);
     Int a_row0 = bm * tile_m + warp * 16;
-    Value<uint32_t> scale_a = scale_register<Op>(SFA, sfa_tv, lane, 16, [&](const Int& r) { return a_row0 + r; }, step);
+    Value<uint32_t> scale_a = scale_register<Op>(SFA, sfa_tv, lane, 16, [&](const Int& r) { return min(a_row0 + r, m - 1); }, step);
     for (int j = 0; j < tile_n / Op::n; ++j) {
       Int b_row0 = bn * tile_n + j * Op::n;
-      Value<uint32_t> scale_b = scale_register<Op>(SFB, sfb_tv, lane, 8, [&](const Int& r) { return b_row0 + r; }, step);
+      Value<uint32_t> scale_b = scale_register<Op>(SFB, sfb_tv, lane, 8, [&](const Int& r) { return min(b_row0 + r, n - 1); }, step);
       mma(Op{}, acc(_, 0, j), fa(_, 0, 0), fb(_, j, 0), acc(_, 0, j), scale_a, scale_b);
     }
   });
-  copy(acc, thr.partition_C(local_tile(C, IntTuple{tile_m, tile_n}, IntTuple{bm, bn})));
+  auto cC = local_tile(make_identity_tensor(C.shape()), IntTuple{tile_m, tile_n}, IntTuple{bm, bn});
+  copy_if(thr.partition_C(cC), C.shape(), acc, thr.partition_C(local_tile(C, IntTuple{tile_m, tile_n}, IntTuple{bm, bn})));
 }
 
 inline void check_shape(const char* name, int64_t m, int64_t n, int64_t k) {
-  if (m <= 0 || n <= 0 || k <= 0 || m % tile_m || n % tile_n || k % 64 || m * n >= (int64_t(1) << 31))
-    throw Error(std::string(name) + " needs M and N multiples of 64 and K of 64, M x N below 2^31, not " + std::to_string(m) + " x " +
-                std::to_string(n) + " x " + std::to_string(k));
+  if (m <= 0 || n <= 0 || k <= 0 || k % 64 || m * n >= (int64_t(1) << 31))
+    throw Error(std::string(name) + " needs M and N of at least 1, K a multiple of 64, M x N below 2^31, not " + std::to_string(m) +
+                " x " + std::to_string(n) + " x " + std::to_string(k));
 }
 
-inline Launch launch_config(int64_t m, int64_t n) {
-  return Launch{.grid = {uint32_t(m / tile_m), uint32_t(n / tile_n)}, .block = threads};
-}
+inline Launch launch_config(int64_t m, int64_t n) { return Launch{.grid = {ceil_div(m, tile_m), ceil_div(n, tile_n)}, .block = threads}; }
 }  // namespace gemm_sm120
 
 #define CUTEJIT_BLOCK_SCALED_GEMM(NAME, OP)                                                                          \

@@ -114,10 +114,11 @@ TEST_CASE("the block-scaled sm_120 GEMMs run and match a float64 product of the 
     WARN("skipped: the device is " << dev.target().name() << ", not an sm_120/sm_121 target (run with CUTEJIT_DEVICE=emulator:sm_120a)");
     return;
   }
-  // 3 x 2 tiles of 64 x 64, 8 (FP4) or 16 (FP8) atoms' K steps.
-  SECTION("NVFP4") { run_gemm<SM120_16x8x64_F32E2M1E2M1F32_UE4M3_TN>(dev, examples::gemm_nvfp4_sm120, 192, 128, 512); }
-  SECTION("MXFP4") { run_gemm<SM120_16x8x64_F32E2M1E2M1F32_UE8M0_TN>(dev, examples::gemm_mxfp4_sm120, 192, 128, 512); }
-  SECTION("MXFP8") { run_gemm<SM120_16x8x32_F32E4M3E4M3F32_UE8M0_TN>(dev, examples::gemm_mxfp8_sm120, 192, 128, 512); }
+  // 3 x 2 tiles of 64 x 64, the last each way partial (M and N ragged, odd N among them), 8 (FP4)
+  // or 16 (FP8) atoms' K steps.
+  SECTION("NVFP4") { run_gemm<SM120_16x8x64_F32E2M1E2M1F32_UE4M3_TN>(dev, examples::gemm_nvfp4_sm120, 150, 100, 512); }
+  SECTION("MXFP4") { run_gemm<SM120_16x8x64_F32E2M1E2M1F32_UE8M0_TN>(dev, examples::gemm_mxfp4_sm120, 129, 127, 512); }
+  SECTION("MXFP8") { run_gemm<SM120_16x8x32_F32E4M3E4M3F32_UE8M0_TN>(dev, examples::gemm_mxfp8_sm120, 192, 70, 512); }
 }
 
 TEST_CASE("the block-scaled sm_120 GEMVs run and match a float64 product of the decoded operands", "[gpu][sm120]") {
@@ -126,8 +127,9 @@ TEST_CASE("the block-scaled sm_120 GEMVs run and match a float64 product of the 
     WARN("skipped: the device is " << dev.target().name() << ", not an sm_120/sm_121 target (run with CUTEJIT_DEVICE=emulator:sm_120a)");
     return;
   }
-  // 4 CTAs of 16 weight rows. The four warps take every fourth K step, 4 at a time (Unroll{4}):
-  // K of 20, 8, 12 and 22 steps leave each warp a whole number of unrolled groups or not.
+  // 4 CTAs of 16 weight rows (N, a model's width, is a multiple of 16; the tokens are ragged:
+  // 1 to 8 of the atom's 8 columns). The four warps take every fourth K step, 4 at a time
+  // (Unroll{4}): K of 20, 8, 12 and 22 steps leave each warp a whole number of unrolled groups or not.
   SECTION("NVFP4, 1 token") { run_gemv<SM120_16x8x64_F32E2M1E2M1F32_UE4M3_TN>(dev, examples::gemv_nvfp4_sm120, 64, 1, 1280); }
   SECTION("NVFP4, 5 tokens") { run_gemv<SM120_16x8x64_F32E2M1E2M1F32_UE4M3_TN>(dev, examples::gemv_nvfp4_sm120, 64, 5, 512); }
   SECTION("MXFP4, 8 tokens") { run_gemv<SM120_16x8x64_F32E2M1E2M1F32_UE8M0_TN>(dev, examples::gemv_mxfp4_sm120, 64, 8, 768); }
