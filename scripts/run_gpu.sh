@@ -83,7 +83,7 @@ log="$OUT/gpu-$part.log"
   fi
   if want emulated; then
   echo "== [gpu] tests on emulator:sm_90a, 2 host threads each, ${CUTEJIT_EMULATED_JOBS:-6} at once"
-  ./tests/cutejit_tests --list-test-names-only "[gpu]~[gpu_runtime]~[cuda_function]~[timing]" | grep -v '^$' |
+  ./tests/cutejit_tests --list-test-names-only "[gpu]~[gpu_runtime]~[timing]" | grep -v '^$' |
     CUTEJIT_DEVICE=emulator:sm_90a CUTEJIT_EMULATOR_THREADS=2 xargs -d '\n' -P "${CUTEJIT_EMULATED_JOBS:-6}" -I{} \
       sh -c 'spec=$(printf "%s" "$1" | sed "s/[],[\\\\]/\\\\&/g"); s=$(date +%s%N);
              r=$(timeout "${CUTEJIT_EMULATED_LIMIT:-400}" ./tests/cutejit_tests "$spec" 2>&1 | tail -2 | tr "\n" " ");

@@ -44,6 +44,10 @@ std::string entry_file_name(std::string_view key) { return std::string(key) + ".
 std::string encode_entry(std::string_view key, const CompiledKernel& k, int64_t created_unix) {
   const ToolchainVersions v = toolchain_versions();
   const StageTimes& t = k.times;
+  // The PTX section holds the kernel's PTX, then each module linked with it.
+  std::string ptx = k.ptx;
+  nlohmann::json linked = nlohmann::json::array();
+  for (const std::string& l : k.linked_ptx) ptx += l, linked.push_back(l.size());
   nlohmann::json meta = {
       {"format", entry_format_version},
       {"key", key},
@@ -51,7 +55,8 @@ std::string encode_entry(std::string_view key, const CompiledKernel& k, int64_t 
       {"target", k.target.name()},
       {"assembler", k.assembler},
       {"versions", {{"cutejit", v.cutejit}, {"llvm", v.llvm}, {"assembler", v.assembler}}},
-      {"ptx_bytes", k.ptx.size()},
+      {"ptx_bytes", ptx.size()},
+      {"linked_ptx_bytes", linked},
       {"cubin_bytes", k.cubin.size()},
       {"cubin_xxh3_128", xxh3_128_hex(std::string_view(k.cubin.data(), k.cubin.size()))},
       {"compile_ms",
@@ -59,12 +64,12 @@ std::string encode_entry(std::string_view key, const CompiledKernel& k, int64_t 
       {"created", created_unix},
   };
   std::string json = meta.dump(1);
-  std::string body = json + k.ptx + std::string(k.cubin.data(), k.cubin.size());
+  std::string body = json + ptx + std::string(k.cubin.data(), k.cubin.size());
   Header h{};
   std::memcpy(h.magic, magic, sizeof magic);
   h.format = entry_format_version;
   h.metadata_bytes = uint32_t(json.size());
-  h.ptx_bytes = k.ptx.size();
+  h.ptx_bytes = ptx.size();
   h.cubin_bytes = k.cubin.size();
   put_checksum(h, body);
   return std::string(reinterpret_cast<const char*>(&h), sizeof h) + body;
@@ -115,7 +120,7 @@ DecodedEntry decode_entry(std::string_view bytes, std::string_view key, bool sam
   } catch (const std::exception& e) {  // a missing or mistyped field, or an unknown target
     return bad(std::string("metadata is incomplete: ") + e.what());
   }
-  out.kernel.ptx = std::string(body.substr(h.metadata_bytes, h.ptx_bytes));
+  std::string_view ptx_section = body.substr(h.metadata_bytes, h.ptx_bytes);
   std::string_view cubin = body.substr(h.metadata_bytes + h.ptx_bytes);
   out.kernel.cubin.assign(cubin.begin(), cubin.end());
   if (std::string problem = cubin_problem(cubin, out.kernel.target, out.kernel.name); !problem.empty()) return bad(problem);
@@ -126,6 +131,20 @@ DecodedEntry decode_entry(std::string_view bytes, std::string_view key, bool sam
     if (meta.at("ptx_bytes").get<uint64_t>() != h.ptx_bytes || meta.at("cubin_bytes").get<uint64_t>() != h.cubin_bytes)
       return bad("the metadata's sizes differ from the header's");
     if (meta.at("cubin_xxh3_128").get<std::string>() != xxh3_128_hex(cubin)) return bad("the cubin's hash differs from the metadata's");
+    // The PTX linked with the kernel (NVRTC's) ends the section; an entry written before it was
+    // kept has none, and its kernel key differs (pipeline.cpp), so no kernel that needs it finds it.
+    uint64_t linked_total = 0;
+    std::vector<uint64_t> linked;
+    if (meta.contains("linked_ptx_bytes")) {
+      if (!meta.at("linked_ptx_bytes").is_array()) return bad("the metadata's linked_ptx_bytes is not a list");
+      for (const nlohmann::json& n : meta.at("linked_ptx_bytes")) {
+        linked.push_back(n.get<uint64_t>());
+        if (linked.back() > ptx_section.size() - linked_total) return bad("the metadata's linked PTX is larger than the PTX section");
+        linked_total += linked.back();
+      }
+    }
+    out.kernel.ptx = std::string(ptx_section.substr(0, ptx_section.size() - linked_total));
+    for (size_t at = out.kernel.ptx.size(); uint64_t n : linked) out.kernel.linked_ptx.emplace_back(ptx_section.substr(at, n)), at += n;
   } catch (const std::exception& e) {
     return bad(std::string("metadata is incomplete: ") + e.what());
   }

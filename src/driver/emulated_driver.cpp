@@ -164,25 +164,7 @@ CUresult pointer_attribute(void* out, CUpointer_attribute a, CUdeviceptr p) {
 }
 
 // A module's image is its PTX text (as cuModuleLoadData also accepts on a GPU).
-CUresult module_load(CUmodule* out, const void* image) {
-  auto m = std::make_unique<EmulatedModule>();
-  CUresult rc = guarded(CUDA_ERROR_INVALID_PTX, [&] {
-    m->module = emu::parse_ptx(static_cast<const char*>(image), [&](const emu::GlobalVariable& g) {
-      uint64_t a = state().memory.allocate(g.init.size());
-      state().memory.write(a, g.init.data(), g.init.size());
-      m->globals.push_back(a);
-      m->global_address[g.name] = a;
-      return a;
-    });
-  });
-  if (rc != CUDA_SUCCESS) {
-    last_error = "the emulated device cannot run this kernel: " + last_error;
-    for (uint64_t a : m->globals) state().memory.free(a);
-    return rc;
-  }
-  *out = reinterpret_cast<CUmodule>(m.release());  // modules live as long as the process, as on a GPU
-  return CUDA_SUCCESS;
-}
+CUresult module_load(CUmodule* out, const void* image) { return load_emulated_module(out, {static_cast<const char*>(image)}); }
 CUresult module_function(CUfunction* f, CUmodule m, const char* name) {
   auto* mod = reinterpret_cast<EmulatedModule*>(m);
   const emu::Function* fn = mod->module->find(name);
@@ -354,6 +336,26 @@ int shared_limit(const Target& t) {
 }
 
 }  // namespace
+
+CUresult load_emulated_module(CUmodule* out, const std::vector<std::string_view>& ptx) {
+  auto m = std::make_unique<EmulatedModule>();
+  CUresult rc = guarded(CUDA_ERROR_INVALID_PTX, [&] {
+    m->module = emu::link_ptx(ptx, [&](const emu::GlobalVariable& g) {
+      uint64_t a = state().memory.allocate(g.init.size());
+      state().memory.write(a, g.init.data(), g.init.size());
+      m->globals.push_back(a);
+      m->global_address[g.name] = a;
+      return a;
+    });
+  });
+  if (rc != CUDA_SUCCESS) {
+    last_error = "the emulated device cannot run this kernel: " + last_error;
+    for (uint64_t a : m->globals) state().memory.free(a);
+    return rc;
+  }
+  *out = reinterpret_cast<CUmodule>(m.release());  // modules live as long as the process, as on a GPU
+  return CUDA_SUCCESS;
+}
 
 const Driver& emulated_driver() {
   static const Driver table = make_table();

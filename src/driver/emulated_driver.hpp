@@ -8,6 +8,8 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "cutejit/core/target.hpp"
 #include "driver/driver.hpp"
@@ -30,5 +32,9 @@ const Driver* emulated_driver_for(const void* context);
 bool is_emulated_pointer(uint64_t ptr);
 /// The emulated driver's table (every emulated device shares it; calls name their context).
 const Driver& emulated_driver();
+/// cuModuleLoadData of a program on the emulated device: the kernel's PTX, then the PTX that
+/// nvJitLink linked with it into the cubin (NVRTC's), parsed and linked together. The driver's
+/// error code; cuGetErrorString then says why, naming a call no module defines.
+CUresult load_emulated_module(CUmodule* out, const std::vector<std::string_view>& ptx);
 
 }  // namespace cutejit::detail

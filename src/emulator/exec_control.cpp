@@ -1,6 +1,6 @@
-// Control flow: bra, ret and exit, trap, nanosleep, and the one external call cutejit's PTX
-// makes, vprintf (the ISA's "Formatted output" ABI: a format string and a buffer of arguments,
-// each aligned to its size).
+// Control flow: bra, exit, trap, nanosleep, and the one external call cutejit's PTX makes,
+// vprintf (the ISA's "Formatted output" ABI: a format string and a buffer of arguments, each
+// aligned to its size). Calls of .func functions and `ret` are exec_call.cpp's.
 #include <cstdio>
 #include <string>
 
@@ -9,17 +9,11 @@
 
 namespace cutejit::emulator {
 
-namespace {
-
-void exec_bra(const Instruction& in, ExecContext& c) {
-  uint32_t target = uint32_t(in.operands[0].imm);
-  c.each(c.active, [&](int l) { c.warp.pc[l] = target; });
-}
-
-void exec_exit(const Instruction& in, ExecContext& c) {
+void exit_lanes(ExecContext& c, uint32_t lanes) {
   Cta& cta = c.cta();
-  c.each(c.active, [&](int l) {
+  c.each(lanes, [&](int l) {
     c.warp.state[l] = LaneState::exited;
+    c.warp.calls[l].clear();
     ++cta.exited;
   });
   // Lanes waiting in a collective for these ones try again, and find them gone.
@@ -29,6 +23,15 @@ void exec_exit(const Instruction& in, ExecContext& c) {
   for (uint32_t id = 0; id < cta.barriers.size(); ++id) c.grid.check_barrier(cta, id);
   c.grid.check_cluster_barrier(*cta.cluster);
 }
+
+namespace {
+
+void exec_bra(const Instruction& in, ExecContext& c) {
+  uint32_t target = uint32_t(in.operands[0].imm);
+  c.each(c.active, [&](int l) { c.warp.pc[l] = target; });
+}
+
+void exec_exit(const Instruction& in, ExecContext& c) { exit_lanes(c, c.active); }
 
 void exec_trap(const Instruction& in, ExecContext& c) { throw Fault("the kernel executed trap"); }
 void exec_nothing(const Instruction&, ExecContext&) {}
@@ -113,13 +116,11 @@ void exec_vprintf(const Instruction& in, ExecContext& c) {
 bool decode_control(Instruction& in, const Opcode& op) {
   std::string_view n = op[0];
   if (n == "bra") return bind(in, exec_bra);
-  if (n == "ret" || n == "exit") return bind(in, exec_exit);
+  if (n == "exit") return bind(in, exec_exit);
   if (n == "trap") return bind(in, exec_trap);
   if (n == "nanosleep" || n == "brkpt" || n == "pmevent") return bind(in, exec_nothing);
-  if (n == "call") {
-    if (in.operands.empty() || in.operands[0].symbol != "vprintf")
-      throw Fault("the emulated device cannot call '" + (in.operands.empty() ? std::string() : in.operands[0].symbol) +
-                  "': it runs calls to vprintf only (device functions are expected inlined)");
+  // vprintf is the device runtime's, defined in no PTX module; any other callee is linked.
+  if (n == "call" && !in.operands.empty() && in.operands[0].symbol == "vprintf") {
     if (in.operands.size() != 3 + size_t(in.op)) throw Fault("a vprintf call without its two arguments");
     return bind(in, exec_vprintf, in.op);
   }

@@ -40,6 +40,10 @@ inline NumberFormat format_of(Type t) {
 /// the guard, are faults.
 bool whole_warp(ExecContext& c);
 
+/// Ends the threads of `lanes` (exit, or ret from a kernel): collectives and barriers waiting
+/// for them look again.
+void exit_lanes(ExecContext& c, uint32_t lanes);
+
 /// A decoder's convenience: binds `fn` and says the opcode was taken.
 inline bool bind(Instruction& in, Execute fn, uint16_t op = 0) {
   in.execute = fn;

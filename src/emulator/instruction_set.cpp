@@ -88,7 +88,7 @@ void decode_instruction(Instruction& in, const Opcode& op, std::string_view opco
   if (!types.empty()) in.type = types.back();
   if (types.size() > 1) in.type2 = types[types.size() - 2];
   in.space = space_of(op);
-  for (auto decode : {decode_control, decode_memory, decode_sync, decode_warp, decode_async, decode_matrix, decode_cluster_launch_control, decode_conversion,
+  for (auto decode : {decode_control, decode_call, decode_memory, decode_sync, decode_warp, decode_async, decode_matrix, decode_cluster_launch_control, decode_conversion,
                       decode_float, decode_arithmetic})
     if (decode(in, op)) return;
   throw Fault("the emulated device does not cover the instruction '" + std::string(opcode_text) +

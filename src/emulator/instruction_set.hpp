@@ -39,6 +39,9 @@ bool decode_arithmetic(Instruction& in, const Opcode& op);
 bool decode_float(Instruction& in, const Opcode& op);
 bool decode_conversion(Instruction& in, const Opcode& op);
 bool decode_control(Instruction& in, const Opcode& op);
+bool decode_call(Instruction& in, const Opcode& op);
+/// True for a call of a .func (not vprintf): link_ptx resolves its callee.
+bool is_function_call(const Instruction& in);
 bool decode_memory(Instruction& in, const Opcode& op);
 bool decode_sync(Instruction& in, const Opcode& op);
 bool decode_warp(Instruction& in, const Opcode& op);

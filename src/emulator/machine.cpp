@@ -469,7 +469,9 @@ std::string Grid::locate(const Warp& w, int lane, uint32_t pc) const {
     std::string at = module.where(fn.code[pc].where);
     if (!at.empty()) s << at << ": ";
   }
-  s << "in kernel '" << fn.name << "', CTA (" << c.ctaid[0] << ", " << c.ctaid[1] << ", " << c.ctaid[2] << ")";
+  s << "in kernel '" << fn.name << "'";
+  if (pc < fn.code.size() && fn.function_at(pc) != fn.name) s << ", function '" << fn.function_at(pc) << "'";
+  s << ", CTA (" << c.ctaid[0] << ", " << c.ctaid[1] << ", " << c.ctaid[2] << ")";
   if (lane >= 0 && lane < 32)
     s << " thread (" << w.tid_x[lane] << ", " << w.tid_y[lane] << ", " << w.tid_z[lane] << ") [warp " << w.id << ", lane " << lane << "]";
   if (pc < fn.code.size()) s << ", at '" << fn.code[pc].text << "'";

@@ -75,6 +75,7 @@ struct Warp {
   uint32_t turn_pc = 0;  ///< the pc the warp's last turn started at (fixed schedule)
   std::array<uint64_t, 32> cp_async_committed{};  ///< per lane: commit groups so far
   std::array<uint8_t, 32> carry{};                 ///< per lane: the condition code's carry (add.cc, addc…)
+  std::array<std::vector<uint32_t>, 32> calls{};   ///< per lane: the pcs of the calls it is in, innermost last
 
   uint64_t& reg(uint32_t slot, int lane) { return regs[size_t(slot) * 32 + size_t(lane)]; }
   uint32_t mask(LaneState s) const {

@@ -45,6 +45,9 @@ struct Operand {
   uint32_t first = 0;     ///< vector: first element in Function::vector_elements
   uint32_t count = 0;     ///< vector: element count
   std::string symbol;     ///< call targets and symbols kept by name
+  /// imm is an address in the function's local memory (a .local variable, a parameter of a
+  /// .func or of a call): linking the function into a kernel's code moves it with the function.
+  bool local = false;
 };
 
 /// A source position from the PTX's `.loc` line info.
@@ -82,26 +85,45 @@ struct Instruction {
   const T& as() const { return *static_cast<const T*>(decoded.get()); }
 };
 
+/// A kernel's parameter lies at `offset` in its parameter space; a .func's parameter or return
+/// value is a slot of its local memory, and `offset` is that slot's generic address.
 struct Parameter {
   std::string name;
-  uint32_t offset = 0, bytes = 0;
+  uint64_t offset = 0;
+  uint32_t bytes = 0;
 };
 
 struct Function {
   std::string name;
   bool entry = false;
+  bool visible = false;        ///< .visible or .weak: other modules may call it
   std::vector<Parameter> params;
+  std::vector<Parameter> returns;  ///< a .func's return values
   uint32_t param_bytes = 0;
   uint32_t registers = 0;      ///< register slots (every register, predicates included)
   uint32_t local_bytes = 0;    ///< per-thread .local storage
   uint32_t static_shared_bytes = 0;  ///< .shared variables, laid out from shared_base
   uint32_t dynamic_shared_offset = 0;  ///< where the extern .shared array starts
+  bool names_dynamic_shared = false;   ///< its code takes the extern .shared array's address
   uint32_t max_threads = 1024; ///< .maxntid / .reqntid
   uint32_t required_block[3] = {0, 0, 0};    ///< .reqntid, 0 = not declared
   uint32_t required_cluster[3] = {0, 0, 0};  ///< .reqnctapercluster, 0 = not declared
   bool explicit_cluster = false;
   std::vector<Instruction> code;
   std::vector<Operand> vector_elements;
+  /// A linked entry (link_ptx): the functions it calls, whose code follows its own, each with
+  /// the pc where it starts, in that order.
+  std::vector<std::pair<uint32_t, std::string>> callees;
+  /// The name of the function whose code holds `pc`: the entry's, or a callee's.
+  std::string_view function_at(uint32_t pc) const;
+};
+
+/// A `call` of a .func once linked (its Instruction::decoded): where the callee's code starts,
+/// and its parameters and return values, whose slots lie in the caller's local memory.
+struct CallTarget {
+  std::string name;
+  uint32_t pc = 0;
+  std::vector<Parameter> params, returns;
 };
 
 struct GlobalVariable {
@@ -136,5 +158,13 @@ constexpr uint32_t shared_base = 1024;
 /// construct or instruction the emulated device does not cover. `place_global` gives each
 /// .global and .const variable its address (and copies its initial bytes there).
 std::unique_ptr<Module> parse_ptx(std::string_view text, const std::function<uint64_t(const GlobalVariable&)>& place_global);
+
+/// Parses a program's PTX modules (a kernel's, then those linked with it, as nvJitLink is given
+/// them) and links them into one Module: each entry carries, after its own code, the code of
+/// every function it calls, each call resolved to a definition of its own module or to a
+/// .visible one of another, with its own registers and local memory. Throws Fault naming a
+/// call no module defines, a recursive call, or a callee the emulated device cannot place.
+std::unique_ptr<Module> link_ptx(const std::vector<std::string_view>& texts,
+                                 const std::function<uint64_t(const GlobalVariable&)>& place_global);
 
 }  // namespace cutejit::emulator

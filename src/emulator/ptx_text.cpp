@@ -1,6 +1,8 @@
 #include "emulator/ptx_text.hpp"
 
+#include <bit>
 #include <cctype>
+#include <charconv>
 
 namespace cutejit::emulator {
 
@@ -158,6 +160,52 @@ std::vector<std::string_view> split_operands(std::string_view s) {
   std::string_view last = trim(s.substr(begin));
   if (!last.empty() || !out.empty()) out.push_back(last);
   return out;
+}
+
+std::vector<std::string_view> words(std::string_view s) {
+  std::vector<std::string_view> out;
+  size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+    size_t b = i;
+    while (i < s.size() && !std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+    if (i > b) out.push_back(s.substr(b, i - b));
+  }
+  return out;
+}
+
+bool parse_integer(std::string_view s, uint64_t& out) {
+  bool negative = !s.empty() && s[0] == '-';
+  if (negative) s.remove_prefix(1);
+  if (!s.empty() && (s.back() == 'U' || s.back() == 'u')) s.remove_suffix(1);
+  int base = 10;
+  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) base = 16, s.remove_prefix(2);
+  else if (s.size() > 1 && s[0] == '0') base = 8, s.remove_prefix(1);
+  if (s.empty()) return base == 8 ? (out = 0, true) : false;
+  uint64_t v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v, base);
+  if (ec != std::errc() || p != s.data() + s.size()) return false;
+  out = negative ? uint64_t(0) - v : v;
+  return true;
+}
+
+bool parse_immediate(std::string_view s, uint64_t& out, bool f32) {
+  if (s.size() > 2 && s[0] == '0' && (s[1] == 'f' || s[1] == 'F' || s[1] == 'd' || s[1] == 'D')) {
+    auto [p, ec] = std::from_chars(s.data() + 2, s.data() + s.size(), out, 16);
+    return ec == std::errc() && p == s.data() + s.size();
+  }
+  // A decimal floating-point constant (`1.0`, `2e-3`) is an f64 value (the ISA's constants), made
+  // f32 when the instruction reads its operand as f32.
+  std::string_view digits = s.starts_with("-") ? s.substr(1) : s;
+  bool hex = digits.size() > 1 && digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X');
+  if (!hex && s.find_first_of(".eE") != std::string_view::npos) {
+    double d = 0;
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), d);
+    if (ec != std::errc() || p != s.data() + s.size()) return false;
+    out = f32 ? uint64_t(std::bit_cast<uint32_t>(float(d))) : std::bit_cast<uint64_t>(d);
+    return true;
+  }
+  return parse_integer(s, out);
 }
 
 }  // namespace cutejit::emulator

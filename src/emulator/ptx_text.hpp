@@ -26,5 +26,13 @@ std::vector<std::string_view> split_operands(std::string_view s);
 std::string_view trim(std::string_view s);
 /// A dotted opcode's parts: "mma.sync.aligned.m16n8k16" -> {"mma", "sync", "aligned", "m16n8k16"}.
 std::vector<std::string_view> split_opcode(std::string_view opcode);
+/// `s` split at white space.
+std::vector<std::string_view> words(std::string_view s);
+
+/// A PTX integer (decimal, `0x` hex, `0` octal, a `-` sign, a `U` suffix); false when `s` is none.
+bool parse_integer(std::string_view s, uint64_t& out);
+/// `0f3F800000` (f32 bits), `0d…` (f64 bits), a decimal floating-point constant (an f64 value,
+/// made f32 when `f32`), or an integer.
+bool parse_immediate(std::string_view s, uint64_t& out, bool f32 = false);
 
 }  // namespace cutejit::emulator

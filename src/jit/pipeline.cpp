@@ -77,8 +77,10 @@ CompiledKernel compile_specialization(const std::string& kernel, const Target& t
   // passed it, for this target, with this cutejit. Then lowering, LLVM and the assembler.
   KernelCache cache = KernelCache::from_environment();
   if (cache.enabled()) {
-    // The CUDA sources are in the module; the NVRTC that compiles them is not.
-    out.cache_key = cache_key(bytecode(*module), target, cuda.empty() ? "" : nvrtc_version());
+    // The CUDA sources are in the module; the NVRTC that compiles them is not. "linked-ptx":
+    // such an entry holds NVRTC's PTX too (for the emulated device); older entries, which do
+    // not, are never found.
+    out.cache_key = cache_key(bytecode(*module), target, cuda.empty() ? "" : "linked-ptx " + nvrtc_version());
     // With CUTEJIT_DUMP set every stage runs, so that every stage is dumped.
     std::optional<CompiledKernel> hit = dump.enabled() ? std::nullopt : cache.load(out.cache_key);
     out.times.cache_ms = ms_since(clock);
@@ -106,6 +108,7 @@ CompiledKernel compile_specialization(const std::string& kernel, const Target& t
   for (size_t i = 0; i < cuda.size(); ++i) {
     linked.push_back({"cuda_function_" + std::to_string(i), compile_cuda_program(cuda[i], target, kernel)});
     dump.write("cuda_function_" + std::to_string(i) + ".ptx", linked.back().ptx);
+    out.linked_ptx.push_back(linked.back().ptx);
   }
   Assembled assembled = assemble(out.ptx, target, kernel, linked);
   out.cubin = std::move(assembled.cubin);

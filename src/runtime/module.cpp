@@ -6,6 +6,7 @@
 
 #include "cutejit/runtime/device.hpp"
 #include "driver/driver.hpp"
+#include "driver/emulated_driver.hpp"
 #include "runtime/nvshmem_module.hpp"
 
 namespace cutejit::detail {
@@ -37,10 +38,15 @@ LoadedFunction load_function(const CompiledKernel& compiled, const Device& devic
   const Driver& d = Driver::of(device.context());
   make_current(device);
   CUmodule module = nullptr;
-  // The emulated device runs the PTX (the text the assembler was given); a GPU, the cubin.
-  const void* image = device.is_emulated() ? static_cast<const void*>(compiled.ptx.c_str()) : compiled.cubin.data();
-  d.check(d.cuModuleLoadData(&module, image), "cuModuleLoadData");
-  if (!device.is_emulated()) init_nvshmem_module(module, device.context(), compiled.cubin, compiled.name);
+  if (device.is_emulated()) {
+    // The emulated device runs the PTX the assembler was given: the kernel's and what it linked.
+    std::vector<std::string_view> ptx = {compiled.ptx};
+    ptx.insert(ptx.end(), compiled.linked_ptx.begin(), compiled.linked_ptx.end());
+    d.check(load_emulated_module(&module, ptx), "cuModuleLoadData");
+  } else {
+    d.check(d.cuModuleLoadData(&module, compiled.cubin.data()), "cuModuleLoadData");
+    init_nvshmem_module(module, device.context(), compiled.cubin, compiled.name);
+  }
   CUfunction function = nullptr;
   d.check(d.cuModuleGetFunction(&function, module, compiled.name.c_str()), "cuModuleGetFunction");
   LoadedFunction f;

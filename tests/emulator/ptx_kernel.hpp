@@ -19,19 +19,25 @@ inline std::string kernel(const std::string& decls, const std::string& body) {
 }
 
 /// Runs `ptx` on `blocks` CTAs of `threads`, its pointer a buffer of `words` words of 0xdeadbeef;
-/// keeps the buffer afterwards and the fault's report, if any.
+/// keeps the buffer afterwards and the fault's report, if any. `program` is a kernel's PTX
+/// followed by the PTX modules linked with it, loaded as the driver loads them (link_ptx).
 struct Run {
   cutejit::emulator::DeviceMemory memory;
   std::vector<uint32_t> out;
   std::string fault;
 
-  Run(const std::string& ptx, uint32_t threads, size_t words = 64, uint32_t blocks = 1, cutejit::emulator::RunOptions options = {}) {
+  Run(const std::string& ptx, uint32_t threads, size_t words = 64, uint32_t blocks = 1, cutejit::emulator::RunOptions options = {})
+      : Run(std::vector<std::string>{ptx}, threads, words, blocks, options) {}
+
+  Run(const std::vector<std::string>& program, uint32_t threads, size_t words = 64, uint32_t blocks = 1,
+      cutejit::emulator::RunOptions options = {}) {
     using namespace cutejit::emulator;
     uint64_t buffer = memory.allocate(words * 4);
     out.assign(words, 0xdeadbeef);
     memory.write(buffer, out.data(), words * 4);
     try {
-      auto module = parse_ptx(ptx, [&](const GlobalVariable& g) { return memory.allocate(g.init.size()); });
+      std::vector<std::string_view> texts(program.begin(), program.end());
+      auto module = link_ptx(texts, [&](const GlobalVariable& g) { return memory.allocate(g.init.size()); });
       LaunchConfig cfg;
       cfg.grid[0] = blocks;
       cfg.block[0] = threads;

@@ -1,6 +1,7 @@
 /** \file
- * What compiling one specialization of a kernel produces: the PTX, the cubin, and the time
- * each stage of the pipeline took. Returned by `Kernel::compile`, which needs no GPU.
+ * What compiling one specialization of a kernel produces: the PTX (its own and that of the
+ * CUDA functions linked with it), the cubin, and the time each stage of the pipeline took.
+ * Returned by `Kernel::compile`, which needs no GPU.
  */
 #pragma once
 
@@ -25,6 +26,9 @@ struct CompiledKernel {
   std::string name;        ///< the kernel's symbol in the cubin
   Target target;
   std::string ptx;
+  /// The PTX of the CUDA functions it calls (NVRTC's, one module per program), which the
+  /// assembler linked with `ptx` into the cubin; the emulated device runs them from here.
+  std::vector<std::string> linked_ptx;
   std::vector<char> cubin;
   std::string assembler;   ///< "nvJitLink" or "ptxas" (for a cached kernel: the one that built it)
   StageTimes times;        ///< read from the disk cache: only trace_ms, verify_ms and cache_ms are spent

@@ -61,6 +61,8 @@ TEST_CASE("truncated, bit-flipped, empty and wrong-version entries are recompile
   std::string other_target = with_metadata_changed(good, "\"target\": \"sm_90a\"", "\"target\": \"sm_120a\"");
   std::string other_size = with_metadata_changed(good, "\"ptx_bytes\": ", "\"ptx_bytes\": 1");
   std::string other_hash = with_metadata_changed(good, "\"cubin_xxh3_128\": \"", "\"cubin_xxh3_128\": \"0");
+  std::string linked_too_large = with_metadata_changed(good, "\"linked_ptx_bytes\": []", "\"linked_ptx_bytes\": [99999999]");
+  std::string linked_not_a_list = with_metadata_changed(good, "\"linked_ptx_bytes\": []", "\"linked_ptx_bytes\": 3");
 
   const std::pair<const char*, std::string> damaged[] = {
       {"truncated to half", good.substr(0, good.size() / 2)},
@@ -76,6 +78,8 @@ TEST_CASE("truncated, bit-flipped, empty and wrong-version entries are recompile
       {"metadata naming another target", other_target},
       {"metadata with another PTX size", other_size},
       {"metadata with another cubin hash", other_hash},
+      {"metadata with more linked PTX than the PTX section holds", linked_too_large},
+      {"metadata whose linked PTX sizes are not a list", linked_not_a_list},
       {"not an entry at all", std::string(good.size(), 'x')},
   };
   for (const auto& [what, bytes] : damaged) {

@@ -36,6 +36,25 @@ TEST_CASE("cuda_function: NVRTC compiles the source, nvJitLink links it, the ker
   CHECK(contains(sass, "MUFU.EX2"));  // __expf, compiled by NVRTC into the same cubin
 }
 
+TEST_CASE("cuda_function: NVRTC's PTX is kept with the kernel and comes back from the disk cache", "[unit][cache]") {
+  cache_test::TempCache tmp;
+  Kernel k{"keeps_softplus", [](Tensor<f32> y, Tensor<f32> x) {
+    Int i = thread_idx().x;
+    y(i) = softplus(x(i));
+  }};
+  CompiledKernel first = k.compile(hopper, test::vector_arg<float>(), test::vector_arg<float>());
+  CHECK_FALSE(first.from_cache);
+  // One CUDA program, one module: the definition of the wrapper the kernel's PTX declares.
+  REQUIRE(first.linked_ptx.size() == 1);
+  CHECK(contains(first.linked_ptx[0], ".visible .func"));
+  CHECK(contains(first.linked_ptx[0], "cutejit_cuda_call_0("));
+  CHECK_FALSE(contains(first.ptx, ".visible .func"));
+  CompiledKernel again = k.compile(hopper, test::vector_arg<float>(), test::vector_arg<float>());
+  CHECK(again.from_cache);
+  CHECK(again.ptx == first.ptx);
+  CHECK(again.linked_ptx == first.linked_ptx);
+}
+
 TEST_CASE("cuda_function: every element type crosses the call, narrow ones widened", "[unit]") {
   const auto mix = cuda_function<bf16(f16, bf16, int8_t, uint16_t, bool, double, int64_t, uint32_t)>("ns::mix<int>", R"(
     #include <cuda_fp16.h>
