@@ -2,6 +2,8 @@
 // name, and the elements one 16-byte vector access moves.
 #pragma once
 
+#include <source_location>
+#include <string>
 #include <type_traits>
 
 #include "cutejit/core/error.hpp"
@@ -19,5 +21,17 @@ constexpr const char* element_name() {
 /// Elements of T in 16 bytes.
 template <class T>
 constexpr int vector = 16 / int(sizeof(T));
+
+/// f(T{}) for the element type T that `element` names (f32, f16 or bf16): the run-time element
+/// type of a `*_compile` form to the template that compiles it; any other is an Error naming `op`.
+template <class F>
+auto with_element(DType element, const std::string& op, const std::source_location& where, F&& f) {
+  switch (element) {
+    case DType::f32: return f(f32{});
+    case DType::f16: return f(f16{});
+    case DType::bf16: return f(bf16{});
+    default: throw Error("error: " + op + ": elements of " + std::string(name(element)) + "; it takes f32, f16 or bf16", where);
+  }
+}
 
 }  // namespace cutejit::kernels::detail

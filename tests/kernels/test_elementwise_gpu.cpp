@@ -9,26 +9,15 @@
 #include <cutejit/cutejit.hpp>
 #include <cutejit/kernels/elementwise.hpp>
 
+#include "kernel_test_values.hpp"
 #include "support.hpp"
 
 using namespace cutejit;
 using Catch::Contains;
+using test::random_values;
+using test::value;
 
 namespace {
-
-template <class T>
-std::vector<T> random_values(size_t n, uint32_t seed, float sigma = 1.0f) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> d(0.0f, sigma);
-  std::vector<T> v(n);
-  for (T& x : v) x = T(d(rng));
-  return v;
-}
-
-template <class T>
-double value(T x) {
-  return double(float(x));
-}
 
 /// Checks got against want: within `tolerance` relative to max(|want|, 1), and for 16-bit types
 /// equal to want rounded to T in at least 99% of elements.

@@ -11,27 +11,15 @@
 #include <cutejit/cutejit.hpp>
 #include <cutejit/kernels/norm.hpp>
 
+#include "kernel_test_values.hpp"
 #include "support.hpp"
 
 using namespace cutejit;
 using Catch::Contains;
+using test::random_values;
+using test::value;
 
 namespace {
-
-/// `n` values of T from a normal distribution (seeded), as T.
-template <class T>
-std::vector<T> random_values(size_t n, uint32_t seed, float sigma = 1.0f) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> d(0.0f, sigma);
-  std::vector<T> v(n);
-  for (T& x : v) x = T(d(rng));
-  return v;
-}
-
-template <class T>
-double value(T x) {
-  return double(float(x));
-}
 
 /// RMSNorm of each row of h (rows x hidden) in float64, with the two roundings to T it defines.
 template <class T>

@@ -92,12 +92,7 @@ CUTEJIT_ROPE_FOR(bf16)
 
 CompiledKernel rope_compile(const Target& target, DType element, int64_t tokens, int64_t heads, int64_t head_dim,
                             std::source_location where) {
-  switch (element) {
-    case DType::f32: return rope_compile_t<f32>(target, tokens, heads, head_dim, where);
-    case DType::f16: return rope_compile_t<f16>(target, tokens, heads, head_dim, where);
-    case DType::bf16: return rope_compile_t<bf16>(target, tokens, heads, head_dim, where);
-    default: throw Error("error: rope_compile: elements of " + std::string(name(element)) + "; it takes f32, f16 or bf16", where);
-  }
+  return detail::with_element(element, "rope_compile", where, [&]<class T>(T) { return rope_compile_t<T>(target, tokens, heads, head_dim, where); });
 }
 
 }  // namespace cutejit::kernels

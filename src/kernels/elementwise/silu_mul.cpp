@@ -80,12 +80,7 @@ CUTEJIT_SILU_MUL_FOR(bf16)
 #undef CUTEJIT_SILU_MUL_FOR
 
 CompiledKernel silu_mul_compile(const Target& target, DType element, int64_t rows, int64_t n, std::source_location where) {
-  switch (element) {
-    case DType::f32: return silu_mul_compile_t<f32>(target, rows, n, where);
-    case DType::f16: return silu_mul_compile_t<f16>(target, rows, n, where);
-    case DType::bf16: return silu_mul_compile_t<bf16>(target, rows, n, where);
-    default: throw Error("error: silu_mul_compile: elements of " + std::string(name(element)) + "; it takes f32, f16 or bf16", where);
-  }
+  return detail::with_element(element, "silu_mul_compile", where, [&]<class T>(T) { return silu_mul_compile_t<T>(target, rows, n, where); });
 }
 
 }  // namespace cutejit::kernels

@@ -150,12 +150,8 @@ CUTEJIT_RMSNORM_FOR(bf16)
 
 CompiledKernel rmsnorm_compile(const Target& target, DType element, int64_t rows, int64_t hidden, bool add_residual,
                                std::source_location where) {
-  switch (element) {
-    case DType::f32: return rmsnorm_compile_t<f32>(target, rows, hidden, add_residual, where);
-    case DType::f16: return rmsnorm_compile_t<f16>(target, rows, hidden, add_residual, where);
-    case DType::bf16: return rmsnorm_compile_t<bf16>(target, rows, hidden, add_residual, where);
-    default: throw Error("error: rmsnorm_compile: rows of " + std::string(name(element)) + "; it takes f32, f16 or bf16", where);
-  }
+  return detail::with_element(element, "rmsnorm_compile", where,
+                              [&]<class T>(T) { return rmsnorm_compile_t<T>(target, rows, hidden, add_residual, where); });
 }
 
 }  // namespace cutejit::kernels
