@@ -21,10 +21,10 @@ using namespace cutejit;
 
 namespace allgather_gemm {
 
-inline constexpr int tile_m = gemm::tile_m, tile_k = gemm::tile_k_of<bf16>;  // 128 x 64: one TMA box of A
+inline constexpr int tile_m = gemm_sm90::tile_m, tile_k = gemm_sm90::tile_k_of<bf16>;  // 128 x 64: one TMA box of A
 inline constexpr int vector = 8;                                               // bf16 values per 16 bytes
 
-/// The feed of gemm::kernel: A (M x K, row-major, symmetric; this PE's rows filled by the
+/// The feed of gemm_sm90::kernel: A (M x K, row-major, symmetric; this PE's rows filled by the
 /// caller), one flag per 128 x 64 tile of it, `rows` rows per PE (a multiple of 128), K a
 /// multiple of 64.
 struct Feed {
@@ -67,11 +67,11 @@ struct Feed {
 };
 
 template <int TileN>
-inline Kernel kernel{gemm::tile_name("allgather_gemm_bf16", TileN),
+inline Kernel kernel{gemm_sm90::tile_name("allgather_gemm_bf16", TileN),
                      [](TmaDescriptor<bf16> a_map, TmaDescriptor<bf16> b_map, TmaDescriptor<bf16> c_map, Tensor<bf16> a,
                         Tensor<uint64_t> flags, Value<uint64_t> epoch, Int m, Int n, Int k, Int rows, Constexpr<int> pes) {
                        Int k64 = assume_divisible(k, tile_k);
-                       gemm::kernel<bf16, gemm::Config{.tile_n = TileN}>(a_map, b_map, c_map, m, n, k64, Identity{},
+                       gemm_sm90::kernel<bf16, gemm_sm90::Config{.tile_n = TileN}>(a_map, b_map, c_map, m, n, k64, Identity{},
                                                                          Feed{a, flags, epoch, rows, k64, pes});
                      }};
 
@@ -101,7 +101,7 @@ class AllGatherGemm {
   }
   /// C (M x N) = A * B^T, B stored N x K; N a multiple of 8.
   void operator()(const Buffer<bf16>& b, const Buffer<bf16>& c, int64_t n, StreamHandle stream = nullptr) {
-    using namespace gemm;
+    using namespace gemm_sm90;
     check_shape<bf16>("allgather_gemm_bf16", m_, n, k_);
     const Device& gpu = session_->device();
     with_tile_n(gpu, m_, n, [&](auto width) {

@@ -10,7 +10,11 @@
 #include <random>
 #include <vector>
 
+// The kernel library's kernels (cutejit/kernels/...) by their short names.
+namespace cutejit::kernels {}
+
 namespace examples {
+using namespace cutejit::kernels;
 
 /// Random floats in [-1, 1), from a seed, for inputs.
 inline std::vector<float> random_floats(size_t n, unsigned seed) {

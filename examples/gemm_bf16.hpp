@@ -6,7 +6,7 @@
 // identity epilogue. Any M, N, K with N and K multiples of 8 (rows 16-byte multiples apart for
 // TMA); the tiles on the edges overhang and TMA fills and clips them. When the 256-wide tiles
 // would not fill the GPU (a decode-like M = 128), the launch picks the same kernel with 128- or
-// 64-wide tiles (gemm::choose_tile_n).
+// 64-wide tiles (gemm_sm90::choose_tile_n).
 #pragma once
 
 #include <cutejit/jit/autotune.hpp>
@@ -18,9 +18,9 @@ using namespace cutejit;
 
 /// The kernel with tiles `TileN` columns wide: gemm_bf16 (256), gemm_bf16_n128, gemm_bf16_n64.
 template <int TileN>
-inline Kernel gemm_bf16_tile{gemm::tile_name("gemm_bf16", TileN),
+inline Kernel gemm_bf16_tile{gemm_sm90::tile_name("gemm_bf16", TileN),
                              [](TmaDescriptor<bf16> a, TmaDescriptor<bf16> b, TmaDescriptor<bf16> c, Int m, Int n, Int k) {
-                               gemm::kernel<bf16, gemm::Config{.tile_n = TileN}>(a, b, c, m, n, k);
+                               gemm_sm90::kernel<bf16, gemm_sm90::Config{.tile_n = TileN}>(a, b, c, m, n, k);
                              }};
 inline auto& gemm_bf16 = gemm_bf16_tile<256>;
 
@@ -29,7 +29,7 @@ inline auto& gemm_bf16 = gemm_bf16_tile<256>;
 /// with tiles `tile_n` columns wide (256, 128 or 64).
 inline PreparedLaunch gemm_bf16_prepare_tile(const Device& gpu, int tile_n, const Buffer<bf16>& a, const Buffer<bf16>& b,
                                              const Buffer<bf16>& c, int64_t m, int64_t n, int64_t k) {
-  using namespace gemm;
+  using namespace gemm_sm90;
   check_shape<bf16>("gemm_bf16", m, n, k);
   return with_tile_n(tile_n, [&](auto width) {
     constexpr Config config{.tile_n = decltype(width)::value};
@@ -39,10 +39,10 @@ inline PreparedLaunch gemm_bf16_prepare_tile(const Device& gpu, int tile_n, cons
   });
 }
 
-/// The same launch with the tile width gemm::choose_tile_n picks for the shape.
+/// The same launch with the tile width gemm_sm90::choose_tile_n picks for the shape.
 inline PreparedLaunch gemm_bf16_prepare(const Device& gpu, const Buffer<bf16>& a, const Buffer<bf16>& b, const Buffer<bf16>& c,
                                         int64_t m, int64_t n, int64_t k) {
-  return gemm_bf16_prepare_tile(gpu, gemm::choose_tile_n(gpu.multiprocessors(), m, n), a, b, c, m, n, k);
+  return gemm_bf16_prepare_tile(gpu, gemm_sm90::choose_tile_n(gpu.multiprocessors(), m, n), a, b, c, m, n, k);
 }
 
 /// The same launch with the tile width measured instead of chosen by rule: autotune times the
@@ -50,7 +50,7 @@ inline PreparedLaunch gemm_bf16_prepare(const Device& gpu, const Buffer<bf16>& a
 /// and remembers the fastest in the cache directory (jit/autotune.hpp).
 inline Tuned<int> gemm_bf16_tune(const Device& gpu, const Buffer<bf16>& a, const Buffer<bf16>& b, const Buffer<bf16>& c, int64_t m,
                                  int64_t n, int64_t k, const TuneOptions& options = {}) {
-  return autotune(gpu, {"gemm_bf16", {m, n, k}}, std::span<const int>(gemm::tile_widths),
+  return autotune(gpu, {"gemm_bf16", {m, n, k}}, std::span<const int>(gemm_sm90::tile_widths),
                   [&](int tile_n) { return gemm_bf16_prepare_tile(gpu, tile_n, a, b, c, m, n, k); }, options);
 }
 inline PreparedLaunch gemm_bf16_tuned_prepare(const Device& gpu, const Buffer<bf16>& a, const Buffer<bf16>& b, const Buffer<bf16>& c,
@@ -68,12 +68,12 @@ inline void gemm_bf16_run(const Device& gpu, const Buffer<bf16>& a, const Buffer
 /// the last pair's second CTA works on rows past M: it loads zeros and stores nothing.
 inline Kernel gemm_bf16_cluster{"gemm_bf16_cluster", [](TmaDescriptor<bf16> a, TmaDescriptor<bf16> b, TmaDescriptor<bf16> c, Int m,
                                                         Int n, Int k) {
-  gemm::kernel<bf16, gemm::Config{.cluster_m = 2}>(a, b, c, m, n, k);
+  gemm_sm90::kernel<bf16, gemm_sm90::Config{.cluster_m = 2}>(a, b, c, m, n, k);
 }};
 
 inline PreparedLaunch gemm_bf16_cluster_prepare(const Device& gpu, const Buffer<bf16>& a, const Buffer<bf16>& b,
                                                 const Buffer<bf16>& c, int64_t m, int64_t n, int64_t k) {
-  using namespace gemm;
+  using namespace gemm_sm90;
   check_shape<bf16>("gemm_bf16_cluster", m, n, k);
   auto [ta, tb] = tensor_maps(a, b, m, n, k);
   return gemm_bf16_cluster.prepare(gpu, launch_config(gpu, m, n, Config{.cluster_m = 2}), ta, tb, output_map(c, m, n), int32_t(m), int32_t(n),
@@ -99,7 +99,7 @@ Example tn_bf16_example(const char* name, K& kernel, GemmBf16Prepare prepare, in
             return gemm::error(gemm::to_floats(c), gemm::reference(ha, hb, m, n, k));
           },
           [&kernel, m, n, k](const Target& t) {
-            using namespace gemm;
+            using namespace gemm_sm90;
             auto [ta, tb] = tensor_maps_for_compile<bf16>();
             return kernel.compile(t, ta, tb, output_map_for_compile(), int32_t(m), int32_t(n), int32_t(k));
           },

@@ -22,14 +22,14 @@ inline F32 gelu_tanh(const F32& x) {
 
 inline Kernel gemm_bf16_bias_gelu{"gemm_bf16_bias_gelu", [](TmaDescriptor<bf16> a, TmaDescriptor<bf16> b, TmaDescriptor<bf16> c,
                                                             Tensor<bf16> bias, Int m, Int n, Int k) {
-  gemm::tn_kernel(a, b, c, m, n, k,
+  gemm_sm90::tn_kernel(a, b, c, m, n, k,
                   [&](const F32& acc, const Int&, const Int& col) { return gelu_tanh(acc + cast<float>(BF16(bias(col)))); });
 }};
 
 inline PreparedLaunch gemm_bf16_bias_gelu_prepare(const Device& gpu, const Buffer<bf16>& a, const Buffer<bf16>& b,
                                                   const Buffer<bf16>& bias, const Buffer<bf16>& c, int64_t m, int64_t n,
                                                   int64_t k) {
-  using namespace gemm;
+  using namespace gemm_sm90;
   check_shape<bf16>("gemm_bf16_bias_gelu", m, n, k);
   auto [ta, tb] = tensor_maps(a, b, m, n, k);
   return gemm_bf16_bias_gelu.prepare(gpu, launch_config(gpu, m, n), ta, tb, output_map(c, m, n), bias.view({n}), int32_t(m), int32_t(n),
@@ -54,7 +54,7 @@ inline Example gemm_bf16_bias_gelu_example(int64_t m = 256, int64_t n = 384, int
             return gemm::error(gemm::to_floats(c), ref);
           },
           [m, n, k](const Target& t) {
-            using namespace gemm;
+            using namespace gemm_sm90;
             auto [ta, tb] = tensor_maps_for_compile<bf16>();
             auto bias = DeviceTensor<bf16>::make(0, std::array<int64_t, 1>{n}, std::array<int64_t, 1>{1});
             return gemm_bf16_bias_gelu.compile(t, ta, tb, output_map_for_compile(), bias, int32_t(m), int32_t(n), int32_t(k));

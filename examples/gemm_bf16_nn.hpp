@@ -33,7 +33,7 @@ constexpr const char* bf16_layout_name(WgmmaMajor a, WgmmaMajor b) {
 template <WgmmaMajor AMajor, WgmmaMajor BMajor>
 inline Kernel gemm_bf16_layout{gemm::bf16_layout_name(AMajor, BMajor),
                                [](TmaDescriptor<bf16> a, TmaDescriptor<bf16> b, TmaDescriptor<bf16> c, Int m, Int n, Int k) {
-                                 gemm::kernel<bf16, gemm::Config{.a_major = AMajor, .b_major = BMajor}>(a, b, c, m, n, k);
+                                 gemm_sm90::kernel<bf16, gemm_sm90::Config{.a_major = AMajor, .b_major = BMajor}>(a, b, c, m, n, k);
                                }};
 
 /// C = A * B for A (m x k) and B (k x n), all row-major.
@@ -44,8 +44,8 @@ inline auto& gemm_bf16_nn = gemm_bf16_layout<WgmmaMajor::k, WgmmaMajor::mn>;
 template <WgmmaMajor AMajor, WgmmaMajor BMajor>
 PreparedLaunch gemm_bf16_layout_prepare(const Device& gpu, const Buffer<bf16>& a, const Buffer<bf16>& b, const Buffer<bf16>& c,
                                         int64_t m, int64_t n, int64_t k) {
-  using namespace gemm;
-  check_shape<bf16, AMajor, BMajor>(bf16_layout_name(AMajor, BMajor), m, n, k);
+  using namespace gemm_sm90;
+  check_shape<bf16, AMajor, BMajor>(gemm::bf16_layout_name(AMajor, BMajor), m, n, k);
   auto [ta, tb] = tensor_maps<bf16, Config{.a_major = AMajor, .b_major = BMajor}>(a, b, m, n, k);
   return gemm_bf16_layout<AMajor, BMajor>.prepare(gpu, launch_config(gpu, m, n), ta, tb, output_map(c, m, n), int32_t(m), int32_t(n),
                                                   int32_t(k));
@@ -69,7 +69,7 @@ Example gemm_bf16_layout_example(int64_t m, int64_t n, int64_t k) {
             return gemm::error(gemm::to_floats(c), gemm::reference(ha, hb, m, n, k, AMajor, BMajor));
           },
           [m, n, k](const Target& t) {
-            using namespace gemm;
+            using namespace gemm_sm90;
             auto [ta, tb] = tensor_maps_for_compile<bf16, Config{.a_major = AMajor, .b_major = BMajor}>();
             return gemm_bf16_layout<AMajor, BMajor>.compile(t, ta, tb, output_map_for_compile(), int32_t(m), int32_t(n),
                                                             int32_t(k));

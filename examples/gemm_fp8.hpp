@@ -20,20 +20,20 @@ using namespace cutejit;
 
 /// The kernel with tiles `TileN` columns wide: gemm_fp8 (256), gemm_fp8_n128, gemm_fp8_n64.
 template <int TileN>
-inline Kernel gemm_fp8_tile{gemm::tile_name("gemm_fp8", TileN), [](TmaDescriptor<f8e4m3> a, TmaDescriptor<f8e4m3> b,
+inline Kernel gemm_fp8_tile{gemm_sm90::tile_name("gemm_fp8", TileN), [](TmaDescriptor<f8e4m3> a, TmaDescriptor<f8e4m3> b,
                                                                      TmaDescriptor<bf16> c, F32 scale_a, F32 scale_b, Int m, Int n,
                                                                      Int k) {
   F32 scale = scale_a * scale_b;
-  gemm::kernel<f8e4m3, gemm::Config{.tile_n = TileN}>(a, b, c, m, n, k,
+  gemm_sm90::kernel<f8e4m3, gemm_sm90::Config{.tile_n = TileN}>(a, b, c, m, n, k,
                                                        [&](const F32& acc, const Int&, const Int&) { return acc * scale; });
 }};
 inline auto& gemm_fp8 = gemm_fp8_tile<256>;
 
 /// The launch of C = scale_a * scale_b * A * B^T on device buffers (A: m x k, B: n x k, C: m x n,
-/// all row-major), its shape checked, with the tile width gemm::choose_tile_n picks.
+/// all row-major), its shape checked, with the tile width gemm_sm90::choose_tile_n picks.
 inline PreparedLaunch gemm_fp8_prepare(const Device& gpu, const Buffer<f8e4m3>& a, const Buffer<f8e4m3>& b,
                                        const Buffer<bf16>& c, float scale_a, float scale_b, int64_t m, int64_t n, int64_t k) {
-  using namespace gemm;
+  using namespace gemm_sm90;
   check_shape<f8e4m3>("gemm_fp8", m, n, k);
   return with_tile_n(gpu, m, n, [&](auto width) {
     constexpr Config config{.tile_n = decltype(width)::value};
@@ -66,7 +66,7 @@ inline Example gemm_fp8_example(int64_t m = 256, int64_t n = 384, int64_t k = 51
             return gemm::error(gemm::to_floats(c), ref);
           },
           [m, n, k](const Target& t) {
-            using namespace gemm;
+            using namespace gemm_sm90;
             auto [ta, tb] = tensor_maps_for_compile<f8e4m3>();
             return gemm_fp8.compile(t, ta, tb, output_map_for_compile(), 1.0f, 1.0f, int32_t(m), int32_t(n), int32_t(k));
           },

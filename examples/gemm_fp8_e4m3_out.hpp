@@ -15,12 +15,12 @@
 namespace examples {
 using namespace cutejit;
 
-inline constexpr gemm::Config fp8_out_config{.out = DType::f8e4m3};
+inline constexpr gemm_sm90::Config fp8_out_config{.out = DType::f8e4m3};
 
 inline Kernel gemm_fp8_e4m3_out{"gemm_fp8_e4m3_out", [](TmaDescriptor<f8e4m3> a, TmaDescriptor<f8e4m3> b, TmaDescriptor<f8e4m3> c,
                                                         F32 scale_a, F32 scale_b, F32 scale_c, Int m, Int n, Int k) {
   F32 scale = scale_a * scale_b / scale_c;
-  gemm::kernel<f8e4m3, fp8_out_config>(a, b, c, m, n, k, [&](const F32& acc, const Int&, const Int&) { return acc * scale; });
+  gemm_sm90::kernel<f8e4m3, fp8_out_config>(a, b, c, m, n, k, [&](const F32& acc, const Int&, const Int&) { return acc * scale; });
 }};
 
 /// The launch on device buffers (A: m x k, B: n x k, C: m x n e4m3, all row-major), its shape
@@ -28,7 +28,7 @@ inline Kernel gemm_fp8_e4m3_out{"gemm_fp8_e4m3_out", [](TmaDescriptor<f8e4m3> a,
 inline PreparedLaunch gemm_fp8_e4m3_out_prepare(const Device& gpu, const Buffer<f8e4m3>& a, const Buffer<f8e4m3>& b,
                                                 const Buffer<f8e4m3>& c, float scale_a, float scale_b, float scale_c, int64_t m,
                                                 int64_t n, int64_t k) {
-  using namespace gemm;
+  using namespace gemm_sm90;
   check_shape<f8e4m3, WgmmaMajor::k, WgmmaMajor::k, f8e4m3>("gemm_fp8_e4m3_out", m, n, k);
   auto [ta, tb] = tensor_maps<f8e4m3, fp8_out_config>(a, b, m, n, k);
   return gemm_fp8_e4m3_out.prepare(gpu, launch_config(gpu, m, n, fp8_out_config), ta, tb, output_map(c, m, n), scale_a, scale_b,
@@ -51,7 +51,7 @@ inline Example gemm_fp8_e4m3_out_example(int64_t m = 256, int64_t n = 384, int64
             return gemm::error(gemm::to_floats(c), ref);
           },
           [m, n, k](const Target& t) {
-            using namespace gemm;
+            using namespace gemm_sm90;
             auto [ta, tb] = tensor_maps_for_compile<f8e4m3, fp8_out_config>();
             return gemm_fp8_e4m3_out.compile(t, ta, tb, output_map_for_compile<f8e4m3>(), 1.0f, 1.0f, 1.0f, int32_t(m), int32_t(n),
                                              int32_t(k));

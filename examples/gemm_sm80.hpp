@@ -1,201 +1,17 @@
-// A multistage tensor-op GEMM on the warp-level path (sm_80 and newer): C (M x N) = A (M x K)
-// * B (B given as N x K), one template for every mma.sync atom (BF16, FP16, TF32, INT8, FP8),
-// written as CuTe's sm80 GEMM is:
-//   - CTA tiles of tile_m x tile_n x (128 bytes of K) (Config; 128 x 128 by default), warps_m x
-//     warps_n warps of mma.sync atoms (TiledMma), each warp 64 x 64;
-//   - A and B each K-major (a row-major A, a B stored N x K) or MN-major (a column-major A, a
-//     row-major K x N B), read from the tensors' unit strides;
-//   - a ring of `stages` shared tiles, stored as the operand is and swizzled by line, filled by
-//     16-byte cp.async (TiledCopy) with zero-fill so that any M, N and K work, the next tiles in
-//     flight while the current one is multiplied;
-//   - ldmatrix (MN-major: ldmatrix.trans) into the TiledMma's fragments, conflict-free;
-//   - the accumulators converted and stored with the bound checked per element pair.
-// Built for sm_90a it runs on Hopper, where mma.sync is the older, slower path; built for
-// sm_80, sm_86, sm_89 and sm_120a it is compile-verified.
+// Named kernels of cutejit/kernels/gemm/sm80.hpp, their launches and their checks.
 #pragma once
 
-#include <bit>
-#include <limits>
-#include <random>
+#include "cutejit/kernels/gemm/sm80.hpp"
 
 #include "gemm_bf16.hpp"
+
 
 namespace examples {
 using namespace cutejit;
 
-namespace gemm80 {
-
-/// The kernel's static choices: the CTA tile, its warps (as 2-D atom layout), the ring depth.
-/// The k tile is 128 bytes of the element type (64 BF16, 32 TF32, 128 INT8 or FP8 values).
-struct Config {
-  int tile_m = 128, tile_n = 128, warps_m = 2, warps_n = 2, stages = 3;
-  constexpr int threads() const { return 32 * warps_m * warps_n; }
-  template <Element T>
-  static constexpr int tile_k() { return 128 / int(sizeof(T)); }
-  /// `stages` A tiles, then `stages` B tiles, and the slack of a 1 KB-aligned start.
-  template <Element T>
-  constexpr uint32_t shared_bytes() const {
-    return uint32_t(stages * (tile_m + tile_n) * 128) + dynamic_shared_slack(1024);
-  }
-};
-
-/// Which index of an operand is contiguous in memory: K (K-major: a row-major A, a B stored
-/// N x K) or its M / N index (MN-major: a column-major A, a row-major K x N B).
-enum class Major { k, mn };
-
-/// The operand's major-ness, read from its layout: a unit stride is static in the specialization.
-template <Element T>
-Major major_of(const Tensor<T>& t, const char* operand, detail::Where w = detail::Where::current()) {
-  auto unit = [&](int i) { const Integer& s = t.layout().stride()[i].leaf(); return s.is_static() && s.value() == 1; };
-  if (unit(1)) return Major::k;
-  if (unit(0)) return Major::mn;
-  detail::fail(std::string("the tensor-op GEMM reads ") + operand + " with a unit stride along K or along its other index; its layout is " +
-                   to_string(t.layout()),
-               w);
-}
-
-/// A ring of `stages` (rows x tile_k) tiles in shared memory, stored as the operand is in global
-/// memory (K-major: lines of tile_k; MN-major: lines of `rows`), each line's 16-byte chunks
-/// swizzled by the line (chunk c of line l at c ^ (l % 8)): conflict-free for the 16-byte
-/// cp.async writes and for ldmatrix (plain or .trans), which read eight lines at one chunk
-/// (tests/unit/layout/test_bank_conflicts.cpp counts them).
-template <Element T>
-ComposedLayout ring_layout(int64_t rows, int stages, Major major) {
-  constexpr int64_t tile_k = Config::tile_k<T>();
-  const int chunk_bits = std::countr_zero(16u / unsigned(sizeof(T)));
-  const int64_t line = major == Major::k ? tile_k : rows;
-  // (row, k, stage), stage after stage.
-  Layout ring = major == Major::k ? Layout(IntTuple{rows, tile_k, stages}, IntTuple{tile_k, 1, rows * tile_k})
-                                  : Layout(IntTuple{rows, tile_k, stages}, IntTuple{1, rows, rows * tile_k});
-  return composition(Swizzle(3, chunk_bits, std::countr_zero(uint64_t(line)) - chunk_bits), ring);
-}
-template <Element T>
-Tensor<T> shared_ring(int64_t rows, int stages, Major major, int64_t byte_offset) {
-  return make_tensor(dynamic_shared_aligned<T>(1024, byte_offset), ring_layout<T>(rows, stages, major));
-}
-
-/// Global -> shared with 16-byte cp.async along the contiguous index: K-major, a line's eight
-/// threads side by side; MN-major, rows / (16 bytes) threads along M or N.
-template <Element T>
-TiledCopy<CpAsync<16>> global_to_shared(int threads, int64_t rows, Major major) {
-  constexpr int vector = 16 / int(sizeof(T)), chunks = Config::tile_k<T>() / vector;
-  if (major == Major::k) return make_tiled_copy(CpAsync<16>{}, make_ordered_layout({threads / chunks, chunks}, {1, 0}), make_layout({1, vector}));
-  const int along = int(rows / vector);
-  return make_tiled_copy(CpAsync<16>{}, make_ordered_layout({along, threads / along}, {0, 1}), make_layout({vector, 1}));
-}
-
-template <class Op, Element Out, Config C>
-void kernel(const Tensor<typename Op::ElementA>& a, const Tensor<typename Op::ElementB>& b, const Tensor<Out>& c) {
-  using TA = typename Op::ElementA;
-  using TB = typename Op::ElementB;
-  static_assert(sizeof(TA) == sizeof(TB), "one k tile for both operands");
-  constexpr int tile_k = Config::tile_k<TA>(), stages = C.stages;
-  launch_bounds(C.threads());
-  Int t = thread_idx().x;
-  Int bm = block_idx().x, bn = block_idx().y;
-  const Major a_major = major_of(a, "A"), b_major = major_of(b, "B");
-  if ((a_major == Major::mn || b_major == Major::mn) && sizeof(TA) != 2)
-    detail::fail("ldmatrix.trans moves 16-bit values, so " + Op::name() + " needs A and B K-major (a row-major A, a B stored N x K)",
-                 detail::Where::current());
-
-  // This CTA's tiles, k tiles in the last mode, and their coordinates for predication.
-  Tensor<TA> gA = local_tile(a, IntTuple{C.tile_m, tile_k}, IntTuple{bm, _});
-  Tensor<TB> gB = local_tile(b, IntTuple{C.tile_n, tile_k}, IntTuple{bn, _});
-  CoordTensor cA = local_tile(make_identity_tensor(a.shape()), IntTuple{C.tile_m, tile_k}, IntTuple{bm, _});
-  CoordTensor cB = local_tile(make_identity_tensor(b.shape()), IntTuple{C.tile_n, tile_k}, IntTuple{bn, _});
-  Tensor<TA> sA = shared_ring<TA>(C.tile_m, stages, a_major, 0);
-  Tensor<TB> sB = shared_ring<TB>(C.tile_n, stages, b_major, int64_t(stages) * C.tile_m * 128);
-
-  auto g2s_a = global_to_shared<TA>(C.threads(), C.tile_m, a_major), g2s_b = global_to_shared<TB>(C.threads(), C.tile_n, b_major);
-  auto thr_a = g2s_a.get_slice(t), thr_b = g2s_b.get_slice(t);
-  auto load = [&](const Int& k_tile, const Int& stage) {
-    copy_if(g2s_a, thr_a.partition_S(cA(_, _, k_tile)), a.shape(), thr_a.partition_S(gA(_, _, k_tile)), thr_a.partition_D(sA(_, _, stage)));
-    copy_if(g2s_b, thr_b.partition_S(cB(_, _, k_tile)), b.shape(), thr_b.partition_S(gB(_, _, k_tile)), thr_b.partition_D(sB(_, _, stage)));
-  };
-
-  auto tiled = make_tiled_mma(Op{}, make_layout({C.warps_m, C.warps_n, 1}));
-  auto thr_mma = tiled.get_slice(t);
-  auto acc = thr_mma.partition_fragment_C({C.tile_m, C.tile_n});
-  for (int64_t i = 0; i < size(acc.layout()).value(); ++i) acc(IntTuple(i)) = typename Op::ElementC(0);
-
-  // The k-tile loop, for one pair of shared -> register copies: ldmatrix.x4 gives a 16 x 16 block
-  // of A (16-bit values), .x2 an 8 x 16 block of B; .trans for an MN-major operand.
-  auto mainloop = [&](const auto& ldsm_a, const auto& ldsm_b) {
-    auto s2r_a = ldsm_a.get_slice(t), s2r_b = ldsm_b.get_slice(t);
-    Int k_tiles = (a.shape(1) + (tile_k - 1)) / tile_k;
-    for (int s = 0; s < stages - 1; ++s) {
-      load(Int(s), Int(s));
-      cp_async_fence();
-    }
-    for_(0, k_tiles, 1, [&](Int k_tile) {
-      // Tile k_tile has landed (its group and the ones before it), and every thread is done with
-      // the stage the next load overwrites (it was read in the iteration before).
-      cp_async_wait<stages - 2>();
-      sync_threads();
-      Int next = k_tile + (stages - 1);
-      load(next, next % stages);  // past K, zero-filled and never read
-      cp_async_fence();
-      Int stage = k_tile % stages;
-      for (int kk = 0; kk < tile_k / Op::k; ++kk) {
-        auto fa = thr_mma.partition_fragment_A({C.tile_m, Op::k});
-        auto fb = thr_mma.partition_fragment_B({C.tile_n, Op::k});
-        copy(ldsm_a, s2r_a.partition_S(local_tile(sA(_, _, stage), IntTuple{C.tile_m, Op::k}, IntTuple{0, kk})), fa);
-        copy(ldsm_b, s2r_b.partition_S(local_tile(sB(_, _, stage), IntTuple{C.tile_n, Op::k}, IntTuple{0, kk})), fb);
-        cutejit::gemm(tiled, acc, fa, fb);  // (the examples' gemm namespace hides the function)
-      }
-    });
-    cp_async_wait<0>();
-  };
-  auto plain_a = make_tiled_copy_A(LdMatrix<4>{}, tiled);
-  auto plain_b = make_tiled_copy_B(LdMatrix<2>{}, tiled);
-  if constexpr (sizeof(TA) == 2) {
-    auto trans_a = make_tiled_copy_A(LdMatrix<4, true>{}, tiled);
-    auto trans_b = make_tiled_copy_B(LdMatrix<2, true>{}, tiled);
-    if (a_major == Major::mn && b_major == Major::mn) mainloop(trans_a, trans_b);
-    else if (a_major == Major::mn) mainloop(trans_a, plain_b);
-    else if (b_major == Major::mn) mainloop(plain_a, trans_b);
-    else mainloop(plain_a, plain_b);
-  } else {
-    mainloop(plain_a, plain_b);
-  }
-
-  // Epilogue: the accumulators in C's element type, each pair stored where it lies inside C.
-  auto out = make_rmem_tensor<Out>(acc.layout());
-  for (int64_t i = 0; i < size(acc.layout()).value(); ++i) out(IntTuple(i)) = cast<Out>(Value<typename Op::ElementC>(acc(IntTuple(i))));
-  copy_if(thr_mma.partition_C(local_tile(make_identity_tensor(c.shape()), IntTuple{C.tile_m, C.tile_n}, IntTuple{bm, bn})), c.shape(), out,
-          thr_mma.partition_C(local_tile(c, IntTuple{C.tile_m, C.tile_n}, IntTuple{bm, bn})));
-}
-
-/// Any M, N and K from 1: the contiguous index of each operand a multiple of 16 bytes' values
-/// (16-byte cp.async lines), N a multiple of 2 (C is stored in pairs).
-inline void check_shape(const std::string& name, int64_t m, int64_t n, int64_t k, int element_bytes, Major a, Major b,
-                        detail::Where w = detail::Where::current()) {
-  const int64_t limit = (int64_t(1) << 31) - 256, vector = 16 / element_bytes;
-  const int64_t a_line = a == Major::k ? k : m, b_line = b == Major::k ? k : n;
-  if (m < 1 || n < 1 || k < 1 || m > limit || n > limit || k > limit || a_line % vector != 0 || b_line % vector != 0 || n % 2 != 0)
-    detail::fail(name + " needs M, N and K from 1 to 2^31 - 256, N a multiple of 2, and A's " + (a == Major::k ? "K" : "M") + " and B's " +
-                     (b == Major::k ? "K" : "N") + " (their contiguous indices) multiples of " + std::to_string(vector) + ", not " +
-                     std::to_string(m) + " x " + std::to_string(n) + " x " + std::to_string(k),
-                 w);
-}
-
-template <Element T>
-Launch launch(int64_t m, int64_t n, const Config& c) {
-  return Launch{.grid = {ceil_div(m, c.tile_m), ceil_div(n, c.tile_n)}, .block = uint32_t(c.threads()), .shared_bytes = c.shared_bytes<T>()};
-}
-
-/// The global views of A (m x k) and B (n x k) for their majors: K-major A is row-major m x k,
-/// MN-major A column-major; K-major B is stored n x k, MN-major B is a row-major k x n.
-template <Element T>
-DeviceTensor<T> operand_view(const Buffer<T>& x, int64_t rows, int64_t k, Major major) {
-  return major == Major::k ? x.view({rows, k}, {k, 1}) : x.view({rows, k}, {1, rows});
-}
-
-}  // namespace gemm80
-
-namespace gemm80 {
+namespace gemm {
 /// gemm_tensorop_{inputs}_{output}_{tile}_s{stages}, e.g. gemm_tensorop_bf16_bf16_128x128_s3.
-template <class Op, Element Out, Config C>
+template <class Op, Element Out, gemm_sm80::Config C>
 std::string kernel_name() {
   std::string in(name(dtype_v<typename Op::ElementA>));
   if (Op::name().find(".tf32.") != std::string::npos) in = "tf32";
@@ -203,34 +19,34 @@ std::string kernel_name() {
   return "gemm_tensorop_" + in + "_" + std::string(name(dtype_v<Out>)) + "_" + std::to_string(C.tile_m) + "x" + std::to_string(C.tile_n) + "_s" +
          std::to_string(C.stages);
 }
-}  // namespace gemm80
+}  // namespace gemm
 
 /// The multistage GEMM for one mma.sync atom and output type, with the tiles of `C`.
-template <class Op, Element Out, gemm80::Config C = gemm80::Config{}>
+template <class Op, Element Out, gemm_sm80::Config C = gemm_sm80::Config{}>
 inline auto gemm_tensorop = Kernel{
-    gemm80::kernel_name<Op, Out, C>(),
-    [](Tensor<typename Op::ElementA> a, Tensor<typename Op::ElementB> b, Tensor<Out> c) { gemm80::kernel<Op, Out, C>(a, b, c); }};
+    gemm::kernel_name<Op, Out, C>(),
+    [](Tensor<typename Op::ElementA> a, Tensor<typename Op::ElementB> b, Tensor<Out> c) { gemm_sm80::kernel<Op, Out, C>(a, b, c); }};
 
 /// The launch of C (m x n, row-major) = A * B on device buffers, A and B laid out as `a_major`
-/// and `b_major` say (gemm80::operand_view), the shape checked.
+/// and `b_major` say (gemm_sm80::operand_view), the shape checked.
 template <class Op, Element Out>
 PreparedLaunch gemm_tensorop_prepare(const Device& gpu, const Buffer<typename Op::ElementA>& a, const Buffer<typename Op::ElementB>& b,
-                                     const Buffer<Out>& c, int64_t m, int64_t n, int64_t k, gemm80::Major a_major = gemm80::Major::k,
-                                     gemm80::Major b_major = gemm80::Major::k, detail::Where w = detail::Where::current()) {
-  gemm80::check_shape(gemm_tensorop<Op, Out>.name(), m, n, k, int(sizeof(typename Op::ElementA)), a_major, b_major, w);
-  return gemm_tensorop<Op, Out>.prepare(gpu, gemm80::launch<typename Op::ElementA>(m, n, gemm80::Config{}),
-                                        gemm80::operand_view(a, m, k, a_major), gemm80::operand_view(b, n, k, b_major), c.view({m, n}));
+                                     const Buffer<Out>& c, int64_t m, int64_t n, int64_t k, gemm_sm80::Major a_major = gemm_sm80::Major::k,
+                                     gemm_sm80::Major b_major = gemm_sm80::Major::k, detail::Where w = detail::Where::current()) {
+  gemm_sm80::check_shape(gemm_tensorop<Op, Out>.name(), m, n, k, int(sizeof(typename Op::ElementA)), a_major, b_major, w);
+  return gemm_tensorop<Op, Out>.prepare(gpu, gemm_sm80::launch<typename Op::ElementA>(m, n, gemm_sm80::Config{}),
+                                        gemm_sm80::operand_view(a, m, k, a_major), gemm_sm80::operand_view(b, n, k, b_major), c.view({m, n}));
 }
 
 /// BF16 in, f32 accumulation, BF16 out, on SM80_16x8x16_F32BF16BF16F32_TN, with the tiles of `C`.
-template <gemm80::Config C>
+template <gemm_sm80::Config C>
 inline auto& gemm_tensorop_bf16_config = gemm_tensorop<SM80_16x8x16_F32BF16BF16F32_TN, bf16, C>;
 inline auto& gemm_tensorop_bf16 = gemm_tensorop<SM80_16x8x16_F32BF16BF16F32_TN, bf16>;
 
 /// The launch of C = A * B^T on device buffers (A: m x k, B: n x k, C: m x n, all row-major), its shape checked.
 inline PreparedLaunch gemm_tensorop_bf16_prepare(const Device& gpu, const Buffer<bf16>& a, const Buffer<bf16>& b, const Buffer<bf16>& c,
                                                  int64_t m, int64_t n, int64_t k, detail::Where w = detail::Where::current()) {
-  return gemm_tensorop_prepare<SM80_16x8x16_F32BF16BF16F32_TN, bf16>(gpu, a, b, c, m, n, k, gemm80::Major::k, gemm80::Major::k, w);
+  return gemm_tensorop_prepare<SM80_16x8x16_F32BF16BF16F32_TN, bf16>(gpu, a, b, c, m, n, k, gemm_sm80::Major::k, gemm_sm80::Major::k, w);
 }
 
 inline void gemm_tensorop_bf16_run(const Device& gpu, const Buffer<bf16>& a, const Buffer<bf16>& b, const Buffer<bf16>& c, int64_t m,
@@ -238,7 +54,7 @@ inline void gemm_tensorop_bf16_run(const Device& gpu, const Buffer<bf16>& a, con
   gemm_tensorop_bf16_prepare(gpu, a, b, c, m, n, k, w)();
 }
 
-namespace gemm80 {
+namespace gemm {
 /// Random host operands of type T: uniform in [-1, 1) for floats, every value for 8-bit integers.
 template <Element T>
 std::vector<T> random_operand(size_t n, unsigned seed) {
@@ -260,23 +76,23 @@ std::vector<Out> poisoned(int64_t m, int64_t n) {
 }
 /// The float64 product of operands of any two element types (each exact in a float).
 template <Element TA, Element TB>
-std::vector<double> reference(const std::vector<TA>& a, const std::vector<TB>& b, int64_t m, int64_t n, int64_t k, Major a_major,
-                              Major b_major) {
+std::vector<double> reference(const std::vector<TA>& a, const std::vector<TB>& b, int64_t m, int64_t n, int64_t k, gemm_sm80::Major a_major,
+                              gemm_sm80::Major b_major) {
   auto floats = [](const auto& x) {
     std::vector<float> f;
     for (auto v : x) f.push_back(float(v));
     return f;
   };
-  auto major = [](Major x) { return x == Major::k ? WgmmaMajor::k : WgmmaMajor::mn; };
+  auto major = [](gemm_sm80::Major x) { return x == gemm_sm80::Major::k ? WgmmaMajor::k : WgmmaMajor::mn; };
   return gemm::reference(floats(a), floats(b), m, n, k, major(a_major), major(b_major));
 }
-}  // namespace gemm80
+}  // namespace gemm
 
 /// C = A * B on the atom `Op` with output type Out, A and B of the given majors, against a
 /// float64 product of random operands; cross-compiles for every mma.sync target with the kind.
 template <class Op, Element Out>
-Example gemm_tensorop_example(int64_t m, int64_t n, int64_t k, gemm80::Major a_major = gemm80::Major::k,
-                              gemm80::Major b_major = gemm80::Major::k, unsigned seed = 21) {
+Example gemm_tensorop_example(int64_t m, int64_t n, int64_t k, gemm_sm80::Major a_major = gemm_sm80::Major::k,
+                              gemm_sm80::Major b_major = gemm_sm80::Major::k, unsigned seed = 21) {
   using TA = typename Op::ElementA;
   using TB = typename Op::ElementB;
   const bool exact = std::is_integral_v<Out>;
@@ -284,21 +100,21 @@ Example gemm_tensorop_example(int64_t m, int64_t n, int64_t k, gemm80::Major a_m
   if (std::is_same_v<TA, f8e4m3> || std::is_same_v<TA, f8e5m2>) targets = {"sm_89", "sm_90a", "sm_120a"};
   return {gemm_tensorop<Op, Out>.name().c_str(),
           [=](const Device& gpu) {
-            auto ha = gemm80::random_operand<TA>(size_t(m * k), seed), hb = gemm80::random_operand<TB>(size_t(n * k), seed + 1);
+            auto ha = gemm::random_operand<TA>(size_t(m * k), seed), hb = gemm::random_operand<TB>(size_t(n * k), seed + 1);
             auto a = gpu.upload(ha), b = gpu.upload(hb);
-            auto c = gpu.upload(gemm80::poisoned<Out>(m, n));
+            auto c = gpu.upload(gemm::poisoned<Out>(m, n));
             gemm_tensorop_prepare<Op, Out>(gpu, a, b, c, m, n, k, a_major, b_major)();
             gpu.synchronize();
-            return gemm::error(gemm::to_floats(c), gemm80::reference(ha, hb, m, n, k, a_major, b_major));
+            return gemm::error(gemm::to_floats(c), gemm::reference(ha, hb, m, n, k, a_major, b_major));
           },
           [=](const Target& t) {
-            auto make = [](auto type_tag, int64_t rows, int64_t cols, gemm80::Major major) {
+            auto make = [](auto type_tag, int64_t rows, int64_t cols, gemm_sm80::Major major) {
               using T = decltype(type_tag);
-              auto stride = major == gemm80::Major::k ? std::array<int64_t, 2>{cols, 1} : std::array<int64_t, 2>{1, rows};
+              auto stride = major == gemm_sm80::Major::k ? std::array<int64_t, 2>{cols, 1} : std::array<int64_t, 2>{1, rows};
               return DeviceTensor<T>::make(256, std::array<int64_t, 2>{rows, cols}, stride);
             };
             return gemm_tensorop<Op, Out>.compile(t, make(TA{}, m, k, a_major), make(TB{}, n, k, b_major),
-                                                  make(Out{}, m, n, gemm80::Major::k));
+                                                  make(Out{}, m, n, gemm_sm80::Major::k));
           },
           // 16-bit outputs round to about 2^-9; TF32 inputs keep 10 mantissa bits; INT8 is exact.
           exact ? 0.0 : 1e-2,

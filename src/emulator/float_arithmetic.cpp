@@ -157,6 +157,7 @@ uint64_t execute_elements(const FloatInstruction& in, std::span<const uint64_t> 
     } else {
       double v[3] = {};
       for (size_t i = 0; i < n; ++i) v[i] = decode(in.format, e[i]), v[i] = in.ftz ? flush_subnormal(in.format, v[i]) : v[i];
+      for (size_t i = 0; i < in.narrow_sources; ++i) v[i] = decode(in.narrow_format, e[i] & 0xffff);
       double x = element(in, v, n);
       if (in.sat) x = std::isnan(x) || x < 0 ? 0.0 : std::min(x, 1.0);
       if (in.ftz) x = flush_subnormal(in.format, x);
@@ -266,9 +267,19 @@ void check(std::string_view opcode, const FloatInstruction& in, const Modifiers&
 }  // namespace
 
 std::optional<FloatInstruction> parse_float_instruction(std::string_view opcode) {
-  const std::vector<std::string_view> parts = split_opcode(opcode);
+  std::vector<std::string_view> parts = split_opcode(opcode);
   const std::optional<FloatOp> op = op_named(parts[0]);
   if (!op || parts.size() < 2) return std::nullopt;
+  // Mixed precision, `add{.rnd}{.sat}.f32.atype d, a, c` (sub alike) and
+  // `fma.rnd{.sat}.f32.abtype d, a, b, c`, atype f16 or bf16: the narrow sources widened
+  // exactly, then the f32 operation.
+  NumberFormat narrow = NumberFormat::f32;
+  if (parts.size() >= 3 && parts[parts.size() - 2] == "f32" && (parts.back() == "f16" || parts.back() == "bf16")) {
+    if (*op != FloatOp::add && *op != FloatOp::sub && *op != FloatOp::fma) refuse(opcode, "mixed precision is for add, sub and fma");
+    if (parts[0] == "mad") refuse(opcode, "mixed precision is for add, sub and fma");
+    narrow = parts.back() == "f16" ? NumberFormat::f16 : NumberFormat::bf16;
+    parts.pop_back();
+  }
   static constexpr std::pair<std::string_view, std::pair<NumberFormat, int>> types[] = {
       {"f32", {NumberFormat::f32, 1}},  {"f64", {NumberFormat::f64, 1}},   {"f16", {NumberFormat::f16, 1}}, {"bf16", {NumberFormat::bf16, 1}},
       {"f16x2", {NumberFormat::f16, 2}}, {"bf16x2", {NumberFormat::bf16, 2}}, {"f32x2", {NumberFormat::f32, 2}}};
@@ -279,6 +290,11 @@ std::optional<FloatInstruction> parse_float_instruction(std::string_view opcode)
   in.op = *op, in.format = t->second.first, in.lanes = uint8_t(t->second.second);
   if (parts[0] == "mad" && !m.rounding) refuse(opcode, "mad on floats needs a rounding modifier (sm_20 and later)");
   check(opcode, in, m);
+  if (narrow != NumberFormat::f32) {
+    if (m.ftz) refuse(opcode, "the mixed-precision forms take no .ftz");
+    in.narrow_format = narrow;
+    in.narrow_sources = in.op == FloatOp::fma ? 2 : 1;
+  }
   in.register_bits = uint8_t(in.lanes * (in.format == NumberFormat::f64 ? 64 : in.format == NumberFormat::f32 ? 32 : 16));
   in.rounding = m.rounding.value_or(Rounding::rn);
   in.approx = m.approx, in.full = m.full, in.ftz = m.ftz, in.sat = m.sat, in.relu = m.relu, in.nan = m.nan, in.xorsign = m.xorsign,

@@ -43,6 +43,11 @@ struct FloatInstruction {
   /// Width of the sources (and of d, except testp's predicate, returned as 0 or 1).
   uint8_t register_bits = 32;
   uint8_t min_sources = 1, max_sources = 1;  ///< min/max.f32 take 2 or 3
+  /// The mixed-precision forms (add, sub, fma .f32.f16 / .f32.bf16, sm_100 on): the first
+  /// `narrow_sources` sources (a; a and b for fma) are 16-bit registers of `narrow_format`,
+  /// converted exactly to f32; the rest and d are f32.
+  uint8_t narrow_sources = 0;
+  NumberFormat narrow_format = NumberFormat::f32;
 
   // The decoded modifiers `execute` reads.
   Rounding rounding = Rounding::rn;

@@ -204,9 +204,9 @@ std::vector<Output> run_approximate(const Device& d) {
 template <class Op, Element Out>
 std::vector<Output> run_tma_tensorop(const Device& d) {
   const int64_t m = 300, n = 200, k = 520;
-  auto a = d.upload(examples::gemm80::random_operand<bf16>(size_t(m * k), 5));
-  auto b = d.upload(examples::gemm80::random_operand<bf16>(size_t(n * k), 6));
-  auto c = d.upload(examples::gemm80::poisoned<Out>(m, n));
+  auto a = d.upload(examples::gemm::random_operand<bf16>(size_t(m * k), 5));
+  auto b = d.upload(examples::gemm::random_operand<bf16>(size_t(n * k), 6));
+  auto c = d.upload(examples::gemm::poisoned<Out>(m, n));
   examples::gemm_tma_tensorop_prepare<Op, Out>(d, a, b, c, m, n, k)();
   d.synchronize();
   return {{as_floats(c), false, 7}};
@@ -310,9 +310,9 @@ std::vector<Case> cases() {
   list.push_back({"mma.sync BF16 GEMM, multistage cp.async (sm_80 kernel) 300 x 200 x 520, bf16 out", false, 8e-3,
                   "mma.sync's accumulation order and internal precision are the hardware's", [](const Device& d) {
                     const int64_t m = 300, n = 200, k = 520;
-                    auto a = d.upload(gemm80::random_operand<bf16>(size_t(m * k), 11));
-                    auto b = d.upload(gemm80::random_operand<bf16>(size_t(n * k), 12));
-                    auto c = d.upload(gemm80::poisoned<bf16>(m, n));
+                    auto a = d.upload(gemm::random_operand<bf16>(size_t(m * k), 11));
+                    auto b = d.upload(gemm::random_operand<bf16>(size_t(n * k), 12));
+                    auto c = d.upload(gemm::poisoned<bf16>(m, n));
                     gemm_tensorop_bf16_prepare(d, a, b, c, m, n, k)();
                     d.synchronize();
                     return std::vector<Output>{{as_floats(c), false, 7}};

@@ -172,6 +172,25 @@ TEST_CASE("float arithmetic: f16 and bf16, exact results rounded once", "[float]
   CHECK(run("mul.bf16", {0x4040, 0x3fc0}) == 0x4090);  // 3 * 1.5 = 4.5
 }
 
+TEST_CASE("float arithmetic: the mixed-precision add, sub and fma of sm_100 widen the 16-bit sources exactly", "[float]") {
+  // add.f32.bf16 d, a, c: d = f32(a) + c, one f32 rounding. bf16 1.5 (0x3fc0) + 2^-24 is 1.5
+  // (the tie rounds to even); + 3 * 2^-24 rounds up to 1.5 + 2^-22.
+  CHECK(as_f32(run("add.rn.f32.bf16", {0x3fc0, f32(std::ldexp(1.0f, -24))})) == 1.5f);
+  CHECK(as_f32(run("add.rn.f32.bf16", {0x3fc0, f32(3 * std::ldexp(1.0f, -24))})) == 1.5f + std::ldexp(1.0f, -22));
+  CHECK(as_f32(run("add.rz.f32.bf16", {0x3fc0, f32(3 * std::ldexp(1.0f, -24))})) == 1.5f + std::ldexp(1.0f, -23));
+  CHECK(as_f32(run("add.f32.f16", {0x3c00, f32(0.25f)})) == 1.25f);              // f16 1
+  CHECK(as_f32(run("sub.rn.f32.bf16", {0x4040, f32(0.5f)})) == 2.5f);            // bf16 3 - 0.5
+  CHECK(as_f32(run("add.sat.f32.bf16", {0x4040, f32(0.5f)})) == 1.0f);           // clamped to [0, 1]
+  // fma.rn.f32.bf16 d, a, b, c: f32(a) * f32(b) + c rounded once: bf16 (1 + 2^-7)^2 = 1 + 2^-6 +
+  // 2^-14, exact in f32, minus 1.
+  CHECK(as_f32(run("fma.rn.f32.bf16", {0x3f81, 0x3f81, f32(-1.0f)})) == std::ldexp(1.0f, -6) + std::ldexp(1.0f, -14));
+  // The high half of a source register is not part of a 16-bit operand.
+  CHECK(as_f32(run("add.rn.f32.bf16", {0xffff3fc0, f32(0.0f)})) == 1.5f);
+  CHECK(parse_float_instruction("fma.rn.f32.f16")->max_sources == 3);
+  for (const char* bad : {"mul.rn.f32.bf16", "fma.f32.bf16", "add.ftz.f32.f16", "mad.rn.f32.f16"})
+    CHECK_THROWS_AS(parse_float_instruction(bad), Fault);
+}
+
 TEST_CASE("float arithmetic: min and max", "[float]") {
   CHECK(run("min.f32", {f32(-0.0f), f32(0.0f)}) == 0x80000000);
   CHECK(run("max.f32", {f32(-0.0f), f32(0.0f)}) == 0);

@@ -276,7 +276,7 @@ TEST_CASE("the multistage mma.sync GEMM matches a float64 product on every shape
 
 TEST_CASE("the multistage mma.sync GEMM in FP16, TF32, INT8 and FP8, and with row- and column-major operands", "[gpu]") {
   Device gpu;
-  using examples::gemm80::Major;
+  using examples::gemm_sm80::Major;
   using examples::gemm_tensorop_example;
   // Ragged in M and N, K several tiles with a residue; INT8 is compared exactly.
   test::check_examples(gpu, {

@@ -60,12 +60,12 @@ void compare(const std::vector<float>& got, const std::vector<double>& ref, int6
 /// C (m x n, f32) of the plain GEMM `kernel` of `Op`, scales row-major.
 template <class Op, class K>
 void run_gemm(const Device& dev, K& kernel, int64_t m, int64_t n, int64_t k) {
-  examples::gemm_sm120::check_shape(kernel.name().c_str(), m, n, k);
+  examples::gemm_sm120_block_scaled::check_shape(kernel.name().c_str(), m, n, k);
   auto [a, sfa] = random_operand<Op>(m, k, 1);
   auto [b, sfb] = random_operand<Op>(n, k, 2);
   auto da = dev.upload(a), db = dev.upload(b), dsfa = dev.upload(sfa), dsfb = dev.upload(sfb);
   auto dc = dev.upload(std::vector<float>(size_t(m * n), std::nanf("")));
-  kernel(dev, examples::gemm_sm120::launch_config(m, n), da, db, dsfa, dsfb, dc, int32_t(m), int32_t(n), int32_t(k));
+  kernel(dev, examples::gemm_sm120_block_scaled::launch_config(m, n), da, db, dsfa, dsfb, dc, int32_t(m), int32_t(n), int32_t(k));
   dev.synchronize();
   compare(dc.to_host(), reference<Op>(a, b, sfa, sfb, m, n, k), n);
 }
@@ -94,7 +94,7 @@ void run_tma_gemm(const Device& dev, int64_t m, int64_t n, int64_t k) {
   auto dc = dev.upload(std::vector<Out>(size_t(m * n), Out(std::nanf(""))));
   // gemm_tma_block_scaled_prepare's launch, spelled out: that helper does not compile (it calls
   // the non-const Kernel::prepare through a const reference).
-  namespace tma = examples::gemm_tma;
+  namespace tma = cutejit::kernels::gemm_sm120;
   tma::check_block_scaled_shape<Op>(examples::gemm_tma_block_scaled<Op, Out>.name(), m, n, k);
   const int64_t row_bytes = k / (Op::k_elements / Op::k);
   examples::gemm_tma_block_scaled<Op, Out>(dev, tma::launch(m, n, tma::Resources<uint8_t>::shared_bytes), tma::operand_map(da, m, row_bytes),

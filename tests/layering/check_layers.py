@@ -27,8 +27,9 @@ BELOW = {
     "cache": {"core", "runtime"},
     "jit": {"core", "layout", "dsl", "tensor", "arch", "atom", "pipeline", "runtime", "cache"},
     "interop": {"core", "layout", "dsl", "tensor", "arch", "atom", "pipeline", "runtime", "cache", "jit"},
-    # The kernel library's operators: host functions over runtime tensors, their kernels in src/.
-    "kernels": {"core", "runtime", "jit"},
+    # The kernel library: its kernels are written in every layer below; its operators are host
+    # functions over runtime tensors, compiled into libcutejit.
+    "kernels": {"core", "layout", "dsl", "tensor", "arch", "atom", "pipeline", "runtime", "cache", "jit"},
 }
 # Source parts: the pipeline's stages in order; a stage includes no later one.
 STAGES = ["trace", "verify", "lower", "assemble", "cache", "jit"]

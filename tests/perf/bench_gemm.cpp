@@ -33,14 +33,14 @@ struct GemmShape {
 template <int GroupM>
 auto grouped_tn(const char* name) {
   return Kernel{name, [](TmaDescriptor<bf16> a, TmaDescriptor<bf16> b, TmaDescriptor<bf16> c, Int m, Int n, Int k) {
-    examples::gemm::kernel<bf16, examples::gemm::Config{.group_m = GroupM}>(a, b, c, m, n, k);
+    examples::gemm_sm90::kernel<bf16, examples::gemm_sm90::Config{.group_m = GroupM}>(a, b, c, m, n, k);
   }};
 }
 auto group4 = grouped_tn<4>("gemm_bf16_group4");
 auto group16 = grouped_tn<16>("gemm_bf16_group16");
 const GemmShape shapes[] = {{8192, 8192, 8192}, {4096, 4096, 4096}, {8192, 8192, 1024}, {16384, 1024, 8192}, {128, 8192, 8192}};
 
-void report_jit(const char* name, const examples::Example& e, const Device& gpu, uint32_t shared = examples::gemm::Config{}.shared_bytes()) {
+void report_jit(const char* name, const examples::Example& e, const Device& gpu, uint32_t shared = examples::gemm_sm90::Config{}.shared_bytes()) {
   auto t0 = std::chrono::steady_clock::now();
   CompiledKernel k = e.compile(gpu.target());
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -84,7 +84,7 @@ void bench_shapes(const char* name, const Device& gpu, const std::vector<T>& poo
     }
     double ms = bench::median_gpu_ms_rotated([&](int i) { launches[size_t(i)](); }, sets, 30);
     report(name, s, ms);
-    if (tile_widths) std::printf("  (tiles 128 x %d)\n", examples::gemm::choose_tile_n(gpu.multiprocessors(), s.m, s.n));
+    if (tile_widths) std::printf("  (tiles 128 x %d)\n", examples::gemm_sm90::choose_tile_n(gpu.multiprocessors(), s.m, s.n));
   }
 }
 }  // namespace
@@ -95,7 +95,7 @@ int main() {
   report_jit("gemm_bf16", examples::gemm_bf16_example(8192, 8192, 8192), gpu);
   report_jit("gemm_fp8", examples::gemm_fp8_example(8192, 8192, 8192), gpu);
   report_jit(examples::gemm_tensorop_bf16.name().c_str(), examples::gemm_tensorop_bf16_example(8192, 8192, 8192), gpu,
-             examples::gemm80::Config{}.shared_bytes<bf16>());
+             examples::gemm_sm80::Config{}.shared_bytes<bf16>());
   // The largest A (16384 x 8192) is the largest operand.
   const size_t pool = size_t(16384) * 8192;
   {
@@ -120,7 +120,7 @@ int main() {
         for (const TuneTiming& timing : t.timings)
           if (timing.error.empty()) std::printf(" %s: %.3f ms", timing.name.c_str(), timing.median_ms);
           else std::printf(" %s: failed (%s)", timing.name.c_str(), timing.error.c_str());
-        std::printf("; the rule picks %d)\n", examples::gemm::choose_tile_n(gpu.multiprocessors(), s.m, s.n));
+        std::printf("; the rule picks %d)\n", examples::gemm_sm90::choose_tile_n(gpu.multiprocessors(), s.m, s.n));
       }
       return examples::gemm_bf16_prepare_tile(gpu, t.config, a, b, c, s.m, s.n, s.k);
     }, tuned);
@@ -146,13 +146,13 @@ int main() {
       return examples::gemm_tensorop_bf16_prepare(gpu, a, b, c, s.m, s.n, s.k);
     }, square);
     // Other tile shapes and ring depths, to choose the default from.
-    auto variant = [&](const char* name, auto& kernel, const examples::gemm80::Config& config) {
+    auto variant = [&](const char* name, auto& kernel, const examples::gemm_sm80::Config& config) {
       bench_shapes(name, gpu, host, [&](const Buffer<bf16>& a, const Buffer<bf16>& b, const Buffer<bf16>& c, const GemmShape& s) {
-        return kernel.prepare(gpu, examples::gemm80::launch<bf16>(s.m, s.n, config), a.view({s.m, s.k}), b.view({s.n, s.k}),
+        return kernel.prepare(gpu, examples::gemm_sm80::launch<bf16>(s.m, s.n, config), a.view({s.m, s.k}), b.view({s.n, s.k}),
                               c.view({s.m, s.n}));
       }, square);
     };
-    constexpr examples::gemm80::Config s4{.stages = 4}, wide{.tile_n = 256, .warps_n = 4}, wide4{.tile_n = 256, .warps_n = 4, .stages = 4};
+    constexpr examples::gemm_sm80::Config s4{.stages = 4}, wide{.tile_n = 256, .warps_n = 4}, wide4{.tile_n = 256, .warps_n = 4, .stages = 4};
     variant("gemm_tensorop_bf16_128x128_s4", examples::gemm_tensorop_bf16_config<s4>, s4);
     variant("gemm_tensorop_bf16_128x256_s3", examples::gemm_tensorop_bf16_config<wide>, wide);
     variant("gemm_tensorop_bf16_128x256_s4", examples::gemm_tensorop_bf16_config<wide4>, wide4);
@@ -170,8 +170,8 @@ int main() {
     const GemmShape square[] = {shapes[0], shapes[1]};
     auto grouped = [&](const char* name, auto& k) {
       bench_shapes(name, gpu, host, [&](const Buffer<bf16>& a, const Buffer<bf16>& b, const Buffer<bf16>& c, const GemmShape& s) {
-        auto [ta, tb] = examples::gemm::tensor_maps(a, b, s.m, s.n, s.k);
-        return k.prepare(gpu, examples::gemm::launch_config(gpu, s.m, s.n), ta, tb, examples::gemm::output_map(c, s.m, s.n),
+        auto [ta, tb] = examples::gemm_sm90::tensor_maps(a, b, s.m, s.n, s.k);
+        return k.prepare(gpu, examples::gemm_sm90::launch_config(gpu, s.m, s.n), ta, tb, examples::gemm_sm90::output_map(c, s.m, s.n),
                          int32_t(s.m), int32_t(s.n), int32_t(s.k));
       }, square);
     };

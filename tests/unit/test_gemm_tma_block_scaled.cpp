@@ -61,7 +61,7 @@ TEST_CASE("the block-scaled TMA GEMMs' SASS: 128 block-scaled MMAs, 2 TMA loads 
 TEST_CASE("the block-scaled TMA GEMM's epilogue hook reads its bias; the plain one reads only scales", "[unit]") {
   const Target target = Target::parse("sm_120a");
   const int64_t m = 1000, n = 600, k = 1024;
-  namespace tma = examples::gemm_tma;
+  namespace tma = cutejit::kernels::gemm_sm120;
   CompiledKernel biased = examples::gemm_tma_nvfp4_bias_relu.compile(
       target, tma::operand_map_for_compile<uint8_t>(), tma::operand_map_for_compile<uint8_t>(),
       DeviceTensor<uint8_t>::for_compile({tma::scale_bytes<Nvfp4>(m, k)}), DeviceTensor<uint8_t>::for_compile({tma::scale_bytes<Nvfp4>(n, k)}),

@@ -20,8 +20,8 @@ int64_t tma_swizzled_byte(int64_t row, int64_t byte) { return row * 128 + (((byt
 
 template <Element T>
 void check_ring_is_the_tma_box(int64_t rows) {
-  constexpr int64_t tile_k = examples::gemm80::Config::tile_k<T>(), stages = examples::gemm_tma::config.stages;
-  ComposedLayout ring = examples::gemm80::ring_layout<T>(rows, int(stages), examples::gemm80::Major::k);
+  constexpr int64_t tile_k = cutejit::kernels::gemm_sm80::Config::tile_k<T>(), stages = cutejit::kernels::gemm_sm120::config.stages;
+  ComposedLayout ring = cutejit::kernels::gemm_sm80::ring_layout<T>(rows, int(stages), cutejit::kernels::gemm_sm80::Major::k);
   for (int64_t s = 0; s < stages; ++s)
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t k = 0; k < tile_k; ++k) {
@@ -87,11 +87,11 @@ TEST_CASE("the TMA GEMM's epilogue hook is traced into its epilogue: a bias read
 }
 
 TEST_CASE("the TMA GEMM refuses shapes its tensor maps cannot describe", "[unit]") {
-  CHECK_THROWS_WITH(examples::gemm_tma::check_shape("g", 64, 64, 60, 2),
+  CHECK_THROWS_WITH(cutejit::kernels::gemm_sm120::check_shape("g", 64, 64, 60, 2),
                     Contains("test_gemm_tma_tensorop.cpp") && Contains("g needs M, N and K from 1 below 2^31, K a multiple of 8 and N of 2, not 64 x 64 x 60"));
-  CHECK_THROWS_WITH(examples::gemm_tma::check_shape("g", 64, 63, 64, 2), Contains("not 64 x 63 x 64"));
-  CHECK_THROWS_WITH(examples::gemm_tma::check_shape("g", 64, 64, 8, 1), Contains("K a multiple of 16"));
-  CHECK_NOTHROW(examples::gemm_tma::check_shape("g", 1, 2, 8, 2));
+  CHECK_THROWS_WITH(cutejit::kernels::gemm_sm120::check_shape("g", 64, 63, 64, 2), Contains("not 64 x 63 x 64"));
+  CHECK_THROWS_WITH(cutejit::kernels::gemm_sm120::check_shape("g", 64, 64, 8, 1), Contains("K a multiple of 16"));
+  CHECK_NOTHROW(cutejit::kernels::gemm_sm120::check_shape("g", 1, 2, 8, 2));
   // On Ampere and Ada there is no TMA.
   auto bf16_gemm = examples::gemm_tma_tensorop_example<SM80_16x8x16_F32BF16BF16F32_TN, bf16>(256, 256, 512);
   CHECK_THROWS_WITH(bf16_gemm.compile(Target::parse("sm_89")), Contains("is not available on sm_89"));

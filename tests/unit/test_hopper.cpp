@@ -153,8 +153,8 @@ TEST_CASE("the FP8 GEMM example: e4m3 TMA boxes of 128 x 128 bytes, four m64n256
   CHECK(contains(k.ptx, "setmaxnreg.inc.sync.aligned.u32 	232"));
   CHECK(contains(k.ptx, "cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes"));
   // A stage is 48 KB either way: 16 KB of A plus two 16 KB halves of B armed on the barrier.
-  CHECK(examples::gemm::a_stage_bytes == 128 * 128);
-  CHECK(examples::gemm::Config{}.shared_bytes() <= 227u * 1024u);
+  CHECK(kernels::gemm_sm90::a_stage_bytes == 128 * 128);
+  CHECK(kernels::gemm_sm90::Config{}.shared_bytes() <= 227u * 1024u);
   CHECK_FALSE(contains(k.ptx, ".local"));
   CHECK(test::cubin_contains(k.cubin, "-arch sm_90a"));
   // Two float parameters (the scales) follow the tensor maps and C.
@@ -371,13 +371,13 @@ TEST_CASE("Hopper instructions on targets without them: trace-time errors naming
     CHECK_THROWS_WITH(mma.compile(Target::parse(t), test::vector_arg<float>()),
                       Contains("test_hopper.cpp") && Contains(std::string("wgmma.mma_async is not available on ") + t + "; it needs sm_90a only"));
   }
-  // The GEMMs share one kernel body (gemm_sm90.hpp), where the instruction is.
+  // The GEMMs share one kernel body (kernels/gemm/sm90.hpp), where the instruction is.
   CHECK_THROWS_WITH(examples::gemm_bf16_example().compile(Target::parse("sm_120a")),
-                    Contains("gemm_sm90.hpp") && Contains("is not available on sm_120a; it needs sm_90a only"));
+                    Contains("kernels/gemm/sm90.hpp") && Contains("is not available on sm_120a; it needs sm_90a only"));
   for (const char* t : {"sm_80", "sm_100a", "sm_120a"}) {
     INFO(t);
     CHECK_THROWS_WITH(examples::gemm_fp8_example().compile(Target::parse(t)),
-                      Contains("gemm_sm90.hpp") && Contains(std::string("is not available on ") + t));
+                      Contains("kernels/gemm/sm90.hpp") && Contains(std::string("is not available on ") + t));
   }
 }
 
@@ -450,7 +450,7 @@ TEST_CASE("a compile-only tensor map cannot be launched", "[unit]") {
 }
 
 TEST_CASE("the GEMMs take any shape whose rows TMA can address, and name the kernel and shape otherwise", "[unit]") {
-  using examples::gemm::check_shape;
+  using kernels::gemm_sm90::check_shape;
   // Smaller than one tile, ragged, and large: the tiles on the edges overhang.
   CHECK_NOTHROW(check_shape<bf16>("gemm_bf16", 1, 8, 8));
   CHECK_NOTHROW(check_shape<bf16>("gemm_bf16", 1000, 1000, 1000));
@@ -470,8 +470,8 @@ TEST_CASE("the GEMMs take any shape whose rows TMA can address, and name the ker
 }
 
 TEST_CASE("narrow tiles: 128- and 64-wide GEMM kernels, and the shapes that get them", "[unit]") {
-  using examples::gemm::Config;
-  using examples::gemm::choose_tile_n;
+  using kernels::gemm_sm90::Config;
+  using kernels::gemm_sm90::choose_tile_n;
   // A decode-like 128 x 8192 has 32 tiles 256 wide on 132 multiprocessors, 128 tiles 64 wide.
   CHECK(choose_tile_n(132, 128, 8192) == 64);
   CHECK(choose_tile_n(132, 1024, 2048) == 128);  // 64 tiles 256 wide, 128 tiles 128 wide
@@ -486,9 +486,9 @@ TEST_CASE("narrow tiles: 128- and 64-wide GEMM kernels, and the shapes that get 
     Config config{.tile_n = width};
     CHECK(config.shared_bytes() <= 227u * 1024u);
     auto compile = [](auto& kernel, auto maps) {
-      return kernel.compile(sm90a, maps.first, maps.second, examples::gemm::output_map_for_compile(), 128, 8192, 8192);
+      return kernel.compile(sm90a, maps.first, maps.second, kernels::gemm_sm90::output_map_for_compile(), 128, 8192, 8192);
     };
-    using examples::gemm::tensor_maps_for_compile;
+    using kernels::gemm_sm90::tensor_maps_for_compile;
     CompiledKernel k = width == 128 ? compile(examples::gemm_bf16_tile<128>, tensor_maps_for_compile<bf16, Config{.tile_n = 128}>())
                                     : compile(examples::gemm_bf16_tile<64>, tensor_maps_for_compile<bf16, Config{.tile_n = 64}>());
     CHECK(k.name == (width == 128 ? "gemm_bf16_n128" : "gemm_bf16_n64"));

@@ -343,7 +343,7 @@ TEST_CASE("tcgen05 on a target without it, and TMEM misuse, are errors at the us
   for (const char* t : {"sm_90a", "sm_100", "sm_120a", "sm_121f"}) {
     INFO(t);
     CHECK_THROWS_WITH(examples::gemm_bf16_sm100_compile(Target::parse(t)),
-                      Contains("gemm_sm100.hpp"));
+                      Contains("kernels/gemm/sm100.hpp"));
     CHECK_THROWS_WITH(examples::gemm_bf16_sm100_compile(Target::parse(t)), Contains(std::string("is not available on ") + t));
   }
   auto v = test::vector_arg<uint32_t>();

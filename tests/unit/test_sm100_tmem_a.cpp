@@ -53,7 +53,7 @@ void tmem_a_tile(const Tensor<bf16>& a, const Tensor<bf16>& b, const Tensor<floa
   launch_bounds(128);
   Int t = thread_idx().x, warp = t / 32;
   Pointer<int8_t> smem = dynamic_shared_aligned<int8_t>(1024);
-  Tensor<bf16> sB = examples::gemm_sm100::stage_tile(Pointer<bf16>(smem.id()), 64);
+  Tensor<bf16> sB = cutejit::kernels::gemm_sm100::stage_tile(Pointer<bf16>(smem.id()), 64);
   Pointer<uint64_t> done((smem + 64 * 128).id());
   TmemAllocation tmem(Pointer<uint32_t>((smem + 64 * 128 + 8).id()), 128);  // D's 64 columns, then A's 32
   if_(t == 0, [&] {

@@ -268,7 +268,7 @@ TEST_CASE("the block-scaled GEMMs' SASS: 8 OMMA.SF or QMMA.SF per K step, 4-byte
                                                                                            Target::parse("sm_121f")));
   CHECK_THROWS_WITH(examples::gemm_block_scaled_compile<SM120_16x8x64_F32E2M1E2M1F32_UE4M3_TN>(examples::gemm_nvfp4_sm120,
                                                                                                Target::parse("sm_100a")),
-                    Contains("gemm_block_scaled_sm120.hpp") && Contains("is not available on sm_100a"));
+                    Contains("kernels/gemm/sm120_block_scaled.hpp") && Contains("is not available on sm_100a"));
   CHECK_THROWS_WITH(examples::gemm_block_scaled_compile<SM120_16x8x64_F32E2M1E2M1F32_UE4M3_TN>(examples::gemm_nvfp4_sm120,
                                                                                                Target::parse("sm_120a"), 64, 64, 96),
                     Contains("needs M and N of at least 1, K a multiple of 64"));
@@ -330,7 +330,7 @@ TEST_CASE("the block-scaled GEMVs' SASS: four K steps' loads before their MMAs, 
   CHECK_THROWS_WITH(nvfp4("sm_120a", 4104, 1, 4096), Contains("not N = 4104"));
   CHECK_THROWS_WITH(nvfp4("sm_120a", 4096, 1, 4000), Contains("K = 4000"));
   CHECK_THROWS_WITH(nvfp4("sm_120a", 4096, 0, 4096), Contains("and 0 tokens"));
-  CHECK_THROWS_WITH(nvfp4("sm_100a", 4096, 1, 4096), Contains("gemv_block_scaled_sm120.hpp") && Contains("is not available on sm_100a"));
+  CHECK_THROWS_WITH(nvfp4("sm_100a", 4096, 1, 4096), Contains("kernels/gemm/sm120_gemv_block_scaled.hpp") && Contains("is not available on sm_100a"));
 }
 
 TEST_CASE("kind::f8f6f4 mma.sync without scales takes FP6 and FP4 operands through TiledMma", "[unit]") {

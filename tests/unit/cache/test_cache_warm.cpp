@@ -128,7 +128,7 @@ TEST_CASE("cutejit-cache warm says what failed and why", "[cache]") {
   TempCache tmp;
   auto ta = cutejit::TensorMap<cutejit::bf16>::for_compile(2, {128, 64}, cutejit::TmaSwizzle::bytes128);
   auto tb = cutejit::TensorMap<cutejit::bf16>::for_compile(2, {128, 64}, cutejit::TmaSwizzle::bytes128);
-  auto c = examples::gemm::output_map_for_compile();
+  auto c = cutejit::kernels::gemm_sm90::output_map_for_compile();
   Specialization gemm = examples::gemm_bf16.specialization(ta, tb, c, 256, 384, 512);
   Specialization unknown = five_specializations()[0];
   unknown.kernel = "no_such_kernel";

@@ -167,9 +167,9 @@ TEST_CASE("nvshmem: rank 0's unique id reaches the other ranks through a file", 
 }
 
 TEST_CASE("nvshmem: the all-gather GEMM compiles: HGMMA fed by TMA loads that wait for their tile's flag", "[unit][nvshmem]") {
-  auto [a, b] = examples::gemm::tensor_maps_for_compile<bf16>();
+  auto [a, b] = kernels::gemm_sm90::tensor_maps_for_compile<bf16>();
   CompiledKernel c = examples::allgather_gemm::kernel<256>.compile(
-      Target::parse("sm_90a"), a, b, examples::gemm::output_map_for_compile(), test::vector_arg<bf16>(), test::vector_arg<uint64_t>(),
+      Target::parse("sm_90a"), a, b, kernels::gemm_sm90::output_map_for_compile(), test::vector_arg<bf16>(), test::vector_arg<uint64_t>(),
       uint64_t(1), int32_t(1024), int32_t(1024), int32_t(1024), int32_t(512), Constexpr<int>{2});
   const std::string sass = test::disassemble(c.cubin, "-sass");
   CHECK(contains(sass, "HGMMA.64x256x16.F32.BF16"));

@@ -75,8 +75,8 @@ TEST_CASE("the bank model counts phases and wavefronts as the hardware serves th
 }
 
 TEST_CASE("the multistage GEMM's swizzled rings are conflict-free for ldmatrix and cp.async", "[unit]") {
-  using examples::gemm80::Major;
-  using examples::gemm80::ring_layout;
+  using examples::gemm_sm80::Major;
+  using examples::gemm_sm80::ring_layout;
   auto tiled = make_tiled_mma(SM80_16x8x16_F32BF16BF16F32_TN{}, make_layout({2, 2, 1}));
   for (Major major : {Major::k, Major::mn})
     for (int64_t rows : {128, 256}) {

@@ -1,0 +1,132 @@
+// kernels::gemm: the checks every architecture's kernel shares, and the choice among them.
+#include "cutejit/kernels/gemm.hpp"
+
+#include "kernels/checks.hpp"
+#include "kernels/gemm/gemm_problem.hpp"
+
+namespace cutejit::kernels {
+
+namespace detail {
+
+namespace {
+
+/// The unit-stride mode of an operand (rows, K): K when its rows are contiguous, else its rows'
+/// mode; either way the other stride must keep rows 16 bytes apart.
+Major major_of(const DeviceTensor<bf16>& x, const char* name, const char* rows, const std::string& op, const std::source_location& where) {
+  const bool k_unit = x.stride[1] == 1 || x.shape[1] == 1, rows_unit = x.stride[0] == 1 || x.shape[0] == 1;
+  require(k_unit || rows_unit, op,
+          std::string(name) + " " + shape_of(x) + " has strides (" + std::to_string(x.stride[0]) + ", " + std::to_string(x.stride[1]) +
+              "); one of them must be 1 (K-major: stride 1 along K; " + rows + "-major: stride 1 along " + rows + ")",
+          where);
+  const Major major = k_unit ? Major::k : Major::mn;
+  const int mode = major == Major::k ? 1 : 0;  // the contiguous mode
+  const int64_t extent = x.shape[size_t(mode)], lead = x.stride[size_t(1 - mode)];
+  require(extent % 8 == 0 && (x.shape[size_t(1 - mode)] == 1 || lead % 8 == 0), op,
+          std::string(name) + " " + shape_of(x) + " is " + (major == Major::k ? "K" : rows) + "-major, so its " +
+              (major == Major::k ? "K" : rows) + " (" + std::to_string(extent) + ") and its other stride (" + std::to_string(lead) +
+              ") must be multiples of 8: the kernels move rows of whole 16 bytes",
+          where);
+  return major;
+}
+
+}  // namespace
+
+GemmProblem make_problem(const char* op, const DeviceTensor<bf16>& a, const DeviceTensor<bf16>& b, const DeviceTensor<bf16>& c,
+                         const GemmOptions& options, const std::source_location& where) {
+  for (auto [x, name] : {std::pair{&a, "a"}, {&b, "b"}, {&c, "c"}})
+    require(x->rank == 2, op, std::string(name) + " is a tensor of rank " + std::to_string(x->rank) + "; gemm takes a (M, K), b (N, K), c (M, N)",
+            where);
+  GemmProblem p{.m = a.shape[0], .n = b.shape[0], .k = a.shape[1], .a = a, .b = b, .c = c};
+  require(b.shape[1] == p.k, op, "a is " + shape_of(a) + " and b is " + shape_of(b) + ": they must agree on K, their second mode (b is (N, K))",
+          where);
+  require(c.shape[0] == p.m && c.shape[1] == p.n, op,
+          "c is " + shape_of(c) + "; for a " + shape_of(a) + " and b " + shape_of(b) + " it must be (" + std::to_string(p.m) + ", " +
+              std::to_string(p.n) + ")",
+          where);
+  require(p.k >= 1, op, "K is 0; gemm takes K from 1", where);
+  constexpr int64_t limit = (int64_t(1) << 31) - 256;  // the kernels' tile coordinates are 32-bit
+  require(p.m < limit && p.n < limit && p.k < limit, op, "M, N and K must be below 2^31 - 256, not " + shape_of(c) + " x " + std::to_string(p.k),
+          where);
+  p.a_major = major_of(a, "a", "M", op, where);
+  p.b_major = major_of(b, "b", "N", op, where);
+  require(c.stride[1] == 1 && c.shape[1] % 8 == 0 && (p.m == 1 || c.stride[0] % 8 == 0), op,
+          "c " + shape_of(c) + " must be row-major (stride 1 along N) with N and its row stride multiples of 8, not strides (" +
+              std::to_string(c.stride[0]) + ", " + std::to_string(c.stride[1]) + ")",
+          where);
+  for (auto [x, name] : {std::pair{&a, "a"}, {&b, "b"}, {&c, "c"}})
+    require(x->ptr % 16 == 0, op, std::string(name) + " must start on 16 bytes", where);
+  if (options.bias) {
+    require(options.bias->rank == 1 && options.bias->shape[0] == p.n && options.bias->stride[0] == 1, op,
+            "the bias is " + shape_of(*options.bias) + "; it takes (" + std::to_string(p.n) + ") contiguous, one value per column of c", where);
+    p.bias = *options.bias;
+  } else {
+    p.bias = DeviceTensor<bf16>::make(c.ptr, std::array<int64_t, 1>{p.n}, std::array<int64_t, 1>{1}, where);
+  }
+  require(int(options.activation) >= 0 && int(options.activation) <= int(Activation::gelu_tanh), op,
+          "the activation " + std::to_string(int(options.activation)) + " is none of none, relu, silu, gelu_tanh", where);
+  p.alpha = options.alpha;
+  p.beta = options.beta;
+  p.epilogue = epilogue_code(options);
+  p.stream = options.stream;
+  p.where = where;
+  return p;
+}
+
+DeviceTensor<bf16> rows_in_memory(const DeviceTensor<bf16>& x, Major major) {
+  if (major == Major::k) return x;
+  return DeviceTensor<bf16>::make(x.ptr, std::array<int64_t, 2>{x.shape[1], x.shape[0]}, std::array<int64_t, 2>{x.stride[1], x.stride[0]});
+}
+
+}  // namespace detail
+
+namespace {
+
+enum class Family { sm90, sm100, sm80 };
+
+/// The kernel for the target: wgmma on sm_90a, tcgen05 on the sm_100 family (K-major operands),
+/// mma.sync on the rest from sm_80.
+Family family_for(const Target& t, const detail::GemmProblem& p, const char* op) {
+  if (t.sm == 90 && t.arch_specific()) return Family::sm90;
+  if ((t.sm == 100 || t.sm == 103) && t.variant != Target::Variant::portable && p.a_major == Major::k && p.b_major == Major::k) return Family::sm100;
+  detail::require(t.sm >= 80, op, "no kernel for " + t.name() + "; gemm runs on sm_80 and newer", p.where);
+  return Family::sm80;
+}
+
+PreparedLaunch prepare(const Device& device, const detail::GemmProblem& p, const char* op) {
+  switch (family_for(device.target(), p, op)) {
+    case Family::sm90: return detail::gemm_sm90_prepare(device, p);
+    case Family::sm100: return detail::gemm_sm100_prepare(device, p);
+    case Family::sm80: break;
+  }
+  return detail::gemm_sm80_prepare(device, p);
+}
+
+}  // namespace
+
+void gemm(const Device& device, const DeviceTensor<bf16>& a, const DeviceTensor<bf16>& b, const DeviceTensor<bf16>& c,
+          const GemmOptions& options, std::source_location where) {
+  detail::GemmProblem p = detail::make_problem("gemm", a, b, c, options, where);
+  if (p.m == 0 || p.n == 0) return;
+  prepare(device, p, "gemm")();
+}
+
+PreparedLaunch gemm_prepare(const Device& device, const DeviceTensor<bf16>& a, const DeviceTensor<bf16>& b, const DeviceTensor<bf16>& c,
+                            const GemmOptions& options, std::source_location where) {
+  detail::GemmProblem p = detail::make_problem("gemm_prepare", a, b, c, options, where);
+  detail::require(p.m > 0 && p.n > 0, "gemm_prepare", "c " + detail::shape_of(c) + " is empty: there is nothing to launch", where);
+  return prepare(device, p, "gemm_prepare");
+}
+
+std::vector<CompiledKernel> gemm_compile(const Target& target, const DeviceTensor<bf16>& a, const DeviceTensor<bf16>& b,
+                                         const DeviceTensor<bf16>& c, const GemmOptions& options, std::source_location where) {
+  detail::GemmProblem p = detail::make_problem("gemm_compile", a, b, c, options, where);
+  detail::require(p.m > 0 && p.n > 0, "gemm_compile", "c " + detail::shape_of(c) + " is empty: gemm launches nothing for it", where);
+  switch (family_for(target, p, "gemm_compile")) {
+    case Family::sm90: return detail::gemm_sm90_compile(target, p);
+    case Family::sm100: return detail::gemm_sm100_compile(target, p);
+    case Family::sm80: break;
+  }
+  return detail::gemm_sm80_compile(target, p);
+}
+
+}  // namespace cutejit::kernels

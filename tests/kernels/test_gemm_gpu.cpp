@@ -1,0 +1,192 @@
+// kernels::gemm against a float64 product of the same bf16 operands, outputs poisoned: each
+// majorness of A and B (TN, NN, NT, TT) at ragged shapes, each epilogue term (alpha, beta with
+// C read in place, bias, every activation), strided operands; mistakes are errors at this
+// file's lines with nothing written; the compile form builds each architecture's kernel with
+// no GPU. The same cases run on every device: on sm_90a they take the wgmma kernel, on the
+// sm_100 family the tcgen05 one (the mma.sync one for MN-major operands), on sm_120a the
+// mma.sync one ([sm100] and [sm120] run them on those emulated devices).
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <functional>
+
+#include <cutejit/cutejit.hpp>
+#include <cutejit/kernels/gemm.hpp>
+
+#include "kernel_test_values.hpp"
+#include "support.hpp"
+
+using namespace cutejit;
+using Catch::Contains;
+using kernels::Activation;
+using kernels::Major;
+using test::random_values;
+using test::value;
+
+namespace {
+
+/// An operand (rows, k) in memory as its majorness says: K-major rows of k (row stride `lead`,
+/// at least k), or MN-major columns of `rows` (column stride `lead`, at least rows).
+struct Operand {
+  std::vector<bf16> host;  // the memory
+  int64_t rows, k, lead;
+  Major major;
+
+  static Operand random(int64_t rows, int64_t k, Major major, int64_t pad, uint32_t seed) {
+    const int64_t lead = (major == Major::k ? k : rows) + pad;
+    return {random_values<bf16>(size_t(lead * (major == Major::k ? rows : k)), seed), rows, k, lead, major};
+  }
+  double at(int64_t r, int64_t p) const { return value(host[size_t(major == Major::k ? r * lead + p : p * lead + r)]); }
+  DeviceTensor<bf16> view(const Buffer<bf16>& memory) const {
+    return major == Major::k ? memory.view({rows, k}, {lead, 1}) : memory.view({rows, k}, {1, lead});
+  }
+};
+
+double activate(double x, Activation f) {
+  switch (f) {
+    case Activation::none: return x;
+    case Activation::relu: return x > 0 ? x : 0;
+    case Activation::silu: return x / (1 + std::exp(-x));
+    case Activation::gelu_tanh: return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+  }
+  return x;
+}
+
+struct Case {
+  int64_t m, n, k;
+  Major a_major = Major::k, b_major = Major::k;
+  float alpha = 1, beta = 0;
+  bool bias = false;
+  Activation activation = Activation::none;
+  int64_t pad = 0;  // extra elements between the operands' rows (a stride past the extent)
+};
+
+/// Runs gemm on one case and returns the largest error relative to the largest |reference|
+/// (bf16 output: about 2^-9); a NaN left by an unwritten element makes it infinite.
+double run_case(const Device& gpu, const Case& c) {
+  INFO(c.m << " x " << c.n << " x " << c.k << ", A " << (c.a_major == Major::k ? "K" : "M") << "-major, B "
+            << (c.b_major == Major::k ? "K" : "N") << "-major, alpha " << c.alpha << ", beta " << c.beta << ", bias " << c.bias
+            << ", activation " << int(c.activation));
+  Operand a = Operand::random(c.m, c.k, c.a_major, c.pad, 1), b = Operand::random(c.n, c.k, c.b_major, c.pad, 2);
+  const std::vector<bf16> hbias = random_values<bf16>(size_t(c.n), 3);
+  // With beta, C comes in with values; without, poisoned (it must not be read).
+  const std::vector<bf16> hc = c.beta != 0 ? random_values<bf16>(size_t(c.m * c.n), 4) : std::vector<bf16>(size_t(c.m * c.n), bf16(NAN));
+  auto da = gpu.upload(a.host), db = gpu.upload(b.host), dbias = gpu.upload(hbias), dc = gpu.upload(hc);
+  kernels::GemmOptions options{.alpha = c.alpha, .beta = c.beta, .activation = c.activation};
+  if (c.bias) options.bias = dbias.view({c.n});
+  kernels::gemm(gpu, a.view(da), b.view(db), dc.view({c.m, c.n}), options);
+  gpu.synchronize();
+  const std::vector<bf16> got = dc.to_host();
+  double worst = 0, largest = 0;
+  for (int64_t i = 0; i < c.m; ++i)
+    for (int64_t j = 0; j < c.n; ++j) {
+      double x = 0;
+      for (int64_t p = 0; p < c.k; ++p) x += a.at(i, p) * b.at(j, p);
+      x = c.alpha * x + (c.beta != 0 ? c.beta * value(hc[size_t(i * c.n + j)]) : 0.0) + (c.bias ? value(hbias[size_t(j)]) : 0.0);
+      const double want = activate(x, c.activation), g = value(got[size_t(i * c.n + j)]);
+      if (std::isnan(g)) return INFINITY;
+      worst = std::max(worst, std::abs(g - want));
+      largest = std::max(largest, std::abs(want));
+    }
+  return worst / std::max(largest, 1e-30);
+}
+
+}  // namespace
+
+TEST_CASE("kernels::gemm matches a float64 product for A and B of either major, at ragged shapes", "[gpu][kernels][sm100][sm120]") {
+  Device gpu;
+  INFO(gpu.target().name());
+  // Tiles are 128 x 256 (or narrower) on sm_90a, 128 x 256 on sm_100a, 128 x 128 on mma.sync:
+  // these shapes leave partial tiles along M, N and K on each.
+  CHECK(run_case(gpu, {.m = 136, .n = 200, .k = 72}) < 1e-2);
+  CHECK(run_case(gpu, {.m = 72, .n = 136, .k = 200, .a_major = Major::mn}) < 1e-2);
+  CHECK(run_case(gpu, {.m = 136, .n = 72, .k = 136, .b_major = Major::mn}) < 1e-2);
+  CHECK(run_case(gpu, {.m = 40, .n = 264, .k = 64, .a_major = Major::mn, .b_major = Major::mn}) < 1e-2);
+  // Rows further apart than their length: a view into a wider matrix.
+  CHECK(run_case(gpu, {.m = 24, .n = 48, .k = 80, .pad = 16}) < 1e-2);
+}
+
+TEST_CASE("kernels::gemm's epilogue: alpha, beta with C read in place, a bias and each activation", "[gpu][kernels][sm100][sm120]") {
+  Device gpu;
+  INFO(gpu.target().name());
+  CHECK(run_case(gpu, {.m = 136, .n = 136, .k = 64, .alpha = 0.5f}) < 1e-2);
+  // The residual add of a transformer block: C += A B^T.
+  CHECK(run_case(gpu, {.m = 136, .n = 136, .k = 64, .beta = 1}) < 1e-2);
+  CHECK(run_case(gpu, {.m = 72, .n = 200, .k = 64, .alpha = 2, .beta = -0.5f, .bias = true}) < 1e-2);
+  for (Activation f : {Activation::relu, Activation::silu, Activation::gelu_tanh}) {
+    INFO("activation " << int(f));
+    CHECK(run_case(gpu, {.m = 40, .n = 136, .k = 64, .bias = true, .activation = f}) < 1e-2);
+  }
+  // An MN-major B with the epilogue (on the sm_100 family, the mma.sync kernel's hook).
+  CHECK(run_case(gpu, {.m = 40, .n = 72, .k = 64, .b_major = Major::mn, .beta = 1, .bias = true, .activation = Activation::silu}) < 1e-2);
+}
+
+TEST_CASE("kernels::gemm refuses what it cannot take, at the caller's line, writing nothing", "[gpu][kernels]") {
+  Device gpu;
+  auto a = gpu.upload(random_values<bf16>(64 * 64, 6)), b = gpu.upload(random_values<bf16>(64 * 64, 7));
+  auto c = gpu.upload(std::vector<bf16>(64 * 64, bf16(0.0f)));
+  auto error = [&](const std::function<void()>& call) {
+    try {
+      call();
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  const std::string here = "test_gemm_gpu.cpp:";
+  CHECK_THAT(error([&] { kernels::gemm(gpu, a.view({64, 64}), b.view({32, 128}), c.view({64, 32})); }),
+             Contains(here) && Contains("gemm: a is (64, 64) and b is (32, 128): they must agree on K"));
+  CHECK_THAT(error([&] { kernels::gemm(gpu, a.view({64, 64}), b.view({64, 64}), c.view({32, 128})); }),
+             Contains(here) && Contains("c is (32, 128); for a (64, 64) and b (64, 64) it must be (64, 64)"));
+  CHECK_THAT(error([&] { kernels::gemm(gpu, a.view({32, 32}, {2, 64}), b.view({32, 32}), c.view({32, 32})); }),
+             Contains(here) && Contains("a (32, 32) has strides (2, 64); one of them must be 1"));
+  CHECK_THAT(error([&] { kernels::gemm(gpu, a.view({64, 60}, {64, 1}), b.view({64, 60}, {64, 1}), c.view({64, 64})); }),
+             Contains("a (64, 60) is K-major, so its K (60) and its other stride (64) must be multiples of 8"));
+  CHECK_THAT(error([&] { kernels::gemm(gpu, a.view({64, 64}), b.view({64, 64}), c.view({64, 64}, {1, 64})); }),
+             Contains("c (64, 64) must be row-major"));
+  CHECK_THAT(error([&] { kernels::gemm(gpu, a.view({64, 64}), b.view({64, 64}), c.view({64, 64}), {.bias = b.view({32})}); }),
+             Contains("the bias is (32); it takes (64) contiguous"));
+  CHECK_THAT(error([&] { kernels::gemm(gpu, a.view({64, 64}), b.view({64, 64}), c.view({64, 64}), {.activation = Activation(9)}); }),
+             Contains("the activation 9 is none of"));
+  CHECK_THAT(error([&] { kernels::gemm_prepare(gpu, a.view({0, 64}), b.view({64, 64}), c.view({0, 64})); }),
+             Contains("gemm_prepare: c (0, 64) is empty"));
+  gpu.synchronize();
+  for (bf16 v : c.to_host()) REQUIRE(float(v) == 0.0f);
+}
+
+TEST_CASE("kernels::gemm_prepare launches the same product again with no lookup", "[gpu][kernels]") {
+  Device gpu;
+  const int64_t m = 72, n = 64, k = 64;
+  auto a = gpu.upload(std::vector<bf16>(size_t(m * k), bf16(1.0f))), b = gpu.upload(std::vector<bf16>(size_t(n * k), bf16(0.5f)));
+  auto c = gpu.upload(std::vector<bf16>(size_t(m * n), bf16(0.0f)));
+  PreparedLaunch accumulate = kernels::gemm_prepare(gpu, a.view({m, k}), b.view({n, k}), c.view({m, n}), {.beta = 1});
+  for (int i = 0; i < 3; ++i) accumulate();
+  gpu.synchronize();
+  for (bf16 v : c.to_host()) REQUIRE(float(v) == 3 * 32.0f);  // three times 64 x 0.5, each sum exact in bf16
+}
+
+TEST_CASE("kernels::gemm_compile builds each architecture's kernel with no GPU", "[unit][kernels]") {
+  auto a = DeviceTensor<bf16>::for_compile({256, 512}), b = DeviceTensor<bf16>::for_compile({384, 512});
+  auto c = DeviceTensor<bf16>::for_compile({256, 384}), bias = DeviceTensor<bf16>::for_compile({384});
+  const kernels::GemmOptions plain{}, fused{.beta = 1, .bias = bias, .activation = Activation::silu};
+  // sm_90a: one kernel per tile width gemm may pick, each of 3 warpgroups issuing wgmma.
+  std::vector<CompiledKernel> hopper = kernels::gemm_compile(Target::parse("sm_90a"), a, b, c, plain);
+  REQUIRE(hopper.size() == 3);
+  for (const CompiledKernel& k : hopper) CHECK(test::contains(k.ptx, "wgmma.mma_async.sync.aligned"));
+  CHECK(test::contains(hopper[0].ptx, "n256"));
+  // The fused epilogue reads C and the bias; the plain one reads neither (only TMA touches C).
+  std::vector<CompiledKernel> hopper_fused = kernels::gemm_compile(Target::parse("sm_90a"), a, b, c, fused);
+  CHECK(test::contains(hopper_fused[0].ptx, "ld.global"));
+  CHECK_FALSE(test::contains(hopper[0].ptx, "ld.global"));
+  std::vector<CompiledKernel> blackwell = kernels::gemm_compile(Target::parse("sm_100a"), a, b, c, fused);
+  REQUIRE(blackwell.size() == 1);
+  CHECK(test::contains(blackwell[0].ptx, "tcgen05.mma"));
+  // MN-major B on sm_100a, and every target without wgmma or tcgen05: the mma.sync kernel.
+  auto b_mn = DeviceTensor<bf16>::for_compile({384, 512}, {1, 384});
+  for (const char* t : {"sm_80", "sm_89", "sm_120a"}) {
+    INFO(t);
+    CHECK(test::contains(kernels::gemm_compile(Target::parse(t), a, b, c, fused).at(0).ptx, "mma.sync.aligned.m16n8k16"));
+  }
+  CHECK(test::contains(kernels::gemm_compile(Target::parse("sm_100a"), a, b_mn, c).at(0).ptx, "mma.sync.aligned.m16n8k16"));
+  CHECK_THROWS_WITH(kernels::gemm_compile(Target::parse("sm_90a"), a, c, c), Contains("must agree on K"));
+}
