@@ -1,25 +1,5 @@
-// A FlashAttention-2 forward on the warp-level path (sm_80 and newer), written as CuTe's
-// flash_fwd kernel is: O = softmax(scale * Q K^T) V for every (query block, head, sequence).
-//   - Q, K and V are (tokens, heads, head_dim) tensors of one batch of sequences of any length,
-//     sequence b being tokens cu_seqlens[b] to cu_seqlens[b + 1] (fixed lengths are the special
-//     case cu_seqlens = 0, S, 2 S, ...); H_q a multiple of H_kv (GQA/MQA) reads K and V in place;
-//   - a CTA takes 128 queries of one head (64 at head dim 128): four warps of mma.sync atoms
-//     (TiledMma) along M, 32 rows each (16 at head dim 128); Q stays in shared memory, K and V
-//     blocks of 64 keys stream through it with cp.async, K's next block in flight during
-//     softmax and P V, V's during Q K^T (FA2's single-buffered schedule);
-//   - S = Q K^T and O += P V on the same TiledMma: ldmatrix for Q and K (K-major), ldmatrix.trans
-//     for V (the B operand V^T is stored N-major); P never leaves registers
-//     (accumulator_as_A);
-//   - the online softmax in registers, on the accumulator's rows (accumulator_rowcol), with
-//     exp2 of the scale folded into log2(e), the row maximum and sum reduced over the lanes
-//     that share a row; only the blocks on a sequence's end or the causal diagonal are masked,
-//     and causal blocks past the diagonal are never loaded;
-//   - O written from registers, predicated on the sequence's length, and the log-sum-exp of
-//     each row (natural log, -inf for a row that sees no key).
-// Causal masks are aligned bottom-right, as FlashAttention's: query i of a sequence of S_q
-// queries and S_k keys sees the keys j <= i + S_k - S_q.
-// Built for sm_90a it runs on Hopper; built for sm_80, sm_86, sm_89 and sm_120a it is
-// compile-verified.
+// Named FlashAttention-2 kernels of cutejit/kernels/attention/sm80.hpp, their launches on device
+// buffers, and the inputs, float64 reference and checks the attention examples share.
 #pragma once
 
 #include <algorithm>
@@ -34,200 +14,19 @@
 #include <utility>
 #include <vector>
 
+#include "cutejit/kernels/attention/problem.hpp"
+#include "cutejit/kernels/attention/sm80.hpp"
+
 #include "example.hpp"
-#include "fmha_softmax.hpp"
 
 namespace examples {
 using namespace cutejit;
 
-/// Sequence b of a batch: its first token and its length, from cu_seqlens. The host checks
-/// offsets it has (check_seqlens); on the device, a sequence that starts below 0, ends before it
-/// starts or ends past the `tokens` its tensors hold traps with `message` and the kernel's file
-/// and line, before any read or write outside them.
-struct Sequence {
-  Int start, len;
-};
-inline Sequence sequence(const Tensor<int32_t>& cu_seqlens, const Int& b, const Int& tokens, std::string_view message) {
-  Int start = cu_seqlens(b), end = cu_seqlens(b + 1);
-  device_assert(start >= 0 && start <= end && end <= tokens, message);
-  return {start, end - start};
-}
-inline constexpr const char* bad_cu_seqlens_q =
-    "fmha: cu_seqlens_q has a sequence that starts below 0, ends before it starts, or ends past the tensors' tokens";
-inline constexpr const char* bad_cu_seqlens_k =
-    "fmha: cu_seqlens_k has a sequence that starts below 0, ends before it starts, or ends past the tensors' tokens";
-
-/// The blocks of `bn` keys that query block `m_block` of `bm` queries sees (bottom-right
-/// aligned): all of the sequence's, or (causal) those up to its last query's diagonal.
-inline Int key_blocks_seen(const Int& m_block, int bm, int bn, const Int& q_len, const Int& k_len, bool causal) {
-  Int diagonal = k_len - q_len;  // query i sees keys j <= i + diagonal
-  Int n_blocks = (k_len + (bn - 1)) / bn;
-  if (causal) n_blocks = min(n_blocks, max(Int(0), (m_block + 1) * bm + diagonal + (bn - 1)) / bn);
-  return n_blocks;
-}
-
+// The names of the kernel (cutejit/kernels/attention/sm80.hpp) where the launches below use them.
 namespace fmha80 {
-
-/// The kernel's static choices.
-struct Config {
-  int head_dim = 128;
-  bool causal = false;
-  int tile_m = 128, tile_n = 64, warps = 4;
-  constexpr int threads() const { return 32 * warps; }
-  /// Q's tile, then K's and V's, and the slack of a 1 KB-aligned start.
-  template <Element T>
-  constexpr uint32_t shared_bytes() const {
-    return uint32_t((tile_m + 2 * tile_n) * head_dim * sizeof(T)) + dynamic_shared_slack(1024);
-  }
-  friend constexpr bool operator==(const Config&, const Config&) = default;
-  std::string name(const char* type) const {
-    return std::string("fmha_fwd_") + type + "_hd" + std::to_string(head_dim) + (causal ? "_causal" : "") + "_" + std::to_string(tile_m) +
-           "x" + std::to_string(tile_n) + "_w" + std::to_string(warps);
-  }
-};
-
-/// The mma.sync atom of each input type (f32 accumulation).
-template <Element T>
-using Atom = std::conditional_t<std::is_same_v<T, bf16>, SM80_16x8x16_F32BF16BF16F32_TN, SM80_16x8x16_F32F16F16F32_TN>;
-
-/// A (rows x head_dim) shared tile, its rows' 16-byte chunks swizzled by the row (chunk c of
-/// row r at c ^ (r % 8)): the 16-byte cp.async writes, ldmatrix's eight rows and
-/// ldmatrix.trans's eight rows all touch eight different chunks (tests/unit/layout/
-/// test_bank_conflicts.cpp counts them).
-template <Element T>
-ComposedLayout tile_layout(int64_t rows, int head_dim) {
-  const int chunk_bits = std::countr_zero(16u / unsigned(sizeof(T))), row_bits = std::countr_zero(unsigned(head_dim));
-  return composition(Swizzle(3, chunk_bits, row_bits - chunk_bits), make_layout({rows, head_dim}, LayoutRight{}));
-}
-template <Element T>
-Tensor<T> shared_tile(int64_t rows, int head_dim, int64_t byte_offset) {
-  return make_tensor(dynamic_shared_aligned<T>(1024, byte_offset), tile_layout<T>(rows, head_dim));
-}
-
-/// The same tile with its two modes swapped: V (keys, head_dim) as the B operand V^T (head_dim, keys).
-template <Element T>
-Tensor<T> transposed(const Tensor<T>& t) {
-  return t.transform([](const Layout& l) { return SlicedLayout{make_layout(mode(l, 1), mode(l, 0)), 0}; });
-}
-
-template <Element T, Config C>
-void forward(const Tensor<T>& q, const Tensor<T>& k, const Tensor<T>& v, const Tensor<T>& o, const Tensor<f32>& lse,
-             const Tensor<int32_t>& cu_seqlens_q, const Tensor<int32_t>& cu_seqlens_k, const F32& scale_log2) {
-  using Op = Atom<T>;
-  constexpr int D = C.head_dim, BM = C.tile_m, BN = C.tile_n;
-  launch_bounds(C.threads());
-  Int t = thread_idx().x;
-  Int m_block = block_idx().x, head = block_idx().y, batch = block_idx().z;
-  auto [q_start, q_len] = sequence(cu_seqlens_q, batch, q.shape(0), bad_cu_seqlens_q);
-  auto [k_start, k_len] = sequence(cu_seqlens_k, batch, k.shape(0), bad_cu_seqlens_k);
-  Int kv_head = head / (q.shape(1) / k.shape(1));
-
-  if_(m_block * BM < q_len, [&] {
-    // Key blocks to visit: all of them, or (causal) those up to this block's last row's diagonal.
-    Int diagonal = k_len - q_len;  // query i sees keys j <= i + diagonal
-    Int n_blocks = key_blocks_seen(m_block, BM, BN, q_len, k_len, C.causal);
-
-    // This CTA's tiles in global memory (K and V: one per key block), with their coordinates.
-    Tensor<T> gQ = local_tile(domain_offset(IntTuple{q_start, 0}, q(_, head, _)), IntTuple{BM, D}, IntTuple{m_block, 0});
-    Tensor<T> gK = local_tile(domain_offset(IntTuple{k_start, 0}, k(_, kv_head, _)), IntTuple{BN, D}, IntTuple{_, 0});
-    Tensor<T> gV = local_tile(domain_offset(IntTuple{k_start, 0}, v(_, kv_head, _)), IntTuple{BN, D}, IntTuple{_, 0});
-    Tensor<T> gO = local_tile(domain_offset(IntTuple{q_start, 0}, o(_, head, _)), IntTuple{BM, D}, IntTuple{m_block, 0});
-    IntTuple q_bound{q_len, D}, kv_bound{k_len, D};
-    CoordTensor cQ = local_tile(make_identity_tensor(q_bound), IntTuple{BM, D}, IntTuple{m_block, 0});
-    CoordTensor cKV = local_tile(make_identity_tensor(kv_bound), IntTuple{BN, D}, IntTuple{_, 0});
-    Tensor<T> sQ = shared_tile<T>(BM, D, 0);
-    Tensor<T> sK = shared_tile<T>(BN, D, int64_t(BM) * D * sizeof(T));
-    Tensor<T> sV = shared_tile<T>(BN, D, int64_t(BM + BN) * D * sizeof(T));
-
-    // Global -> shared: each thread 16 bytes of a row, a row's threads side by side.
-    auto g2s = make_tiled_copy(CpAsync<16>{}, make_ordered_layout({C.threads() / (D / 8), D / 8}, {1, 0}), make_layout({1, 8}));
-    auto thr_g2s = g2s.get_slice(t);
-    auto load_kv = [&](const Tensor<T>& g, const Tensor<T>& s, const Int& n) {
-      copy_if(g2s, thr_g2s.partition_S(cKV(_, _, n)), kv_bound, thr_g2s.partition_S(g(_, _, n)), thr_g2s.partition_D(s));
-    };
-    copy_if(g2s, thr_g2s.partition_S(cQ), q_bound, thr_g2s.partition_S(gQ), thr_g2s.partition_D(sQ));
-    load_kv(gK, sK, Int(0));
-    cp_async_fence();
-
-    // One TiledMma for both products: S (BM x BN) = Q K^T, then O (BM x D) += P V.
-    auto tiled = make_tiled_mma(Op{}, make_layout({C.warps, 1, 1}));
-    auto thr = tiled.get_slice(t);
-    auto ldsm_q = make_tiled_copy_A(LdMatrix<4>{}, tiled);
-    auto ldsm_k = make_tiled_copy_B(LdMatrix<2>{}, tiled);
-    auto ldsm_v = make_tiled_copy_B(LdMatrix<2, true>{}, tiled);
-    auto s2r_q = ldsm_q.get_slice(t), s2r_k = ldsm_k.get_slice(t), s2r_v = ldsm_v.get_slice(t);
-    Tensor<T> sVt = transposed(sV);
-
-    auto acc_o = thr.partition_fragment_C({BM, D});
-    for (int64_t i = 0; i < size(acc_o.layout()).value(); ++i) acc_o(IntTuple(i)) = 0.0f;
-    // The accumulators as rows and columns: row r of acc_o, of each S and of cO is one query.
-    auto o_rows = accumulator_rowcol(tiled, acc_o);
-    const int64_t rows = size(mode(o_rows.layout(), 0)).value(), o_cols = size(mode(o_rows.layout(), 1)).value();
-    OnlineSoftmax softmax(rows, accumulator_row_lanes(tiled));
-
-    for_(0, n_blocks, 1, [&](Int n) {
-      auto acc_s = thr.partition_fragment_C({BM, BN});
-      for (int64_t i = 0; i < size(acc_s.layout()).value(); ++i) acc_s(IntTuple(i)) = 0.0f;
-      // K's block n has landed, and every thread is done with V's block n - 1.
-      cp_async_wait<0>();
-      sync_threads();
-      load_kv(gV, sV, n);
-      cp_async_fence();
-      for (int kk = 0; kk < D / Op::k; ++kk) {
-        auto fq = thr.partition_fragment_A({BM, Op::k});
-        auto fk = thr.partition_fragment_B({BN, Op::k});
-        copy(ldsm_q, s2r_q.partition_S(local_tile(sQ, IntTuple{BM, Op::k}, IntTuple{0, kk})), fq);
-        copy(ldsm_k, s2r_k.partition_S(local_tile(sK, IntTuple{BN, Op::k}, IntTuple{0, kk})), fk);
-        cutejit::gemm(tiled, acc_s, fq, fk);
-      }
-      auto s_rows = accumulator_rowcol(tiled, acc_s);
-
-      // Keys past the sequence, and (causal) past the diagonal, score -inf: only in the blocks they touch.
-      Bool partial = (n + 1) * BN > k_len;
-      if (C.causal) partial = partial || (n + 1) * BN - 1 > m_block * BM + diagonal;
-      if_(partial, [&] {
-        CoordTensor cS = accumulator_rowcol(
-            tiled, thr.partition_C(local_tile(make_identity_tensor(IntTuple{q_len, k_len}), IntTuple{BM, BN}, IntTuple{m_block, n})));
-        softmax.mask(s_rows, cS, [&](const Int& row, const Int& col) {
-          Bool keep = col < k_len;
-          if (C.causal) keep = keep && col <= row + diagonal;
-          return keep;
-        });
-      });
-
-      // V's block n has landed, and every thread is done with K's block n: fetch K's next.
-      cp_async_wait<0>();
-      sync_threads();
-      if_(n + 1 < n_blocks, [&] { load_kv(gK, sK, n + 1); });
-      cp_async_fence();
-
-      // Online softmax: rescale what came before to the new row maximum, P = exp2(S scale - max).
-      for (int64_t r = 0; r < rows; ++r) {
-        F32 rescale = softmax.update(s_rows, r, scale_log2);
-        for (int64_t c = 0; c < o_cols; ++c) o_rows(IntTuple(r), IntTuple(c)) = F32(o_rows(IntTuple(r), IntTuple(c))) * rescale;
-      }
-
-      // O += P V, P as the A operand straight from the accumulator, 16 keys at a time (so
-      // that each block of S is dead once its P is made).
-      const int64_t n_per_k = Op::k / Op::n;
-      IntTuple s_block{size(mode(acc_s.layout(), 0)), size(mode(acc_s.layout(), 1)), n_per_k};
-      for (int kk = 0; kk < BN / Op::k; ++kk) {
-        auto p = accumulator_as_A(tiled, tiled, local_tile(acc_s, s_block, IntTuple{0, 0, kk}));
-        auto fv = thr.partition_fragment_B({D, Op::k});
-        copy(ldsm_v, s2r_v.partition_S(local_tile(sVt, IntTuple{D, Op::k}, IntTuple{0, kk})), fv);
-        cutejit::gemm(tiled, acc_o, p, fv);
-      }
-    });
-    cp_async_wait<0>();
-
-    // O / sum, in T, stored where it lies inside the sequence; the log-sum-exp by one lane per row.
-    CoordTensor o_coords = thr.partition_C(cQ);
-    CoordTensor row_coords = accumulator_rowcol(tiled, o_coords);
-    softmax.store(thr, acc_o, o_rows, o_coords, row_coords, q_bound, gO, lse, t, head, q_start, q_len);
-  });
-}
-
+using namespace cutejit::kernels::fmha_sm80;
 }  // namespace fmha80
+
 
 /// The forward kernel for one element type and Config.
 template <Element T, fmha80::Config C>
@@ -237,109 +36,8 @@ inline auto fmha_forward = Kernel{C.name(std::is_same_v<T, bf16> ? "bf16" : "f16
                                     fmha80::forward<T, C>(q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k, scale_log2);
                                   }};
 
-/// One attention problem: `batch` sequences packed along tokens, as FlashAttention's varlen API.
-struct FmhaProblem {
-  int64_t batch = 1, heads = 1, kv_heads = 1, head_dim = 128;
-  int64_t total_q = 0, total_k = 0;  ///< tokens of all sequences: cu_seqlens_q[batch], cu_seqlens_k[batch]
-  int64_t max_seqlen_q = 0;          ///< the longest query sequence (the grid's extent)
-  int64_t max_seqlen_k = 0;          ///< the longest key sequence (the backward's grid); 0: total_k
-  bool causal = false;
-  float softmax_scale = 0;  ///< 0: 1 / sqrt(head_dim)
-  /// A sliding window: query i sees the keys from window_left before its diagonal to
-  /// window_right after it (-1: no bound; causal is window_right = 0). The Hopper kernels only.
-  int64_t window_left = -1, window_right = -1;
-  /// Masks aligned top-left (query i's diagonal is key i, as PyTorch's is_causal) instead of
-  /// bottom-right (key i + S_k - S_q, as FlashAttention's). The Hopper kernels only.
-  bool top_left = false;
-
-  /// A batch of equal sequences, `seqlen_q` queries and `seqlen_k` keys each: the problem of the
-  /// Hopper forward on dense (batch, seqlen, heads, head_dim) tensors. Masks are set after.
-  static FmhaProblem dense(int64_t batch, int64_t heads, int64_t kv_heads, int64_t head_dim, int64_t seqlen_q, int64_t seqlen_k) {
-    return {.batch = batch, .heads = heads, .kv_heads = kv_heads, .head_dim = head_dim, .total_q = batch * seqlen_q,
-            .total_k = batch * seqlen_k, .max_seqlen_q = seqlen_q, .max_seqlen_k = seqlen_k};
-  }
-
-  /// The keys query i of a sequence of `sq` queries and `sk` keys sees: [first, last], empty
-  /// when first > last.
-  std::pair<int64_t, int64_t> visible_keys(int64_t i, int64_t sq, int64_t sk) const {
-    const int64_t diagonal = i + (top_left ? 0 : sk - sq);
-    int64_t last = sk - 1;
-    if (causal) last = std::min(last, diagonal);
-    if (window_right >= 0) last = std::min(last, diagonal + window_right);
-    const int64_t first = window_left >= 0 ? std::max<int64_t>(0, diagonal - window_left) : 0;
-    return {first, last};
-  }
-};
-
-/// Throws a cutejit::Error at the caller's line unless `p` is a problem `kernel` supports: one
-/// of `head_dims`, query heads a multiple of the key/value heads, token counts whose offsets fit
-/// 32 bits, and windows (where `windows` allows them) shorter than the keys.
-inline void check_problem(const FmhaProblem& p, std::initializer_list<int64_t> head_dims, bool windows, const char* kernel,
-                          detail::Where w) {
-  auto bad = [&](const std::string& what) { detail::fail(std::string(kernel) + ": " + what, w); };
-  if (std::find(head_dims.begin(), head_dims.end(), p.head_dim) == head_dims.end()) {
-    std::string list;
-    for (size_t i = 0; i < head_dims.size(); ++i)
-      list += (i == 0 ? "" : i + 1 == head_dims.size() ? " and " : ", ") + std::to_string(head_dims.begin()[i]);
-    bad("head dims " + list + " are supported, not " + std::to_string(p.head_dim));
-  }
-  if (p.batch < 1 || p.heads < 1 || p.kv_heads < 1 || p.heads % p.kv_heads != 0)
-    bad("needs a batch of at least 1 and query heads a multiple of the key/value heads, not batch " + std::to_string(p.batch) + ", " +
-        std::to_string(p.heads) + " query and " + std::to_string(p.kv_heads) + " key/value heads");
-  const int64_t limit = (int64_t(1) << 31) / (p.heads * p.head_dim);
-  if (p.total_q < 0 || p.total_k < 0 || p.total_q >= limit || p.total_k >= limit || p.max_seqlen_q < 0 || p.max_seqlen_q > p.total_q ||
-      p.max_seqlen_k < 0 || p.max_seqlen_k > p.total_k)
-    bad("token counts must be from 0 to " + std::to_string(limit - 1) + " (32-bit offsets), max_seqlen_q at most total_q and " +
-        "max_seqlen_k at most total_k, not " + std::to_string(p.total_q) + " and " + std::to_string(p.total_k) + " tokens, max_seqlen_q " +
-        std::to_string(p.max_seqlen_q) + ", max_seqlen_k " + std::to_string(p.max_seqlen_k));
-  const bool windowed = p.window_left >= 0 || p.window_right >= 0;
-  if (!windows && (windowed || p.top_left))
-    bad("sliding windows and top-left aligned masks are not supported by this kernel (the Hopper kernels, "
-        "fmha_forward_sm90_prepare and fmha_backward_sm90_prepare, have both)");
-  if (p.window_left < -1 || p.window_right < -1)
-    bad("a window bound is a number of keys from 0, or -1 for none, not " + std::to_string(std::min(p.window_left, p.window_right)));
-  if (p.window_left >= p.total_k || p.window_right >= p.total_k)
-    bad("a window of " + std::to_string(std::max(p.window_left, p.window_right)) + " keys is as long as all " + std::to_string(p.total_k) +
-        " keys of the batch; give -1 for no bound");
-  if (p.causal && p.window_right > 0)
-    bad("a causal mask sees no key after the diagonal, but window_right is " + std::to_string(p.window_right) +
-        "; give causal, or a window_right, not both");
-}
-
-/// Throws a cutejit::Error at the caller's line unless the host copies of cu_seqlens_q and
-/// cu_seqlens_k describe the problem: batch + 1 offsets each, from 0, never decreasing, ending at
-/// total_q and total_k, no query sequence longer than max_seqlen_q and, where it is given, no
-/// key sequence longer than max_seqlen_k (the grids' extents: the tokens past them would be left
-/// unwritten). On the device the kernels check only that each sequence lies inside the tensors
-/// (`sequence`); call this where the offsets are on the host.
-inline void check_seqlens(const FmhaProblem& p, std::span<const int32_t> cu_q, std::span<const int32_t> cu_k,
-                          detail::Where w = detail::Where::current()) {
-  auto check = [&](std::span<const int32_t> cu, const char* name, int64_t total, int64_t longest, const char* longest_name, const char* tokens) {
-    auto bad = [&](const std::string& what) { detail::fail(std::string("fmha: ") + name + " " + what, w); };
-    if (int64_t(cu.size()) != p.batch + 1)
-      bad("has " + std::to_string(cu.size()) + " offsets; a batch of " + std::to_string(p.batch) + " needs " + std::to_string(p.batch + 1));
-    if (cu[0] != 0) bad("starts at " + std::to_string(cu[0]) + ", not 0");
-    for (size_t b = 0; b + 1 < cu.size(); ++b) {
-      if (cu[b + 1] < cu[b])
-        bad("decreases from " + std::to_string(cu[b]) + " to " + std::to_string(cu[b + 1]) + " at sequence " + std::to_string(b));
-      if (longest >= 0 && cu[b + 1] - cu[b] > longest)
-        bad("gives sequence " + std::to_string(b) + " " + std::to_string(cu[b + 1] - cu[b]) + " " + tokens + ", more than " + longest_name + " (" +
-            std::to_string(longest) + ")");
-    }
-    if (cu.back() != total) bad("ends at " + std::to_string(cu.back()) + ", but the tensors hold " + std::to_string(total) + " tokens");
-  };
-  check(cu_q, "cu_seqlens_q", p.total_q, p.max_seqlen_q, "max_seqlen_q", "queries");
-  check(cu_k, "cu_seqlens_k", p.total_k, p.max_seqlen_k > 0 ? p.max_seqlen_k : -1, "max_seqlen_k", "keys");
-}
 
 namespace fmha80 {
-/// The configurations the launch picks.
-constexpr Config hd64{64, false, 128, 64}, hd64_causal{64, true, 128, 64}, hd128{128, false, 64, 64}, hd128_causal{128, true, 64, 64};
-
-/// Throws a cutejit::Error at the caller's line unless the forward supports the problem.
-inline void check(const FmhaProblem& p, detail::Where w = detail::Where::current()) {
-  check_problem(p, {64, 128}, /*windows=*/false, "fmha_forward", w);
-}
 /// Throws a cutejit::Error at the caller's line unless every buffer holds the problem's tensor.
 template <Element T>
 void check_buffers(const FmhaProblem& p, const Buffer<T>& q, const Buffer<T>& k, const Buffer<T>& v, const Buffer<T>& o,

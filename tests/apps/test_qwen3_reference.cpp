@@ -5,52 +5,15 @@
 // repeated for its group of query heads; a tied LM head is the embedding.
 #include <catch2/catch.hpp>
 
-#include <unistd.h>
-
-#include <cstring>
-#include <random>
-
 #include "qwen3/reference.hpp"
+#include "qwen3_test_weights.hpp"
 
 using qwen3::Config;
 using qwen3::TensorToWrite;
+using qwen3_test::TempDir;
+using qwen3_test::weights;
 
 namespace {
-
-struct TempDir {
-  std::filesystem::path path;
-  TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "cutejit-qwen3-ref-XXXXXX").string();
-    path = mkdtemp(pattern.data());
-  }
-  ~TempDir() { std::filesystem::remove_all(path); }
-};
-
-uint16_t bf16_bits(float x) {
-  uint32_t u;
-  std::memcpy(&u, &x, 4);
-  return uint16_t((u + 0x7FFF + ((u >> 16) & 1)) >> 16);
-}
-
-/// Tensors of `c`'s model with values drawn per name (so that two configurations share the
-/// weights they have in common), norms near 1.
-std::vector<TensorToWrite> weights(const Config& c) {
-  std::vector<TensorToWrite> out;
-  for (const qwen3::ExpectedTensor& e : qwen3::expected_tensors(c)) {
-    std::mt19937 rng(uint32_t(std::hash<std::string>{}(e.name)));
-    const bool norm = e.shape.size() == 1;
-    std::normal_distribution<float> d(norm ? 1.0f : 0.0f, norm ? 0.1f : 0.05f);
-    int64_t n = 1;
-    for (int64_t s : e.shape) n *= s;
-    TensorToWrite t{e.name, "BF16", e.shape, std::vector<std::byte>(size_t(2 * n))};
-    for (int64_t i = 0; i < n; ++i) {
-      const uint16_t b = bf16_bits(d(rng));
-      std::memcpy(t.bytes.data() + 2 * i, &b, 2);
-    }
-    out.push_back(std::move(t));
-  }
-  return out;
-}
 
 TensorToWrite& find(std::vector<TensorToWrite>& ts, const std::string& name) {
   for (auto& t : ts)

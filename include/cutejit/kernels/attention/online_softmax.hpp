@@ -1,5 +1,5 @@
 // The online softmax of FlashAttention over a thread's accumulator rows, which the FA2 forward
-// (fmha_sm80.hpp) and the Hopper forward (fmha_sm90.hpp) share: the masking of a block of
+// (attention/sm80.hpp) and the Hopper forward (attention/sm90.hpp) share: the masking of a block of
 // scores, the running maximum and sum of each row, and the epilogue that divides O by the sums
 // and writes it and the log-sum-exp. Rows and columns are those of accumulator_rowcol: a row of
 // S and of O is one query, spread over `row_lanes` consecutive lanes.
@@ -7,10 +7,9 @@
 
 #include <cmath>
 
-#include "example.hpp"
+#include "cutejit/cutejit.hpp"
 
-namespace examples {
-using namespace cutejit;
+namespace cutejit::kernels {
 
 /// The scores of a block that `keep` rejects become -inf: `s_rows` is the accumulator as rows
 /// and columns (accumulator_rowcol), `coords` holds each score's coordinates in the sequence (a
@@ -116,4 +115,4 @@ class OnlineSoftmax {
   Tensor<f32> max_, sum_;  ///< per row: the running maximum of the scaled scores (log2 units), the sum of exp2 below it
 };
 
-}  // namespace examples
+}  // namespace cutejit::kernels
