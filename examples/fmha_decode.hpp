@@ -24,7 +24,6 @@ namespace decode {
 using namespace cutejit::kernels::paged_decode;
 }  // namespace decode
 
-
 /// The decode kernels for one element type: the split kernel (writing the partial results, or
 /// O itself), and the combine.
 template <Element T, bool Partial>

@@ -27,7 +27,6 @@ namespace fmha80 {
 using namespace cutejit::kernels::fmha_sm80;
 }  // namespace fmha80
 
-
 /// The forward kernel for one element type and Config.
 template <Element T, fmha80::Config C>
 inline auto fmha_forward = Kernel{C.name(std::is_same_v<T, bf16> ? "bf16" : "f16"),
@@ -35,7 +34,6 @@ inline auto fmha_forward = Kernel{C.name(std::is_same_v<T, bf16> ? "bf16" : "f16
                                      Tensor<int32_t> cu_seqlens_k, F32 scale_log2) {
                                     fmha80::forward<T, C>(q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k, scale_log2);
                                   }};
-
 
 namespace fmha80 {
 /// Throws a cutejit::Error at the caller's line unless every buffer holds the problem's tensor.

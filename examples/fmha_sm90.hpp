@@ -34,7 +34,6 @@ inline auto fmha_forward_sm90_dense =
            }};
 
 namespace fmha90 {
-
 template <Element T, Config C>
 PreparedLaunch prepare(const Device& gpu, const FmhaProblem& p, const Buffer<T>& q, const Buffer<T>& k, const Buffer<T>& v,
                        const Buffer<T>& o, const Buffer<f32>& lse, const Buffer<int32_t>& cu_q, const Buffer<int32_t>& cu_k) {
@@ -51,7 +50,6 @@ PreparedLaunch prepare(const Device& gpu, const FmhaProblem& p, const Buffer<T>&
                                          cu_q.view({p.batch + 1}), cu_k.view({p.batch + 1}), int32_t(p.heads / p.kv_heads),
                                          scale * float(M_LOG2E), mask.left, mask.right, mask.top_left);
 }
-
 
 template <Element T, Config C>
 PreparedLaunch prepare_dense(const Device& gpu, const FmhaProblem& p, const DeviceTensor<T>& q, const DeviceTensor<T>& k,

@@ -7,7 +7,6 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
-#include <functional>
 #include <numeric>
 
 #include <cutejit/cutejit.hpp>
@@ -140,30 +139,22 @@ TEST_CASE("kernels::attention_forward refuses what it cannot take, at the caller
   auto x = gpu.upload(random_values<bf16>(64 * 4 * 64, 4)), o = gpu.upload(std::vector<bf16>(64 * 4 * 64, bf16(0.0f)));
   auto lse = gpu.upload(std::vector<float>(4 * 64, 0.0f));
   auto cu = gpu.upload(std::vector<int32_t>{0, 64});
-  auto error = [&](const std::function<void()>& call) {
-    try {
-      call();
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string("(no error)");
-  };
   const auto q = x.view({64, 4, 64}), out = o.view({64, 4, 64});
   const kernels::AttentionOptions packed{.cu_seqlens_q = cu.view({2}), .cu_seqlens_k = cu.view({2})};
   const std::string here = "test_attention_gpu.cpp:";
-  CHECK_THAT(error([&] { kernels::attention_forward(gpu, q, q, q, out, lse.view({4, 64})); }),
+  CHECK_THAT(test::error_of([&] { kernels::attention_forward(gpu, q, q, q, out, lse.view({4, 64})); }),
              Contains(here) && Contains("attention_forward: packed (tokens, heads, head_dim) tensors need cu_seqlens_q and cu_seqlens_k"));
-  CHECK_THAT(error([&] { kernels::attention_forward(gpu, q, q, q, out, lse.view({64, 4}), packed); }),
+  CHECK_THAT(test::error_of([&] { kernels::attention_forward(gpu, q, q, q, out, lse.view({64, 4}), packed); }),
              Contains(here) && Contains("lse is (64, 4); it must be (heads, total_q) = (4, 64)"));
-  CHECK_THAT(error([&] { kernels::attention_forward(gpu, q, x.view({64, 3, 64}), x.view({64, 3, 64}), out, lse.view({4, 64}), packed); }),
+  CHECK_THAT(test::error_of([&] { kernels::attention_forward(gpu, q, x.view({64, 3, 64}), x.view({64, 3, 64}), out, lse.view({4, 64}), packed); }),
              Contains("query heads a multiple of the key/value heads"));
-  CHECK_THAT(error([&] { kernels::attention_forward(gpu, x.view({64, 8, 32}), x.view({64, 8, 32}), x.view({64, 8, 32}), o.view({64, 8, 32}),
+  CHECK_THAT(test::error_of([&] { kernels::attention_forward(gpu, x.view({64, 8, 32}), x.view({64, 8, 32}), x.view({64, 8, 32}), o.view({64, 8, 32}),
                                                     lse.view({8, 32}), packed); }),
              Contains("lse is (8, 32)"));
-  CHECK_THAT(error([&] { kernels::attention_forward(gpu, x.view({64, 4, 64}, {1, 64, 256}), q, q, out, lse.view({4, 64}), packed); }),
+  CHECK_THAT(test::error_of([&] { kernels::attention_forward(gpu, x.view({64, 4, 64}, {1, 64, 256}), q, q, out, lse.view({4, 64}), packed); }),
              Contains("q's head_dim has stride 256; it must be contiguous"));
   auto x96 = x.view({16, 8, 96});
-  CHECK_THAT(error([&] { kernels::attention_forward(gpu, x96, x96, x96, o.view({16, 8, 96}), lse.view({8, 16}), packed); }),
+  CHECK_THAT(test::error_of([&] { kernels::attention_forward(gpu, x96, x96, x96, o.view({16, 8, 96}), lse.view({8, 16}), packed); }),
              Contains(here) && Contains("head dims"));
   gpu.synchronize();
   for (bf16 v : o.to_host()) REQUIRE(float(v) == 0.0f);

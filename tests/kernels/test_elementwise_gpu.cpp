@@ -100,22 +100,14 @@ TEST_CASE("kernels::silu_mul and rope refuse what they cannot take, at the calle
   auto a = gpu.upload(random_values<bf16>(4096, 4));
   auto p = gpu.upload(std::vector<int32_t>{0, 1, 2, 3});
   auto f = gpu.upload(kernels::rope_inv_freq(64, 1e4));
-  auto error = [&](auto&& call) {
-    try {
-      call();
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string("(no error)");
-  };
   const std::string here = "test_elementwise_gpu.cpp:";
-  CHECK_THAT(error([&] { kernels::silu_mul(gpu, a.view({4, 1024}), a.view({4, 1024}), a.view({8, 512})); }),
+  CHECK_THAT(test::error_of([&] { kernels::silu_mul(gpu, a.view({4, 1024}), a.view({4, 1024}), a.view({8, 512})); }),
              Contains(here) && Contains("silu_mul: gate, up and out must have one shape"));
-  CHECK_THAT(error([&] { kernels::rope(gpu, a.view({4, 8, 128}), p.view({4}), f.view({32})); }),
+  CHECK_THAT(test::error_of([&] { kernels::rope(gpu, a.view({4, 8, 128}), p.view({4}), f.view({32})); }),
              Contains(here) && Contains("rope: inv_freq is (32); it takes (64)"));
-  CHECK_THAT(error([&] { kernels::rope(gpu, a.view({4, 16, 64}), p.view({3}), f.view({32})); }),
+  CHECK_THAT(test::error_of([&] { kernels::rope(gpu, a.view({4, 16, 64}), p.view({3}), f.view({32})); }),
              Contains("positions is (3); it takes (4), one per token"));
-  CHECK_THAT(error([&] { kernels::rope(gpu, a.view({4, 1024}), p.view({4}), f.view({32})); }),
+  CHECK_THAT(test::error_of([&] { kernels::rope(gpu, a.view({4, 1024}), p.view({4}), f.view({32})); }),
              Contains("it takes (tokens, heads, head_dim)"));
   CHECK_THROWS_WITH(kernels::rope_inv_freq(63, 1e4), Contains("head_dim must be even"));
 }

@@ -8,7 +8,6 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
-#include <functional>
 
 #include <cutejit/cutejit.hpp>
 #include <cutejit/kernels/gemm.hpp>
@@ -125,30 +124,22 @@ TEST_CASE("kernels::gemm refuses what it cannot take, at the caller's line, writ
   Device gpu;
   auto a = gpu.upload(random_values<bf16>(64 * 64, 6)), b = gpu.upload(random_values<bf16>(64 * 64, 7));
   auto c = gpu.upload(std::vector<bf16>(64 * 64, bf16(0.0f)));
-  auto error = [&](const std::function<void()>& call) {
-    try {
-      call();
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string("(no error)");
-  };
   const std::string here = "test_gemm_gpu.cpp:";
-  CHECK_THAT(error([&] { kernels::gemm(gpu, a.view({64, 64}), b.view({32, 128}), c.view({64, 32})); }),
+  CHECK_THAT(test::error_of([&] { kernels::gemm(gpu, a.view({64, 64}), b.view({32, 128}), c.view({64, 32})); }),
              Contains(here) && Contains("gemm: a is (64, 64) and b is (32, 128): they must agree on K"));
-  CHECK_THAT(error([&] { kernels::gemm(gpu, a.view({64, 64}), b.view({64, 64}), c.view({32, 128})); }),
+  CHECK_THAT(test::error_of([&] { kernels::gemm(gpu, a.view({64, 64}), b.view({64, 64}), c.view({32, 128})); }),
              Contains(here) && Contains("c is (32, 128); for a (64, 64) and b (64, 64) it must be (64, 64)"));
-  CHECK_THAT(error([&] { kernels::gemm(gpu, a.view({32, 32}, {2, 64}), b.view({32, 32}), c.view({32, 32})); }),
+  CHECK_THAT(test::error_of([&] { kernels::gemm(gpu, a.view({32, 32}, {2, 64}), b.view({32, 32}), c.view({32, 32})); }),
              Contains(here) && Contains("a (32, 32) has strides (2, 64); one of them must be 1"));
-  CHECK_THAT(error([&] { kernels::gemm(gpu, a.view({64, 60}, {64, 1}), b.view({64, 60}, {64, 1}), c.view({64, 64})); }),
+  CHECK_THAT(test::error_of([&] { kernels::gemm(gpu, a.view({64, 60}, {64, 1}), b.view({64, 60}, {64, 1}), c.view({64, 64})); }),
              Contains("a (64, 60) is K-major, so its K (60) and its other stride (64) must be multiples of 8"));
-  CHECK_THAT(error([&] { kernels::gemm(gpu, a.view({64, 64}), b.view({64, 64}), c.view({64, 64}, {1, 64})); }),
+  CHECK_THAT(test::error_of([&] { kernels::gemm(gpu, a.view({64, 64}), b.view({64, 64}), c.view({64, 64}, {1, 64})); }),
              Contains("c (64, 64) must be row-major"));
-  CHECK_THAT(error([&] { kernels::gemm(gpu, a.view({64, 64}), b.view({64, 64}), c.view({64, 64}), {.bias = b.view({32})}); }),
+  CHECK_THAT(test::error_of([&] { kernels::gemm(gpu, a.view({64, 64}), b.view({64, 64}), c.view({64, 64}), {.bias = b.view({32})}); }),
              Contains("the bias is (32); it takes (64) contiguous"));
-  CHECK_THAT(error([&] { kernels::gemm(gpu, a.view({64, 64}), b.view({64, 64}), c.view({64, 64}), {.activation = Activation(9)}); }),
+  CHECK_THAT(test::error_of([&] { kernels::gemm(gpu, a.view({64, 64}), b.view({64, 64}), c.view({64, 64}), {.activation = Activation(9)}); }),
              Contains("the activation 9 is none of"));
-  CHECK_THAT(error([&] { kernels::gemm_prepare(gpu, a.view({0, 64}), b.view({64, 64}), c.view({0, 64})); }),
+  CHECK_THAT(test::error_of([&] { kernels::gemm_prepare(gpu, a.view({0, 64}), b.view({64, 64}), c.view({0, 64})); }),
              Contains("gemm_prepare: c (0, 64) is empty"));
   gpu.synchronize();
   for (bf16 v : c.to_host()) REQUIRE(float(v) == 0.0f);

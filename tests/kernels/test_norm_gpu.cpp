@@ -113,24 +113,16 @@ TEST_CASE("kernels::rmsnorm refuses what it cannot take, at the caller's line, w
   Device gpu;
   auto x = gpu.upload(random_values<bf16>(64 * 256, 6)), w = gpu.upload(random_values<bf16>(256, 7));
   auto y = gpu.upload(std::vector<bf16>(64 * 256, bf16(0.0f)));
-  auto error = [&](auto&& call) {
-    try {
-      call();
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string("(no error)");
-  };
   const std::string here = "test_norm_gpu.cpp:";
-  CHECK_THAT(error([&] { kernels::rmsnorm(gpu, x.view({64, 256}), w.view({128}), y.view({64, 256})); }),
+  CHECK_THAT(test::error_of([&] { kernels::rmsnorm(gpu, x.view({64, 256}), w.view({128}), y.view({64, 256})); }),
              Contains(here) && Contains("rmsnorm: weight is (128); it takes (256) contiguous"));
-  CHECK_THAT(error([&] { kernels::rmsnorm(gpu, x.view({64, 256}), w.view({256}), y.view({32, 512})); }),
+  CHECK_THAT(test::error_of([&] { kernels::rmsnorm(gpu, x.view({64, 256}), w.view({256}), y.view({32, 512})); }),
              Contains(here) && Contains("y is (32, 512); it must have x's shape (64, 256)"));
-  CHECK_THAT(error([&] { kernels::rmsnorm(gpu, x.view({64, 256}, {1, 64}), w.view({256}), y.view({64, 256})); }),
+  CHECK_THAT(test::error_of([&] { kernels::rmsnorm(gpu, x.view({64, 256}, {1, 64}), w.view({256}), y.view({64, 256})); }),
              Contains("x's rows are not contiguous"));
-  CHECK_THAT(error([&] { kernels::rmsnorm(gpu, x.view({64, 250}, {256, 1}), w.view({250}), y.view({64, 250}, {256, 1})); }),
+  CHECK_THAT(test::error_of([&] { kernels::rmsnorm(gpu, x.view({64, 250}, {256, 1}), w.view({250}), y.view({64, 250}, {256, 1})); }),
              Contains("rows of a multiple of 8 elements"));
-  CHECK_THAT(error([&] { kernels::rmsnorm(gpu, x.view({16384}), w.view({256}), y.view({16384})); }),
+  CHECK_THAT(test::error_of([&] { kernels::rmsnorm(gpu, x.view({16384}), w.view({256}), y.view({16384})); }),
              Contains("x is a tensor of rank 1; it takes (rows, n)"));
   gpu.synchronize();
   for (bf16 v : y.to_host()) REQUIRE(float(v) == 0.0f);
