@@ -25,6 +25,17 @@
  *   - sm_90a: the FlashAttention-3-style forward (sm90.hpp): head dims 64, 128, 256, every mask;
  *   - sm_80 and newer otherwise: the FlashAttention-2 forward on mma.sync (sm80.hpp): head dims
  *     64 and 128, no mask or causal (bottom-right).
+ * Decode against a paged KV cache (vLLM's and FlashInfer's layout), on mma.sync from sm_80:
+ *
+ *     kernels::attention_decode(gpu, q, k_cache, v_cache, block_table, seqlens_k, o, lse);
+ *
+ * q and o are (batch * q_len, heads, head_dim): each sequence's q_len newest queries (1 for a
+ * decode step, a few for speculative decoding), attending causally to its seqlens_k[b] cached
+ * keys (query i sees keys up to seqlens_k[b] - q_len + i). k_cache and v_cache are (pages,
+ * page_size, kv_heads, head_dim); row b of block_table (batch, pages per sequence) names
+ * sequence b's pages in order; lse is (heads, batch * q_len). All compact. Long sequences are
+ * split across CTAs (FlashDecoding) and combined; the prepared form owns that workspace.
+ *
  * What a kernel cannot take is an Error at the caller's line naming what it can, and nothing is
  * written. The offsets are read on the device, where a sequence outside the tensors traps
  * rather than reading or writing past them.
@@ -58,6 +69,29 @@ struct AttentionOptions {
   StreamHandle stream = nullptr;  ///< the stream the launch is queued on
 };
 
+struct DecodeOptions {
+  int64_t q_len = 1;          ///< queries per sequence (1 to 16)
+  int64_t max_seqlen_k = 0;   ///< the longest sequence's keys (chooses the splits); 0: a full block table row
+  bool causal = true;
+  float softmax_scale = 0;    ///< 0: 1 / sqrt(head_dim)
+  int64_t splits = 0;         ///< key ranges per sequence (1 to 256); 0: chosen for the GPU
+  StreamHandle stream = nullptr;
+};
+
+/// A prepared decode: the split kernel and, with more than one split, the combine and the
+/// partial results they pass, owned here. Calling it launches both, with no lookup.
+class PreparedDecode {
+ public:
+  PreparedDecode(PreparedLaunch split, PreparedLaunch combine, Buffer<float> o_part, Buffer<float> lse_part, int64_t splits);
+  void operator()() const;
+  int64_t splits() const { return splits_; }
+
+ private:
+  PreparedLaunch split_, combine_;
+  Buffer<float> o_part_, lse_part_;
+  int64_t splits_;
+};
+
 #define CUTEJIT_KERNELS_ATTENTION(T)                                                                                                  \
   /** O and the log-sum-exp of softmax(scale Q K^T + mask) V (see the file's comment). */                                           \
   void attention_forward(const Device& device, const DeviceTensor<T>& q, const DeviceTensor<T>& k, const DeviceTensor<T>& v,         \
@@ -73,7 +107,18 @@ struct AttentionOptions {
   CompiledKernel attention_forward_compile(const Target& target, const DeviceTensor<T>& q, const DeviceTensor<T>& k,                 \
                                            const DeviceTensor<T>& v, const DeviceTensor<T>& o, const DeviceTensor<f32>& lse,         \
                                            const AttentionOptions& options = {},                                                     \
-                                           std::source_location where = std::source_location::current());
+                                           std::source_location where = std::source_location::current());                           \
+  /** Decode against a paged KV cache (see the file's comment); with more than one split it allocates its workspace on each  \
+      call: prepare it once for repeated steps. */                                                                                    \
+  void attention_decode(const Device& device, const DeviceTensor<T>& q, const DeviceTensor<T>& k_cache,                              \
+                        const DeviceTensor<T>& v_cache, const DeviceTensor<int32_t>& block_table,                                    \
+                        const DeviceTensor<int32_t>& seqlens_k, const DeviceTensor<T>& o, const DeviceTensor<f32>& lse,              \
+                        const DecodeOptions& options = {}, std::source_location where = std::source_location::current());            \
+  PreparedDecode attention_decode_prepare(const Device& device, const DeviceTensor<T>& q, const DeviceTensor<T>& k_cache,            \
+                                          const DeviceTensor<T>& v_cache, const DeviceTensor<int32_t>& block_table,                  \
+                                          const DeviceTensor<int32_t>& seqlens_k, const DeviceTensor<T>& o,                          \
+                                          const DeviceTensor<f32>& lse, const DecodeOptions& options = {},                           \
+                                          std::source_location where = std::source_location::current());
 CUTEJIT_KERNELS_ATTENTION(bf16)
 CUTEJIT_KERNELS_ATTENTION(f16)
 #undef CUTEJIT_KERNELS_ATTENTION

@@ -26,6 +26,8 @@
 #pragma once
 
 #include <algorithm>
+#include <span>
+#include <string>
 #include <bit>
 #include <cmath>
 #include <type_traits>
@@ -307,6 +309,99 @@ void combine(int head_dim, const Tensor<f32>& o_part, const Tensor<f32>& lse_par
 template <Element T, bool Partial>
 using SplitOut = Tensor<std::conditional_t<Partial, f32, T>>;
 
+}  // namespace paged_decode
+
+// ---- host side: the problems the kernels take, and their launch choices ------------------------
+
+/// Throws a cutejit::Error at the caller's line unless the decode supports `p`: head dim 64,
+/// 128 or 256, query heads a multiple of the key/value heads (at most 16 per key/value head
+/// times queries per sequence: 64 rows), 1 to 16 queries per sequence, page sizes that are
+/// multiples of 16, and sizes whose offsets fit 32 bits.
+inline void check_decode(const DecodeProblem& p, detail::Where w = detail::Where::current()) {
+  auto bad = [&](const std::string& what) { detail::fail("fmha_decode: " + what, w); };
+  if (p.head_dim != 64 && p.head_dim != 128 && p.head_dim != 256)
+    bad("head dims 64, 128 and 256 are supported, not " + std::to_string(p.head_dim));
+  if (p.batch < 1 || p.heads < 1 || p.kv_heads < 1 || p.heads % p.kv_heads != 0)
+    bad("needs a batch of at least 1 and query heads a multiple of the key/value heads, not batch " + std::to_string(p.batch) + ", " +
+        std::to_string(p.heads) + " query and " + std::to_string(p.kv_heads) + " key/value heads");
+  if (p.q_len < 1 || p.q_len > 16) bad("takes 1 to 16 queries per sequence, not " + std::to_string(p.q_len));
+  if (p.group() * p.q_len > 64)
+    bad(std::to_string(p.group()) + " query heads per key/value head times " + std::to_string(p.q_len) +
+        " queries make " + std::to_string(p.group() * p.q_len) + " rows per key/value head; at most 64 are supported");
+  if (p.page_size < 16 || p.page_size % 16 != 0)
+    bad("page sizes are multiples of 16 tokens (16 keys are read from one page at a time), not " + std::to_string(p.page_size));
+  if (p.pages < 1 || p.pages_per_sequence < 1)
+    bad("needs a cache of at least one page and a block table of at least one page per sequence, not " + std::to_string(p.pages) +
+        " pages and " + std::to_string(p.pages_per_sequence) + " per sequence");
+  if (p.max_seqlen_k < 0 || p.max_seqlen_k > p.pages_per_sequence * p.page_size)
+    bad("max_seqlen_k is " + std::to_string(p.max_seqlen_k) + ", but a sequence holds at most " +
+        std::to_string(p.pages_per_sequence * p.page_size) + " keys (" + std::to_string(p.pages_per_sequence) + " pages of " +
+        std::to_string(p.page_size) + ")");
+  const int64_t limit = int64_t(1) << 31;
+  if (p.pages * p.page_size * p.kv_heads * p.head_dim >= limit || p.total_q() * p.heads * p.head_dim * std::max<int64_t>(p.splits, 1) >= limit)
+    bad("the cache or the queries exceed 2^31 elements (32-bit offsets)");
+  if (p.splits < 0 || p.splits > 256) bad("splits is from 1 to 256, or 0 to choose, not " + std::to_string(p.splits));
+  if (p.stages != 0 && (p.stages < 2 || p.stages > 4)) bad("stages is from 2 to 4, or 0 to choose, not " + std::to_string(p.stages));
+}
+
+/// Throws a cutejit::Error at the caller's line unless the host copies of seqlens_k and
+/// block_table describe the problem: every length from 0 to max_seqlen_k, and every page a
+/// sequence's keys use inside the cache. The kernel cannot check them on the device; call it
+/// where they are on the host.
+inline void check_block_table(const DecodeProblem& p, std::span<const int32_t> seqlens_k, std::span<const int32_t> block_table,
+                              detail::Where w = detail::Where::current()) {
+  auto bad = [&](const std::string& what) { detail::fail("fmha_decode: " + what, w); };
+  if (int64_t(seqlens_k.size()) != p.batch)
+    bad("seqlens_k has " + std::to_string(seqlens_k.size()) + " lengths for a batch of " + std::to_string(p.batch));
+  if (int64_t(block_table.size()) != p.batch * p.pages_per_sequence)
+    bad("block_table has " + std::to_string(block_table.size()) + " entries; " + std::to_string(p.batch) + " sequences of " +
+        std::to_string(p.pages_per_sequence) + " pages need " + std::to_string(p.batch * p.pages_per_sequence));
+  for (int64_t b = 0; b < p.batch; ++b) {
+    const int64_t len = seqlens_k[size_t(b)];
+    if (len < 0 || len > p.max_seqlen_k)
+      bad("sequence " + std::to_string(b) + " has " + std::to_string(len) + " keys, outside 0 to max_seqlen_k (" +
+          std::to_string(p.max_seqlen_k) + ")");
+    for (int64_t i = 0; i < (len + p.page_size - 1) / p.page_size; ++i) {
+      const int32_t page = block_table[size_t(b * p.pages_per_sequence + i)];
+      if (page < 0 || page >= p.pages)
+        bad("block_table[" + std::to_string(b) + "][" + std::to_string(i) + "] is page " + std::to_string(page) +
+            ", outside the cache's " + std::to_string(p.pages) + " pages");
+    }
+  }
+}
+
+namespace paged_decode {
+/// The split count: about one CTA per multiprocessor in all (fewer splits of longer ranges
+/// measured faster than two CTAs per multiprocessor of half the length), each split at least
+/// 256 keys long.
+inline int64_t choose_splits(const DecodeProblem& p, int multiprocessors) {
+  const int64_t ctas = p.batch * p.kv_heads * ((p.group() * p.q_len + Config::rows - 1) / Config::rows);
+  return std::clamp<int64_t>(std::min<int64_t>(multiprocessors / ctas, (p.max_seqlen_k + 255) / 256), 1, 64);
+}
+/// The ring's depth: the deepest (4, 3 or 2 stages) that lets two CTAs share a multiprocessor
+/// (3 at head dim 128 on an H200, which measured 2-8% faster than 4), else the deepest that
+/// fits one; or the problem's.
+template <Element T>
+Config config_for(const DecodeProblem& p, const Device& gpu, detail::Where w) {
+  Config c{.head_dim = int(p.head_dim), .group = int(p.group()), .q_len = int(p.q_len), .kv_heads = int(p.kv_heads),
+           .page_size = int(p.page_size), .causal = p.causal};
+  const auto limit = uint32_t(gpu.max_shared_per_block());
+  if (p.stages > 0) {
+    c.stages = int(p.stages);
+    if (c.shared_bytes<T>() > limit)
+      detail::fail("fmha_decode: " + std::to_string(p.stages) + " stages need " + std::to_string(c.shared_bytes<T>()) +
+                       " bytes of shared memory, more than a block of " + gpu.name() + " has (" + std::to_string(limit) + ")",
+                   w);
+    return c;
+  }
+  for (uint32_t ctas : {2u, 1u})
+    for (c.stages = 4; c.stages >= 2; --c.stages)
+      if (ctas * c.shared_bytes<T>() <= limit) return c;
+  c.stages = 2;
+  detail::fail("fmha_decode: head dim " + std::to_string(p.head_dim) + " needs " + std::to_string(c.shared_bytes<T>()) +
+                   " bytes of shared memory per block, more than " + gpu.name() + " has (" + std::to_string(limit) + ")",
+               w);
+}
 }  // namespace paged_decode
 
 }  // namespace cutejit::kernels

@@ -1,0 +1,126 @@
+// kernels::attention_decode: the decode problem read from the tensors and checked, then the
+// paged split kernel (attention/paged_decode.hpp) and, with more than one split, the combine.
+#include <cmath>
+#include <string>
+
+#include "cutejit/kernels/attention.hpp"
+#include "cutejit/kernels/attention/paged_decode.hpp"
+#include "kernels/checks.hpp"
+#include "kernels/element_names.hpp"
+
+namespace cutejit::kernels {
+
+PreparedDecode::PreparedDecode(PreparedLaunch split, PreparedLaunch combine, Buffer<float> o_part, Buffer<float> lse_part, int64_t splits)
+    : split_(std::move(split)), combine_(std::move(combine)), o_part_(std::move(o_part)), lse_part_(std::move(lse_part)), splits_(splits) {}
+
+void PreparedDecode::operator()() const {
+  split_();
+  if (splits_ > 1) combine_();
+}
+
+namespace {
+
+using detail::require;
+using detail::shape_of;
+
+/// The split kernel: writing O itself (one split) or each split's partial O and lse.
+template <class T, bool Partial>
+auto& split_kernel() {
+  static Kernel k{std::string("cutejit_attention_decode_") + detail::element_name<T>() + (Partial ? "_partial" : ""),
+                  [](Tensor<T> q, Tensor<T> k_cache, Tensor<T> v_cache, Tensor<int32_t> block_table, Tensor<int32_t> seqlens_k,
+                     paged_decode::SplitOut<T, Partial> o, Tensor<f32> lse, F32 scale_log2, Constexpr<int> head_dim, Constexpr<int> group,
+                     Constexpr<int> q_len, Constexpr<int> kv_heads, Constexpr<int> page_size, Constexpr<int> causal, Constexpr<int> stages) {
+                    paged_decode::Config c{.head_dim = head_dim, .group = group, .q_len = q_len, .kv_heads = kv_heads,
+                                           .page_size = page_size, .causal = causal != 0, .stages = stages};
+                    paged_decode::split<T, Partial>(c, q, k_cache, v_cache, block_table, seqlens_k, o, lse, scale_log2);
+                  }};
+  return k;
+}
+
+template <class T>
+PreparedDecode prepare_t(const char* op, const Device& device, const DeviceTensor<T>& q, const DeviceTensor<T>& k_cache,
+                         const DeviceTensor<T>& v_cache, const DeviceTensor<int32_t>& block_table, const DeviceTensor<int32_t>& seqlens_k,
+                         const DeviceTensor<T>& o, const DeviceTensor<f32>& lse, const DecodeOptions& options, const std::source_location& where) {
+  require(q.rank == 3 && o.shape == q.shape, op, "q is " + shape_of(q) + " and o " + shape_of(o) + "; both take (batch * q_len, heads, head_dim)",
+          where);
+  require(k_cache.rank == 4 && v_cache.shape == k_cache.shape, op,
+          "k_cache is " + shape_of(k_cache) + " and v_cache " + shape_of(v_cache) + "; both take (pages, page_size, kv_heads, head_dim)", where);
+  require(block_table.rank == 2 && seqlens_k.rank == 1 && seqlens_k.shape[0] == block_table.shape[0], op,
+          "block_table is " + shape_of(block_table) + " and seqlens_k " + shape_of(seqlens_k) + "; they take (batch, pages per sequence) and (batch)",
+          where);
+  const int64_t batch = block_table.shape[0];
+  require(options.q_len >= 1 && q.shape[0] == batch * options.q_len, op,
+          "q has " + std::to_string(q.shape[0]) + " rows; a batch of " + std::to_string(batch) + " with q_len " + std::to_string(options.q_len) +
+              " has " + std::to_string(batch * options.q_len),
+          where);
+  require(k_cache.shape[3] == q.shape[2], op, "the caches' head_dim " + std::to_string(k_cache.shape[3]) + " is not q's, " + std::to_string(q.shape[2]),
+          where);
+  require(lse.rank == 2 && lse.shape[0] == q.shape[1] && lse.shape[1] == q.shape[0], op,
+          "lse is " + shape_of(lse) + "; it must be (heads, batch * q_len) = (" + std::to_string(q.shape[1]) + ", " + std::to_string(q.shape[0]) + ")",
+          where);
+  // The kernels address every tensor as compact (row-major) and 16 bytes aligned.
+  auto compact = [&](const auto& t, const char* name) {
+    int64_t stride = 1;
+    for (int m = t.rank - 1; m >= 0; --m) {
+      require(t.stride[size_t(m)] == stride || t.shape[size_t(m)] == 1, op, std::string(name) + " " + shape_of(t) + " must be compact (row-major)",
+              where);
+      stride *= t.shape[size_t(m)];
+    }
+    require(t.ptr % 16 == 0, op, std::string(name) + " must start on 16 bytes", where);
+  };
+  compact(q, "q"), compact(o, "o"), compact(k_cache, "k_cache"), compact(v_cache, "v_cache"), compact(block_table, "block_table");
+  compact(seqlens_k, "seqlens_k"), compact(lse, "lse");
+  const DecodeProblem p{.batch = batch, .heads = q.shape[1], .kv_heads = k_cache.shape[2], .head_dim = q.shape[2], .q_len = options.q_len,
+                        .pages = k_cache.shape[0], .page_size = k_cache.shape[1], .pages_per_sequence = block_table.shape[1],
+                        .max_seqlen_k = options.max_seqlen_k > 0 ? options.max_seqlen_k : block_table.shape[1] * k_cache.shape[1],
+                        .causal = options.causal, .softmax_scale = options.softmax_scale, .splits = options.splits};
+  check_decode(p, where);
+  require(device.target().sm >= 80, op, "no kernel for " + device.target().name() + "; attention_decode runs on sm_80 and newer", where);
+  const paged_decode::Config c = paged_decode::config_for<T>(p, device, where);
+  const int64_t splits = p.splits > 0 ? p.splits : paged_decode::choose_splits(p, device.multiprocessors());
+  const int64_t H = p.heads, D = p.head_dim, tokens = p.total_q();
+  const float scale_log2 = (p.softmax_scale > 0 ? p.softmax_scale : 1.0f / std::sqrt(float(D))) * float(M_LOG2E);
+  const Launch split{.grid = {uint32_t(splits), uint32_t(p.kv_heads * c.tiles()), uint32_t(p.batch)},
+                     .block = uint32_t(paged_decode::Config::threads()), .shared_bytes = c.shared_bytes<T>(), .stream = options.stream,
+                     .where = where};
+  auto launch_split = [&]<bool Partial>(const auto& out, const DeviceTensor<f32>& out_lse) {
+    return split_kernel<T, Partial>().prepare(device, split, q, k_cache, v_cache, block_table, seqlens_k, out, out_lse, scale_log2,
+                                            Constexpr<int>{c.head_dim}, Constexpr<int>{c.group}, Constexpr<int>{c.q_len},
+                                            Constexpr<int>{c.kv_heads}, Constexpr<int>{c.page_size}, Constexpr<int>{c.causal},
+                                            Constexpr<int>{c.stages});
+  };
+  if (splits == 1)
+    return PreparedDecode(launch_split.template operator()<false>(DeviceTensor<T>::make(o.ptr, std::array<int64_t, 4>{1, tokens, H, D},
+                                                                    std::array<int64_t, 4>{tokens * H * D, H * D, D, 1}),
+                                       DeviceTensor<f32>::make(lse.ptr, std::array<int64_t, 3>{1, H, tokens}, std::array<int64_t, 3>{H * tokens, tokens, 1})),
+                          PreparedLaunch{}, Buffer<float>{}, Buffer<float>{}, 1);
+  Buffer<float> o_part = device.alloc<float>(size_t(splits * tokens * H * D)), lse_part = device.alloc<float>(size_t(splits * H * tokens));
+  PreparedLaunch s = launch_split.template operator()<true>(o_part.view({splits, tokens, H, D}), lse_part.view({splits, H, tokens}));
+  static Kernel combine{std::string("cutejit_attention_decode_combine_") + detail::element_name<T>(),
+                        [](Tensor<f32> o_part, Tensor<f32> lse_part, Tensor<T> o, Tensor<f32> lse, Constexpr<int> head_dim) {
+                          paged_decode::combine<T>(head_dim, o_part, lse_part, o, lse);
+                        }};
+  PreparedLaunch m = combine.prepare(device, Launch{.grid = {uint32_t(tokens), uint32_t(H)}, .block = 32, .stream = options.stream, .where = where},
+                                     o_part.view({splits, tokens, H, D}), lse_part.view({splits, H, tokens}), o, lse, Constexpr<int>{c.head_dim});
+  return PreparedDecode(std::move(s), std::move(m), std::move(o_part), std::move(lse_part), splits);
+}
+
+}  // namespace
+
+#define CUTEJIT_DECODE_FOR(T)                                                                                                              \
+  void attention_decode(const Device& device, const DeviceTensor<T>& q, const DeviceTensor<T>& k_cache, const DeviceTensor<T>& v_cache,  \
+                        const DeviceTensor<int32_t>& block_table, const DeviceTensor<int32_t>& seqlens_k, const DeviceTensor<T>& o,      \
+                        const DeviceTensor<f32>& lse, const DecodeOptions& options, std::source_location where) {                        \
+    prepare_t<T>("attention_decode", device, q, k_cache, v_cache, block_table, seqlens_k, o, lse, options, where)();                     \
+  }                                                                                                                                       \
+  PreparedDecode attention_decode_prepare(const Device& device, const DeviceTensor<T>& q, const DeviceTensor<T>& k_cache,                 \
+                                          const DeviceTensor<T>& v_cache, const DeviceTensor<int32_t>& block_table,                       \
+                                          const DeviceTensor<int32_t>& seqlens_k, const DeviceTensor<T>& o, const DeviceTensor<f32>& lse, \
+                                          const DecodeOptions& options, std::source_location where) {                                    \
+    return prepare_t<T>("attention_decode_prepare", device, q, k_cache, v_cache, block_table, seqlens_k, o, lse, options, where);         \
+  }
+CUTEJIT_DECODE_FOR(bf16)
+CUTEJIT_DECODE_FOR(f16)
+#undef CUTEJIT_DECODE_FOR
+
+}  // namespace cutejit::kernels
