@@ -17,6 +17,7 @@ namespace qwen3_test {
 using qwen3::Config;
 using qwen3::TensorToWrite;
 
+/// A fresh directory under the system's temporary folder, removed at the end of the test.
 struct TempDir {
   std::filesystem::path path;
   TempDir() {

@@ -5,8 +5,6 @@
 // does not implement) is an Error naming the tensor or field, never a wrong answer.
 #include <catch2/catch.hpp>
 
-#include <unistd.h>
-
 #include <cstring>
 #include <fstream>
 #include <random>
@@ -16,25 +14,17 @@
 #include <cutejit/core/error.hpp>
 
 #include "qwen3/checkpoint.hpp"
+#include "qwen3_test_weights.hpp"
 
 using Catch::Contains;
 using qwen3::Checkpoint;
 using qwen3::Config;
 using qwen3::TensorToWrite;
+using qwen3_test::TempDir;
 
 namespace {
 
 Config tiny() { return {64, 2, 4, 2, 16, 128, 100, 1e6, 1e-6, false}; }
-
-/// A fresh directory under the system's temporary folder, removed at the end of the test.
-struct TempDir {
-  std::filesystem::path path;
-  TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "cutejit-qwen3-XXXXXX").string();
-    path = mkdtemp(pattern.data());
-  }
-  ~TempDir() { std::filesystem::remove_all(path); }
-};
 
 /// Every tensor of `c`'s model, each element a distinct bf16 pattern of its own (seeded).
 std::vector<TensorToWrite> random_tensors(const Config& c, uint32_t seed = 7) {
