@@ -1,5 +1,6 @@
 #include "model.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <numeric>
 #include <string>
@@ -9,7 +10,7 @@
 #include <cutejit/kernels/gemm.hpp>
 #include <cutejit/kernels/norm.hpp>
 
-#include "embedding.hpp"
+#include "row_copies.hpp"
 
 namespace qwen3 {
 
@@ -42,27 +43,101 @@ Model::Model(const Device& device, const Checkpoint& checkpoint) : device_(devic
   inv_freq_ = device.upload(kernels::rope_inv_freq(config_.head_dim, config_.rope_theta));
 }
 
+/// One forward pass: sequences packed along tokens, each token's id and position, and what
+/// the attention needs. A prefill attends within each sequence (cu_seqlens, from position 0); a
+/// decode step attends to the cache, one query a sequence.
+struct Model::Pass {
+  std::vector<int32_t> ids, positions;
+  std::vector<int32_t> cu_seqlens;  ///< prefill: batch + 1 offsets
+  int64_t max_seqlen = 0;           ///< prefill: the longest prompt; decode: the longest sequence, this token included
+  bool decode = false;
+  std::vector<int32_t> slots;       ///< with a cache: each token's cache slot
+  std::vector<int32_t> logit_rows;  ///< the tokens whose logits are wanted; empty: all
+};
+
+void Model::check_tokens(const std::vector<int32_t>& tokens, const char* what) const {
+  for (size_t t = 0; t < tokens.size(); ++t)
+    if (tokens[t] < 0 || tokens[t] >= config_.vocab)
+      throw Error("error: qwen3: token " + std::to_string(tokens[t]) + " at " + what + " " + std::to_string(t) +
+                  " is outside the vocabulary of " + std::to_string(config_.vocab));
+}
+
+void Model::check_cache(const KvCache& cache) const {
+  if (cache.layers() != config_.layers || cache.kv_heads() != config_.kv_heads || cache.head_dim() != config_.head_dim)
+    throw Error("error: qwen3: the KV cache was made for " + std::to_string(cache.layers()) + " layers of " +
+                std::to_string(cache.kv_heads()) + " KV heads of " + std::to_string(cache.head_dim()) + ", the model has " +
+                std::to_string(config_.layers) + " of " + std::to_string(config_.kv_heads) + " of " + std::to_string(config_.head_dim));
+}
+
 PrefillOutputs Model::prefill(const std::vector<int32_t>& tokens) const {
-  const Config& c = config_;
-  const int64_t T = int64_t(tokens.size()), H = c.hidden, d = c.head_dim, nq = c.heads * d, nkv = c.kv_heads * d, I = c.intermediate;
+  const int64_t T = int64_t(tokens.size());
   if (T < 1) throw Error("error: qwen3: prefill takes at least one token");
-  for (int64_t t = 0; t < T; ++t)
-    if (tokens[size_t(t)] < 0 || tokens[size_t(t)] >= c.vocab)
-      throw Error("error: qwen3: token " + std::to_string(tokens[size_t(t)]) + " at position " + std::to_string(t) +
-                  " is outside the vocabulary of " + std::to_string(c.vocab));
-  std::vector<int32_t> positions(static_cast<size_t>(T));
-  std::iota(positions.begin(), positions.end(), 0);
-  const Buffer<int32_t> ids = device_.upload(tokens), pos = device_.upload(positions), cu = device_.upload(std::vector<int32_t>{0, int32_t(T)});
+  check_tokens(tokens, "position");
+  Pass pass{.ids = tokens, .positions = std::vector<int32_t>(size_t(T)), .cu_seqlens = {0, int32_t(T)}, .max_seqlen = T};
+  std::iota(pass.positions.begin(), pass.positions.end(), 0);
+  PrefillOutputs out;
+  out.logits = forward(pass, nullptr, &out.layers).to_host();
+  return out;
+}
+
+std::vector<bf16> Model::prefill(const std::vector<std::vector<int32_t>>& prompts, KvCache& cache) const {
+  check_cache(cache);
+  if (prompts.empty() || int64_t(prompts.size()) > cache.sequences())
+    throw Error("error: qwen3: prefill takes 1 to " + std::to_string(cache.sequences()) + " prompts (the KV cache's sequences), not " +
+                std::to_string(prompts.size()));
+  Pass pass{.cu_seqlens = {0}};
+  std::vector<int64_t> counts;
+  for (size_t b = 0; b < prompts.size(); ++b) {
+    const std::vector<int32_t>& p = prompts[b];
+    if (p.empty()) throw Error("error: qwen3: prompt " + std::to_string(b) + " is empty; a prompt has at least one token");
+    if (cache.length(int64_t(b)) != 0)
+      throw Error("error: qwen3: prefill writes a sequence from its start, but the KV cache's sequence " + std::to_string(b) + " holds " +
+                  std::to_string(cache.length(int64_t(b))) + " tokens: reset it, or continue it with decode");
+    check_tokens(p, ("prompt " + std::to_string(b) + ", position").c_str());
+    pass.ids.insert(pass.ids.end(), p.begin(), p.end());
+    for (size_t t = 0; t < p.size(); ++t) pass.positions.push_back(int32_t(t));
+    pass.cu_seqlens.push_back(int32_t(pass.ids.size()));
+    pass.logit_rows.push_back(int32_t(pass.ids.size() - 1));
+    pass.max_seqlen = std::max(pass.max_seqlen, int64_t(p.size()));
+    counts.push_back(int64_t(p.size()));
+  }
+  pass.slots = cache.append(counts);
+  cache.upload();
+  return forward(pass, &cache, nullptr).to_host();
+}
+
+std::vector<bf16> Model::decode(const std::vector<int32_t>& tokens, KvCache& cache) const {
+  check_cache(cache);
+  if (tokens.empty() || int64_t(tokens.size()) > cache.sequences())
+    throw Error("error: qwen3: a decode step takes 1 to " + std::to_string(cache.sequences()) + " tokens (one a sequence of the KV cache), not " +
+                std::to_string(tokens.size()));
+  check_tokens(tokens, "sequence");
+  Pass pass{.ids = tokens, .decode = true};
+  for (size_t b = 0; b < tokens.size(); ++b) {
+    pass.positions.push_back(int32_t(cache.length(int64_t(b))));
+    pass.max_seqlen = std::max(pass.max_seqlen, cache.length(int64_t(b)) + 1);
+  }
+  pass.slots = cache.append(std::vector<int64_t>(tokens.size(), 1));
+  cache.upload();
+  return forward(pass, &cache, nullptr).to_host();
+}
+
+Buffer<bf16> Model::forward(const Pass& pass, KvCache* cache, std::vector<std::vector<bf16>>* layers) const {
+  const Config& c = config_;
+  const int64_t T = int64_t(pass.ids.size()), H = c.hidden, d = c.head_dim, nq = c.heads * d, nkv = c.kv_heads * d, I = c.intermediate;
+  const int64_t B = pass.decode ? T : int64_t(pass.cu_seqlens.size()) - 1;
+  const Buffer<int32_t> ids = device_.upload(pass.ids), pos = device_.upload(pass.positions);
+  const Buffer<int32_t> cu = device_.upload(pass.decode ? std::vector<int32_t>{0} : pass.cu_seqlens);
+  const Buffer<int32_t> slots = device_.upload(cache ? pass.slots : std::vector<int32_t>{0});
   Buffer<bf16> h = device_.alloc<bf16>(size_t(T * H)), x = device_.alloc<bf16>(size_t(T * H));
   Buffer<bf16> q = device_.alloc<bf16>(size_t(T * nq)), k = device_.alloc<bf16>(size_t(T * nkv)), v = device_.alloc<bf16>(size_t(T * nkv));
   Buffer<bf16> attention = device_.alloc<bf16>(size_t(T * nq)), gate = device_.alloc<bf16>(size_t(T * I)), up = device_.alloc<bf16>(size_t(T * I));
   Buffer<float> lse = device_.alloc<float>(size_t(c.heads * T));
   const kernels::NormOptions norm{.eps = float(c.rms_norm_eps)};
-  const kernels::AttentionOptions causal{.cu_seqlens_q = cu.view({2}), .cu_seqlens_k = cu.view({2}), .max_seqlen_q = T, .causal = true};
 
-  embedding_gather(device_, Launch{.grid = uint32_t(T), .block = 128}, embedding_.view({c.vocab, H}), ids.view({T}), h.view({T, H}));
-  PrefillOutputs out;
-  for (const Layer& L : layers_) {
+  gather_rows(device_, Launch{.grid = uint32_t(T), .block = 128}, embedding_.view({c.vocab, H}), ids.view({T}), h.view({T, H}));
+  for (size_t l = 0; l < layers_.size(); ++l) {
+    const Layer& L = layers_[l];
     // Attention: x = norm(h); q, k, v projections; q and k normed per head and rotated.
     kernels::rmsnorm(device_, h.view({T, H}), L.input_norm.view({H}), x.view({T, H}), norm);
     kernels::gemm(device_, x.view({T, H}), L.q.view({nq, H}), q.view({T, nq}));
@@ -72,8 +147,18 @@ PrefillOutputs Model::prefill(const std::vector<int32_t>& tokens) const {
     kernels::rmsnorm(device_, k.view({T * c.kv_heads, d}), L.k_norm.view({d}), k.view({T * c.kv_heads, d}), norm);
     kernels::rope(device_, q.view({T, c.heads, d}), pos.view({T}), inv_freq_.view({d / 2}));
     kernels::rope(device_, k.view({T, c.kv_heads, d}), pos.view({T}), inv_freq_.view({d / 2}));
-    kernels::attention_forward(device_, q.view({T, c.heads, d}), k.view({T, c.kv_heads, d}), v.view({T, c.kv_heads, d}),
-                               attention.view({T, c.heads, d}), lse.view({c.heads, T}), causal);
+    if (cache)
+      store_kv(device_, Launch{.grid = uint32_t(T), .block = 128}, k.view({T, nkv}), v.view({T, nkv}), slots.view({T}),
+               cache->key_rows(int64_t(l)), cache->value_rows(int64_t(l)));
+    if (pass.decode)
+      kernels::attention_decode(device_, q.view({T, c.heads, d}), cache->keys(int64_t(l)), cache->values(int64_t(l)),
+                                cache->block_table(B), cache->lengths(B), attention.view({T, c.heads, d}), lse.view({c.heads, T}),
+                                {.q_len = 1, .max_seqlen_k = pass.max_seqlen});
+    else
+      kernels::attention_forward(device_, q.view({T, c.heads, d}), k.view({T, c.kv_heads, d}), v.view({T, c.kv_heads, d}),
+                                 attention.view({T, c.heads, d}), lse.view({c.heads, T}),
+                                 {.cu_seqlens_q = cu.view({B + 1}), .cu_seqlens_k = cu.view({B + 1}), .max_seqlen_q = pass.max_seqlen,
+                                  .causal = true});
     // h += o_proj(attention): the residual add in the GEMM's epilogue.
     kernels::gemm(device_, attention.view({T, nq}), L.o.view({H, nq}), h.view({T, H}), {.beta = 1});
     // MLP: h += down(silu(gate(x)) * up(x)), x = norm(h).
@@ -82,14 +167,21 @@ PrefillOutputs Model::prefill(const std::vector<int32_t>& tokens) const {
     kernels::gemm(device_, x.view({T, H}), L.up.view({I, H}), up.view({T, I}));
     kernels::silu_mul(device_, gate.view({T, I}), up.view({T, I}), gate.view({T, I}));
     kernels::gemm(device_, gate.view({T, I}), L.down.view({H, I}), h.view({T, H}), {.beta = 1});
-    out.layers.push_back(h.to_host());
+    if (layers) layers->push_back(h.to_host());
   }
-  kernels::rmsnorm(device_, h.view({T, H}), final_norm_.view({H}), x.view({T, H}), norm);
-  Buffer<bf16> logits = device_.alloc<bf16>(size_t(T * c.vocab));
+  // The final norm and the LM head, over the rows whose logits are wanted.
+  int64_t R = T;
+  if (!pass.logit_rows.empty()) {
+    R = int64_t(pass.logit_rows.size());
+    const Buffer<int32_t> rows = device_.upload(pass.logit_rows);
+    gather_rows(device_, Launch{.grid = uint32_t(R), .block = 128}, h.view({T, H}), rows.view({R}), x.view({R, H}));
+    h.copy_from(x);
+  }
+  kernels::rmsnorm(device_, h.view({R, H}), final_norm_.view({H}), x.view({R, H}), norm);
+  Buffer<bf16> logits = device_.alloc<bf16>(size_t(R * c.vocab));
   const Buffer<bf16>& head = c.tie_word_embeddings ? embedding_ : lm_head_;
-  kernels::gemm(device_, x.view({T, H}), head.view({c.vocab, H}), logits.view({T, c.vocab}));
-  out.logits = logits.to_host();
-  return out;
+  kernels::gemm(device_, x.view({R, H}), head.view({c.vocab, H}), logits.view({R, c.vocab}));
+  return logits;
 }
 
 }  // namespace qwen3

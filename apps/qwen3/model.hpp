@@ -1,12 +1,16 @@
 /** \file
- * Qwen3 on the GPU, on the kernel library: the checkpoint's weights uploaded once, then the
- * prefill of one sequence (positions 0, 1, ...), all in BF16 with f32 inside each kernel:
- * the embedding; per layer RMSNorm, the q, k and v projections, the per-head RMSNorm of q and k,
+ * Qwen3 on the GPU, on the kernel library: the checkpoint's weights uploaded once, then forward
+ * passes over sequences packed along tokens, all in BF16 with f32 inside each kernel: the
+ * embedding; per layer RMSNorm, the q, k and v projections, the per-head RMSNorm of q and k,
  * RoPE, causal grouped-query attention, the output projection with the residual add fused into
  * its epilogue (beta = 1 on the residual stream), RMSNorm, the gate and up projections, SiLU·mul
  * and the down projection, its residual add fused too; the final norm and the LM head. Every
- * step is a kernels:: operator except the embedding's row gather (embedding.hpp).
- * Not yet: the paged KV cache and decode steps, batches of sequences, sampling, CUDA graphs.
+ * step is a kernels:: operator except the row copies of row_copies.hpp.
+ *
+ * With a KV cache (kv_cache.hpp), a prefill writes a batch of prompts' keys and values into it
+ * and attends with kernels::attention_forward over the packed prompts; a decode step appends one
+ * token to each sequence and attends with kernels::attention_decode over the paged cache.
+ * Not yet: sampling on the device, CUDA graphs.
  */
 #pragma once
 
@@ -17,6 +21,7 @@
 #include <cutejit/runtime/device.hpp>
 
 #include "checkpoint.hpp"
+#include "kv_cache.hpp"
 
 namespace qwen3 {
 
@@ -33,13 +38,26 @@ class Model {
   Model(const cutejit::Device& device, const Checkpoint& checkpoint);
 
   const Config& config() const { return config_; }
-  /// The forward pass over `tokens` (ids below the vocabulary's size, checked on the host).
+  /// The forward pass over one sequence's `tokens` (positions 0, 1, ...), with no cache: every
+  /// layer's output and every position's logits, for checking the model.
   PrefillOutputs prefill(const std::vector<int32_t>& tokens) const;
+  /// Writes prompts[b] into the cache's sequence b, which must be empty, and returns the logits
+  /// of each prompt's last token (prompts.size() x vocab).
+  std::vector<cutejit::bf16> prefill(const std::vector<std::vector<int32_t>>& prompts, KvCache& cache) const;
+  /// One decode step: appends tokens[b] to the cache's sequence b, for b below tokens.size(),
+  /// and returns each one's logits (tokens.size() x vocab).
+  std::vector<cutejit::bf16> decode(const std::vector<int32_t>& tokens, KvCache& cache) const;
 
  private:
   struct Layer {
     cutejit::Buffer<cutejit::bf16> input_norm, q, k, v, q_norm, k_norm, o, post_norm, gate, up, down;
   };
+  struct Pass;
+  /// The pass's logits (the rows it asks for), and each layer's output in `layers` when given.
+  cutejit::Buffer<cutejit::bf16> forward(const Pass& pass, KvCache* cache, std::vector<std::vector<cutejit::bf16>>* layers) const;
+  void check_tokens(const std::vector<int32_t>& tokens, const char* what) const;
+  void check_cache(const KvCache& cache) const;
+
   const cutejit::Device& device_;
   Config config_;
   cutejit::Buffer<cutejit::bf16> embedding_, final_norm_, lm_head_;  // lm_head_ is empty when tied

@@ -50,3 +50,95 @@ TEST_CASE("the Qwen3 model on the GPU matches the float64 reference layer by lay
   CHECK(relative_error(got.logits, want.logits) < 3e-2);
   CHECK_THROWS_WITH(model.prefill({1, 2, tiny.vocab}), Catch::Contains("token 320 at position 2 is outside the vocabulary of 320"));
 }
+
+namespace {
+
+/// Sequence b's tokens: a prompt of `prompt` tokens and then the ones decode steps feed.
+std::vector<int32_t> tokens_of(int b, int count, int64_t vocab) {
+  std::vector<int32_t> t;
+  for (int i = 0; i < count; ++i) t.push_back(int32_t((i * 97 + b * 53 + 11) % vocab));
+  return t;
+}
+
+/// Row `row` of the reference's logits against `got`'s row `got_row`.
+double row_error(const std::vector<bf16>& got, int64_t got_row, const std::vector<double>& want, int64_t row, int64_t vocab) {
+  return relative_error(std::vector<bf16>(got.begin() + got_row * vocab, got.begin() + (got_row + 1) * vocab),
+                        std::vector<double>(want.begin() + row * vocab, want.begin() + (row + 1) * vocab));
+}
+
+}  // namespace
+
+TEST_CASE("the Qwen3 model prefills a batch into a paged KV cache and decodes from it, each step's logits the reference's",
+          "[gpu][qwen3][sm100][sm120]") {
+  Device gpu;
+  INFO(gpu.target().name());
+  const qwen3::Config tiny{256, 2, 4, 2, 64, 512, 320, 1e6, 1e-6, false};
+  qwen3_test::TempDir dir;
+  qwen3::write_checkpoint(dir.path, tiny, qwen3_test::weights(tiny));
+  const qwen3::Checkpoint checkpoint(dir.path);
+  const qwen3::Model model(gpu, checkpoint);
+  // Prompts of 37, 23 and 5 tokens (pages of 16 fill, cross and stay partial); the third
+  // sequence stops after two steps, so later steps decode a batch of two. Teacher forcing: each
+  // step feeds the sequence's next token, and its logits are the reference's at that position.
+  const std::vector<int> prompt{37, 23, 5}, steps{6, 6, 2};
+  std::vector<std::vector<int32_t>> full;
+  std::vector<std::vector<double>> want;
+  for (int b = 0; b < 3; ++b) {
+    full.push_back(tokens_of(b, prompt[size_t(b)] + steps[size_t(b)], tiny.vocab));
+    want.push_back(qwen3::reference_forward(checkpoint, full.back()).logits);
+  }
+  qwen3::KvCache cache(gpu, tiny, 3, 48);
+  std::vector<std::vector<int32_t>> prompts;
+  for (int b = 0; b < 3; ++b) prompts.emplace_back(full[size_t(b)].begin(), full[size_t(b)].begin() + prompt[size_t(b)]);
+  const std::vector<bf16> first = model.prefill(prompts, cache);
+  for (int64_t b = 0; b < 3; ++b) {
+    INFO("prefill, sequence " << b);
+    CHECK(cache.length(b) == prompt[size_t(b)]);
+    CHECK(row_error(first, b, want[size_t(b)], prompt[size_t(b)] - 1, tiny.vocab) < 3e-2);
+  }
+  for (int s = 0; s < 6; ++s) {
+    const int batch = s < 2 ? 3 : 2;
+    std::vector<int32_t> next;
+    for (int b = 0; b < batch; ++b) next.push_back(full[size_t(b)][size_t(prompt[size_t(b)] + s)]);
+    const std::vector<bf16> logits = model.decode(next, cache);
+    REQUIRE(logits.size() == size_t(batch * tiny.vocab));
+    for (int b = 0; b < batch; ++b) {
+      INFO("decode step " << s << ", sequence " << b);
+      CHECK(row_error(logits, b, want[size_t(b)], prompt[size_t(b)] + s, tiny.vocab) < 3e-2);
+    }
+  }
+  // A finished sequence's pages go back to the pool, and a new prompt in its place (on pages in
+  // another order) is the reference's again.
+  cache.reset(0);
+  const std::vector<int32_t> again = tokens_of(5, 20, tiny.vocab);
+  const std::vector<bf16> got = model.prefill({again}, cache);
+  CHECK(row_error(got, 0, qwen3::reference_forward(checkpoint, again).logits, 19, tiny.vocab) < 3e-2);
+}
+
+TEST_CASE("the Qwen3 model's KV cache steps refuse what they cannot take, the cache unchanged", "[gpu][qwen3]") {
+  Device gpu;
+  const qwen3::Config tiny{256, 2, 4, 2, 64, 512, 320, 1e6, 1e-6, false};
+  qwen3_test::TempDir dir;
+  qwen3::write_checkpoint(dir.path, tiny, qwen3_test::weights(tiny));
+  const qwen3::Checkpoint checkpoint(dir.path);
+  const qwen3::Model model(gpu, checkpoint);
+  qwen3::KvCache cache(gpu, tiny, 2, 32, 16, 3);  // a pool of 3 pages for two sequences of up to 2 pages
+  CHECK_THROWS_WITH(model.prefill({{1, 2, 320}}, cache), Catch::Contains("token 320 at prompt 0, position 2 is outside the vocabulary"));
+  CHECK(cache.length(0) == 0);
+  CHECK_THROWS_WITH(model.prefill({std::vector<int32_t>(33, 1)}, cache), Catch::Contains("33 more would pass its 32"));
+  model.prefill({std::vector<int32_t>(20, 1), std::vector<int32_t>(3, 2)}, cache);  // takes all 3 pages
+  CHECK_THROWS_WITH(model.prefill({{4}}, cache), Catch::Contains("sequence 0 holds 20 tokens: reset it, or continue it with decode"));
+  CHECK_THROWS_WITH(model.decode({1, 2, 3}, cache), Catch::Contains("1 to 2 tokens (one a sequence of the KV cache), not 3"));
+  CHECK_THROWS_WITH(model.decode({1, -1}, cache), Catch::Contains("token -1 at sequence 1 is outside the vocabulary"));
+  for (int i = 0; i < 12; ++i) model.decode({1}, cache);  // sequence 0 fills its two pages
+  CHECK(cache.length(0) == 32);
+  CHECK_THROWS_WITH(model.decode({1}, cache), Catch::Contains("sequence 0 of the KV cache holds 32 tokens; 1 more would pass its 32"));
+  cache.reset(1);
+  cache.reset(0);
+  CHECK_THROWS_WITH(model.prefill({std::vector<int32_t>(32, 1), std::vector<int32_t>(17, 1)}, cache),
+                    Catch::Contains("pool has 3 free pages; the step needs 4"));
+  CHECK((cache.length(0) == 0 && cache.length(1) == 0));
+  const qwen3::Config other{256, 3, 4, 2, 64, 512, 320, 1e6, 1e-6, false};
+  qwen3::KvCache wrong(gpu, other, 1, 16);
+  CHECK_THROWS_WITH(model.decode({1}, wrong), Catch::Contains("the KV cache was made for 3 layers"));
+}
