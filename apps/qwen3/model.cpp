@@ -76,7 +76,7 @@ PrefillOutputs Model::prefill(const std::vector<int32_t>& tokens) const {
   Pass pass{.ids = tokens, .positions = std::vector<int32_t>(size_t(T)), .cu_seqlens = {0, int32_t(T)}, .max_seqlen = T};
   std::iota(pass.positions.begin(), pass.positions.end(), 0);
   PrefillOutputs out;
-  out.logits = forward(pass, nullptr, &out.layers).to_host();
+  out.logits = forward(pass, nullptr, &out.layers);
   return out;
 }
 
@@ -103,7 +103,7 @@ std::vector<bf16> Model::prefill(const std::vector<std::vector<int32_t>>& prompt
   }
   pass.slots = cache.append(counts);
   cache.upload();
-  return forward(pass, &cache, nullptr).to_host();
+  return forward(pass, &cache, nullptr);
 }
 
 std::vector<bf16> Model::decode(const std::vector<int32_t>& tokens, KvCache& cache) const {
@@ -119,21 +119,44 @@ std::vector<bf16> Model::decode(const std::vector<int32_t>& tokens, KvCache& cac
   }
   pass.slots = cache.append(std::vector<int64_t>(tokens.size(), 1));
   cache.upload();
-  return forward(pass, &cache, nullptr).to_host();
+  return forward(pass, &cache, nullptr);
 }
 
-Buffer<bf16> Model::forward(const Pass& pass, KvCache* cache, std::vector<std::vector<bf16>>* layers) const {
+Model::Activations& Model::activations(int64_t tokens) const {
+  Activations& a = activations_;
+  if (tokens <= a.tokens) return a;
+  const Config& c = config_;
+  const auto n = size_t(tokens);
+  a = {};  // the old buffers go first
+  a.tokens = tokens;
+  a.h = device_.alloc<bf16>(n * size_t(c.hidden)), a.x = device_.alloc<bf16>(n * size_t(c.hidden));
+  a.q = device_.alloc<bf16>(n * size_t(c.heads * c.head_dim)), a.attention = device_.alloc<bf16>(n * size_t(c.heads * c.head_dim));
+  a.k = device_.alloc<bf16>(n * size_t(c.kv_heads * c.head_dim)), a.v = device_.alloc<bf16>(n * size_t(c.kv_heads * c.head_dim));
+  a.gate = device_.alloc<bf16>(n * size_t(c.intermediate)), a.up = device_.alloc<bf16>(n * size_t(c.intermediate));
+  a.lse = device_.alloc<float>(n * size_t(c.heads));
+  a.ids = device_.alloc<int32_t>(n), a.positions = device_.alloc<int32_t>(n), a.cu_seqlens = device_.alloc<int32_t>(n + 1);
+  a.slots = device_.alloc<int32_t>(n), a.logit_rows = device_.alloc<int32_t>(n);
+  return a;
+}
+
+std::vector<bf16> Model::forward(const Pass& pass, KvCache* cache, std::vector<std::vector<bf16>>* layers) const {
   const Config& c = config_;
   const int64_t T = int64_t(pass.ids.size()), H = c.hidden, d = c.head_dim, nq = c.heads * d, nkv = c.kv_heads * d, I = c.intermediate;
   const int64_t B = pass.decode ? T : int64_t(pass.cu_seqlens.size()) - 1;
-  const Buffer<int32_t> ids = device_.upload(pass.ids), pos = device_.upload(pass.positions);
-  const Buffer<int32_t> cu = device_.upload(pass.decode ? std::vector<int32_t>{0} : pass.cu_seqlens);
-  const Buffer<int32_t> slots = device_.upload(cache ? pass.slots : std::vector<int32_t>{0});
-  Buffer<bf16> h = device_.alloc<bf16>(size_t(T * H)), x = device_.alloc<bf16>(size_t(T * H));
-  Buffer<bf16> q = device_.alloc<bf16>(size_t(T * nq)), k = device_.alloc<bf16>(size_t(T * nkv)), v = device_.alloc<bf16>(size_t(T * nkv));
-  Buffer<bf16> attention = device_.alloc<bf16>(size_t(T * nq)), gate = device_.alloc<bf16>(size_t(T * I)), up = device_.alloc<bf16>(size_t(T * I));
-  Buffer<float> lse = device_.alloc<float>(size_t(c.heads * T));
+  Activations& a = activations(T);
+  a.ids.upload(pass.ids), a.positions.upload(pass.positions), a.cu_seqlens.upload(pass.cu_seqlens), a.slots.upload(pass.slots);
+  a.logit_rows.upload(pass.logit_rows);
+  const Buffer<int32_t> &ids = a.ids, &pos = a.positions, &cu = a.cu_seqlens, &slots = a.slots;
+  Buffer<bf16> &h = a.h, &x = a.x, &q = a.q, &k = a.k, &v = a.v, &attention = a.attention, &gate = a.gate, &up = a.up;
+  Buffer<float>& lse = a.lse;
   const kernels::NormOptions norm{.eps = float(c.rms_norm_eps)};
+  kernels::DecodeOptions decode{.q_len = 1, .max_seqlen_k = pass.max_seqlen};
+  if (pass.decode) {
+    // The splits' workspace, grown to what this step's splits need.
+    const auto floats = size_t(kernels::attention_decode_workspace(device_, q.view({T, c.heads, d}), cache->keys(0), cache->block_table(B), decode));
+    if (floats > a.decode_workspace.size()) a.decode_workspace = device_.alloc<float>(floats);
+    if (floats > 0) decode.workspace = a.decode_workspace.view({int64_t(floats)});
+  }
 
   gather_rows(device_, Launch{.grid = uint32_t(T), .block = 128}, embedding_.view({c.vocab, H}), ids.view({T}), h.view({T, H}));
   for (size_t l = 0; l < layers_.size(); ++l) {
@@ -153,7 +176,7 @@ Buffer<bf16> Model::forward(const Pass& pass, KvCache* cache, std::vector<std::v
     if (pass.decode)
       kernels::attention_decode(device_, q.view({T, c.heads, d}), cache->keys(int64_t(l)), cache->values(int64_t(l)),
                                 cache->block_table(B), cache->lengths(B), attention.view({T, c.heads, d}), lse.view({c.heads, T}),
-                                {.q_len = 1, .max_seqlen_k = pass.max_seqlen});
+                                decode);
     else
       kernels::attention_forward(device_, q.view({T, c.heads, d}), k.view({T, c.kv_heads, d}), v.view({T, c.kv_heads, d}),
                                  attention.view({T, c.heads, d}), lse.view({c.heads, T}),
@@ -173,14 +196,15 @@ Buffer<bf16> Model::forward(const Pass& pass, KvCache* cache, std::vector<std::v
   int64_t R = T;
   if (!pass.logit_rows.empty()) {
     R = int64_t(pass.logit_rows.size());
-    const Buffer<int32_t> rows = device_.upload(pass.logit_rows);
-    gather_rows(device_, Launch{.grid = uint32_t(R), .block = 128}, h.view({T, H}), rows.view({R}), x.view({R, H}));
+    gather_rows(device_, Launch{.grid = uint32_t(R), .block = 128}, h.view({T, H}), a.logit_rows.view({R}), x.view({R, H}));
     h.copy_from(x);
   }
   kernels::rmsnorm(device_, h.view({R, H}), final_norm_.view({H}), x.view({R, H}), norm);
-  Buffer<bf16> logits = device_.alloc<bf16>(size_t(R * c.vocab));
   const Buffer<bf16>& head = c.tie_word_embeddings ? embedding_ : lm_head_;
-  kernels::gemm(device_, x.view({R, H}), head.view({c.vocab, H}), logits.view({R, c.vocab}));
+  if (size_t(R * c.vocab) > a.logits.size()) a.logits = device_.alloc<bf16>(size_t(R * c.vocab));
+  kernels::gemm(device_, x.view({R, H}), head.view({c.vocab, H}), a.logits.view({R, c.vocab}));
+  std::vector<bf16> logits(size_t(R * c.vocab));
+  a.logits.download(logits);
   return logits;
 }
 

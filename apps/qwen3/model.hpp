@@ -53,8 +53,19 @@ class Model {
     cutejit::Buffer<cutejit::bf16> input_norm, q, k, v, q_norm, k_norm, o, post_norm, gate, up, down;
   };
   struct Pass;
-  /// The pass's logits (the rows it asks for), and each layer's output in `layers` when given.
-  cutejit::Buffer<cutejit::bf16> forward(const Pass& pass, KvCache* cache, std::vector<std::vector<cutejit::bf16>>* layers) const;
+  /// What a pass works in, kept from pass to pass (allocating and freeing device memory waits
+  /// for the GPU) and grown when a pass has more tokens (the logits and the decode's workspace
+  /// when a pass needs more of them).
+  struct Activations {
+    int64_t tokens = 0;
+    cutejit::Buffer<cutejit::bf16> h, x, q, k, v, attention, gate, up, logits;
+    cutejit::Buffer<float> lse, decode_workspace;
+    cutejit::Buffer<int32_t> ids, positions, cu_seqlens, slots, logit_rows;
+  };
+  Activations& activations(int64_t tokens) const;
+  /// The pass's logits (the rows it asks for) on the host, and each layer's output in `layers`
+  /// when given.
+  std::vector<cutejit::bf16> forward(const Pass& pass, KvCache* cache, std::vector<std::vector<cutejit::bf16>>* layers) const;
   void check_tokens(const std::vector<int32_t>& tokens, const char* what) const;
   void check_cache(const KvCache& cache) const;
 
@@ -63,6 +74,7 @@ class Model {
   cutejit::Buffer<cutejit::bf16> embedding_, final_norm_, lm_head_;  // lm_head_ is empty when tied
   std::vector<Layer> layers_;
   cutejit::Buffer<float> inv_freq_;
+  mutable Activations activations_;  // so a model runs one pass at a time
 };
 
 }  // namespace qwen3

@@ -48,7 +48,7 @@ TEST_CASE("the Qwen3 model on the GPU matches the float64 reference layer by lay
     CHECK(relative_error(got.layers[l], want.layers[l]) < 3e-2);
   }
   CHECK(relative_error(got.logits, want.logits) < 3e-2);
-  CHECK_THROWS_WITH(model.prefill({1, 2, tiny.vocab}), Catch::Contains("token 320 at position 2 is outside the vocabulary of 320"));
+  CHECK_THROWS_WITH(model.prefill({1, 2, int32_t(tiny.vocab)}), Catch::Contains("token 320 at position 2 is outside the vocabulary of 320"));
 }
 
 namespace {

@@ -26,6 +26,7 @@ namespace {
 struct Case {
   std::vector<int32_t> seqlens;
   int64_t heads = 8, kv_heads = 2, head_dim = 64, q_len = 1, page_size = 16, splits = 0;
+  bool workspace = false;  ///< the splits' partial results in a workspace of the test's (NaN before)
 };
 
 /// The largest |O - reference| and |lse - reference| of one decode.
@@ -43,9 +44,17 @@ std::pair<double, double> run_case(const Device& gpu, const Case& c) {
   auto dtable = gpu.upload(table), lens = gpu.upload(c.seqlens);
   auto o = gpu.upload(std::vector<bf16>(size_t(tokens * H * D), bf16(NAN)));
   auto lse = gpu.upload(std::vector<float>(size_t(H * tokens), NAN));
+  kernels::DecodeOptions options{.q_len = c.q_len, .max_seqlen_k = longest, .splits = c.splits};
+  Buffer<float> workspace;
+  if (c.workspace) {
+    const int64_t floats = kernels::attention_decode_workspace(gpu, q.view({tokens, H, D}), k.view({pages, P, Hk, D}),
+                                                               dtable.view({batch, per_sequence}), options);
+    REQUIRE(floats > 0);
+    workspace = gpu.upload(std::vector<float>(size_t(floats), NAN));
+    options.workspace = workspace.view({floats});
+  }
   kernels::attention_decode(gpu, q.view({tokens, H, D}), k.view({pages, P, Hk, D}), v.view({pages, P, Hk, D}), dtable.view({batch, per_sequence}),
-                            lens.view({batch}), o.view({tokens, H, D}), lse.view({H, tokens}),
-                            {.q_len = c.q_len, .max_seqlen_k = longest, .splits = c.splits});
+                            lens.view({batch}), o.view({tokens, H, D}), lse.view({H, tokens}), options);
   gpu.synchronize();
   const std::vector<bf16> got = o.to_host();
   const std::vector<float> got_lse = lse.to_host();
@@ -82,7 +91,7 @@ std::pair<double, double> run_case(const Device& gpu, const Case& c) {
 }
 
 void check(const Device& gpu, const Case& c) {
-  INFO("head_dim " << c.head_dim << ", q_len " << c.q_len << ", splits " << c.splits);
+  INFO("head_dim " << c.head_dim << ", q_len " << c.q_len << ", splits " << c.splits << (c.workspace ? ", the test's workspace" : ""));
   auto [o, lse] = run_case(gpu, c);
   CHECK(o < 1e-2);   // bf16 O of values below 1
   CHECK(lse < 1e-3);
@@ -98,6 +107,8 @@ TEST_CASE("kernels::attention_decode matches a float64 attention over a paged ca
   check(gpu, {.seqlens = {5, 40, 100}, .splits = 3});
   check(gpu, {.seqlens = {33, 70}, .head_dim = 128, .q_len = 2, .splits = 2});
   check(gpu, {.seqlens = {300}, .heads = 4, .kv_heads = 4, .page_size = 32});  // splits chosen for the GPU
+  check(gpu, {.seqlens = {5, 40, 100}, .splits = 3, .workspace = true});
+  check(gpu, {.seqlens = {33, 70}, .head_dim = 128, .q_len = 2, .splits = 2, .workspace = true});
 }
 
 TEST_CASE("kernels::attention_decode refuses what it cannot take, at the caller's line", "[gpu][kernels]") {
@@ -114,4 +125,11 @@ TEST_CASE("kernels::attention_decode refuses what it cannot take, at the caller'
   CHECK_THAT(test::error_of([&] { kernels::attention_decode(gpu, q, x.view({64, 8, 2, 64}), x.view({64, 8, 2, 64}), table.view({2, 4}), lens.view({2}), q,
                                                             lse.view({8, 2})); }),
              Contains(here) && Contains("page sizes are multiples of 16"));
+  // A workspace too small for the splits: (3 splits) x (2 rows) x (8 heads) x (64 + 1) values are needed.
+  CHECK(kernels::attention_decode_workspace(gpu, q, cache, table.view({2, 4}), {.splits = 3}) == 3 * 2 * 8 * 65);
+  CHECK(kernels::attention_decode_workspace(gpu, q, cache, table.view({2, 4}), {.splits = 1}) == 0);
+  auto small = gpu.alloc<float>(100);
+  CHECK_THAT(test::error_of([&] { kernels::attention_decode(gpu, q, cache, cache, table.view({2, 4}), lens.view({2}), q, lse.view({8, 2}),
+                                                            {.splits = 3, .workspace = small.view({100})}); }),
+             Contains(here) && Contains("the workspace has 100 f32 values; these 3 splits need 3120"));
 }

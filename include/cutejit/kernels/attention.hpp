@@ -34,7 +34,7 @@
  * keys (query i sees keys up to seqlens_k[b] - q_len + i). k_cache and v_cache are (pages,
  * page_size, kv_heads, head_dim); row b of block_table (batch, pages per sequence) names
  * sequence b's pages in order; lse is (heads, batch * q_len). All compact. Long sequences are
- * split across CTAs (FlashDecoding) and combined; the prepared form owns that workspace.
+ * split across CTAs (FlashDecoding) and combined, through a workspace the caller may give.
  *
  * What a kernel cannot take is an Error at the caller's line naming what it can, and nothing is
  * written. The offsets are read on the device, where a sequence outside the tensors traps
@@ -76,19 +76,23 @@ struct DecodeOptions {
   float softmax_scale = 0;    ///< 0: 1 / sqrt(head_dim)
   int64_t splits = 0;         ///< key ranges per sequence (1 to 256); 0: chosen for the GPU
   StreamHandle stream = nullptr;
+  /// Where more than one split leaves its partial results: a compact f32 vector of at least
+  /// attention_decode_workspace(...) values, reused call after call (and fixed, so a CUDA graph
+  /// can capture the decode). Absent: allocated on each call, or owned by the prepared decode.
+  std::optional<DeviceTensor<f32>> workspace;
 };
 
 /// A prepared decode: the split kernel and, with more than one split, the combine and the
 /// partial results they pass, owned here. Calling it launches both, with no lookup.
 class PreparedDecode {
  public:
-  PreparedDecode(PreparedLaunch split, PreparedLaunch combine, Buffer<float> o_part, Buffer<float> lse_part, int64_t splits);
+  PreparedDecode(PreparedLaunch split, PreparedLaunch combine, Buffer<float> workspace, int64_t splits);
   void operator()() const;
   int64_t splits() const { return splits_; }
 
  private:
   PreparedLaunch split_, combine_;
-  Buffer<float> o_part_, lse_part_;
+  Buffer<float> workspace_;  // empty with one split or a workspace of the caller's
   int64_t splits_;
 };
 
@@ -108,8 +112,8 @@ class PreparedDecode {
                                            const DeviceTensor<T>& v, const DeviceTensor<T>& o, const DeviceTensor<f32>& lse,         \
                                            const AttentionOptions& options = {},                                                     \
                                            std::source_location where = std::source_location::current());                           \
-  /** Decode against a paged KV cache (see the file's comment); with more than one split it allocates its workspace on each  \
-      call: prepare it once for repeated steps. */                                                                                    \
+  /** Decode against a paged KV cache (see the file's comment); with more than one split and no options.workspace it                 \
+      allocates one on each call (cuMemFree then waits for the GPU): give one, or prepare it once, for repeated steps. */            \
   void attention_decode(const Device& device, const DeviceTensor<T>& q, const DeviceTensor<T>& k_cache,                              \
                         const DeviceTensor<T>& v_cache, const DeviceTensor<int32_t>& block_table,                                    \
                         const DeviceTensor<int32_t>& seqlens_k, const DeviceTensor<T>& o, const DeviceTensor<f32>& lse,              \
@@ -118,7 +122,11 @@ class PreparedDecode {
                                           const DeviceTensor<T>& v_cache, const DeviceTensor<int32_t>& block_table,                  \
                                           const DeviceTensor<int32_t>& seqlens_k, const DeviceTensor<T>& o,                          \
                                           const DeviceTensor<f32>& lse, const DecodeOptions& options = {},                           \
-                                          std::source_location where = std::source_location::current());
+                                          std::source_location where = std::source_location::current());                         \
+  /** The f32 values DecodeOptions::workspace must hold for this decode (0 when it runs in one split). */                           \
+  int64_t attention_decode_workspace(const Device& device, const DeviceTensor<T>& q, const DeviceTensor<T>& k_cache,                 \
+                                     const DeviceTensor<int32_t>& block_table, const DecodeOptions& options = {},                    \
+                                     std::source_location where = std::source_location::current());
 CUTEJIT_KERNELS_ATTENTION(bf16)
 CUTEJIT_KERNELS_ATTENTION(f16)
 #undef CUTEJIT_KERNELS_ATTENTION

@@ -10,8 +10,8 @@
 
 namespace cutejit::kernels {
 
-PreparedDecode::PreparedDecode(PreparedLaunch split, PreparedLaunch combine, Buffer<float> o_part, Buffer<float> lse_part, int64_t splits)
-    : split_(std::move(split)), combine_(std::move(combine)), o_part_(std::move(o_part)), lse_part_(std::move(lse_part)), splits_(splits) {}
+PreparedDecode::PreparedDecode(PreparedLaunch split, PreparedLaunch combine, Buffer<float> workspace, int64_t splits)
+    : split_(std::move(split)), combine_(std::move(combine)), workspace_(std::move(workspace)), splits_(splits) {}
 
 void PreparedDecode::operator()() const {
   split_();
@@ -35,6 +35,25 @@ auto& split_kernel() {
                     paged_decode::split<T, Partial>(c, q, k_cache, v_cache, block_table, seqlens_k, o, lse, scale_log2);
                   }};
   return k;
+}
+
+/// The decode problem the tensors and options describe (checked by check_decode).
+template <class T>
+DecodeProblem problem_of(const DeviceTensor<T>& q, const DeviceTensor<T>& k_cache, const DeviceTensor<int32_t>& block_table,
+                         const DecodeOptions& options) {
+  return {.batch = block_table.shape[0], .heads = q.shape[1], .kv_heads = k_cache.shape[2], .head_dim = q.shape[2], .q_len = options.q_len,
+          .pages = k_cache.shape[0], .page_size = k_cache.shape[1], .pages_per_sequence = block_table.shape[1],
+          .max_seqlen_k = options.max_seqlen_k > 0 ? options.max_seqlen_k : block_table.shape[1] * k_cache.shape[1],
+          .causal = options.causal, .softmax_scale = options.softmax_scale, .splits = options.splits};
+}
+
+int64_t splits_of(const DecodeProblem& p, const Device& device) {
+  return p.splits > 0 ? p.splits : paged_decode::choose_splits(p, device.multiprocessors());
+}
+
+/// The f32 values the splits' partial O and lse take; none with one split.
+int64_t workspace_floats(const DecodeProblem& p, int64_t splits) {
+  return splits == 1 ? 0 : splits * p.total_q() * p.heads * (p.head_dim + 1);
 }
 
 template <class T>
@@ -70,14 +89,11 @@ PreparedDecode prepare_t(const char* op, const Device& device, const DeviceTenso
   };
   compact(q, "q"), compact(o, "o"), compact(k_cache, "k_cache"), compact(v_cache, "v_cache"), compact(block_table, "block_table");
   compact(seqlens_k, "seqlens_k"), compact(lse, "lse");
-  const DecodeProblem p{.batch = batch, .heads = q.shape[1], .kv_heads = k_cache.shape[2], .head_dim = q.shape[2], .q_len = options.q_len,
-                        .pages = k_cache.shape[0], .page_size = k_cache.shape[1], .pages_per_sequence = block_table.shape[1],
-                        .max_seqlen_k = options.max_seqlen_k > 0 ? options.max_seqlen_k : block_table.shape[1] * k_cache.shape[1],
-                        .causal = options.causal, .softmax_scale = options.softmax_scale, .splits = options.splits};
+  const DecodeProblem p = problem_of(q, k_cache, block_table, options);
   check_decode(p, where);
   require(device.target().sm >= 80, op, "no kernel for " + device.target().name() + "; attention_decode runs on sm_80 and newer", where);
   const paged_decode::Config c = paged_decode::config_for<T>(p, device, where);
-  const int64_t splits = p.splits > 0 ? p.splits : paged_decode::choose_splits(p, device.multiprocessors());
+  const int64_t splits = splits_of(p, device);
   const int64_t H = p.heads, D = p.head_dim, tokens = p.total_q();
   const float scale_log2 = (p.softmax_scale > 0 ? p.softmax_scale : 1.0f / std::sqrt(float(D))) * float(M_LOG2E);
   const Launch split{.grid = {uint32_t(splits), uint32_t(p.kv_heads * c.tiles()), uint32_t(p.batch)},
@@ -93,16 +109,35 @@ PreparedDecode prepare_t(const char* op, const Device& device, const DeviceTenso
     return PreparedDecode(launch_split.template operator()<false>(DeviceTensor<T>::make(o.ptr, std::array<int64_t, 4>{1, tokens, H, D},
                                                                     std::array<int64_t, 4>{tokens * H * D, H * D, D, 1}),
                                        DeviceTensor<f32>::make(lse.ptr, std::array<int64_t, 3>{1, H, tokens}, std::array<int64_t, 3>{H * tokens, tokens, 1})),
-                          PreparedLaunch{}, Buffer<float>{}, Buffer<float>{}, 1);
-  Buffer<float> o_part = device.alloc<float>(size_t(splits * tokens * H * D)), lse_part = device.alloc<float>(size_t(splits * H * tokens));
-  PreparedLaunch s = launch_split.template operator()<true>(o_part.view({splits, tokens, H, D}), lse_part.view({splits, H, tokens}));
+                          PreparedLaunch{}, Buffer<float>{}, 1);
+  // The partial results: in the caller's workspace, or in buffers the prepared decode owns.
+  Buffer<float> owned;
+  uint64_t at = 0;
+  if (options.workspace) {
+    const DeviceTensor<f32>& w = *options.workspace;
+    const int64_t need = workspace_floats(p, splits);
+    require(w.rank == 1 && (w.stride[0] == 1 || w.shape[0] == 1) && w.ptr % 16 == 0, op,
+            "the workspace is " + shape_of(w) + "; it takes a compact rank-1 f32 tensor starting on 16 bytes", where);
+    require(w.shape[0] >= need, op,
+            "the workspace has " + std::to_string(w.shape[0]) + " f32 values; these " + std::to_string(splits) + " splits need " +
+                std::to_string(need) + " (attention_decode_workspace says how many)",
+            where);
+    at = w.ptr;
+  } else {
+    owned = device.alloc<float>(size_t(workspace_floats(p, splits)));
+    at = owned.data();
+  }
+  const auto o_part = DeviceTensor<f32>::make(at, std::array<int64_t, 4>{splits, tokens, H, D}, std::array<int64_t, 4>{tokens * H * D, H * D, D, 1});
+  const auto lse_part = DeviceTensor<f32>::make(at + uint64_t(splits * tokens * H * D) * sizeof(float), std::array<int64_t, 3>{splits, H, tokens},
+                                                std::array<int64_t, 3>{H * tokens, tokens, 1});
+  PreparedLaunch s = launch_split.template operator()<true>(o_part, lse_part);
   static Kernel combine{std::string("cutejit_attention_decode_combine_") + detail::element_name<T>(),
                         [](Tensor<f32> o_part, Tensor<f32> lse_part, Tensor<T> o, Tensor<f32> lse, Constexpr<int> head_dim) {
                           paged_decode::combine<T>(head_dim, o_part, lse_part, o, lse);
                         }};
   PreparedLaunch m = combine.prepare(device, Launch{.grid = {uint32_t(tokens), uint32_t(H)}, .block = 32, .stream = options.stream, .where = where},
-                                     o_part.view({splits, tokens, H, D}), lse_part.view({splits, H, tokens}), o, lse, Constexpr<int>{c.head_dim});
-  return PreparedDecode(std::move(s), std::move(m), std::move(o_part), std::move(lse_part), splits);
+                                     o_part, lse_part, o, lse, Constexpr<int>{c.head_dim});
+  return PreparedDecode(std::move(s), std::move(m), std::move(owned), splits);
 }
 
 }  // namespace
@@ -118,6 +153,16 @@ PreparedDecode prepare_t(const char* op, const Device& device, const DeviceTenso
                                           const DeviceTensor<int32_t>& seqlens_k, const DeviceTensor<T>& o, const DeviceTensor<f32>& lse, \
                                           const DecodeOptions& options, std::source_location where) {                                    \
     return prepare_t<T>("attention_decode_prepare", device, q, k_cache, v_cache, block_table, seqlens_k, o, lse, options, where);         \
+  }                                                                                                                                       \
+  int64_t attention_decode_workspace(const Device& device, const DeviceTensor<T>& q, const DeviceTensor<T>& k_cache,                     \
+                                     const DeviceTensor<int32_t>& block_table, const DecodeOptions& options, std::source_location where) { \
+    require(q.rank == 3 && k_cache.rank == 4 && block_table.rank == 2, "attention_decode_workspace",                                      \
+            "q is " + shape_of(q) + ", k_cache " + shape_of(k_cache) + " and block_table " + shape_of(block_table) +                       \
+                "; they take (batch * q_len, heads, head_dim), (pages, page_size, kv_heads, head_dim) and (batch, pages per sequence)",   \
+            where);                                                                                                                       \
+    const DecodeProblem p = problem_of(q, k_cache, block_table, options);                                                                 \
+    check_decode(p, where);                                                                                                               \
+    return workspace_floats(p, splits_of(p, device));                                                                                     \
   }
 CUTEJIT_DECODE_FOR(bf16)
 CUTEJIT_DECODE_FOR(f16)
