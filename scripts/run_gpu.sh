@@ -7,12 +7,13 @@
 # every [gpu] test on the emulated sm_90a, two host threads a test as on the CI machine, several
 # tests at once; `run_gpu.sh differential` compares the GPU's outputs with the emulator's, kernel
 # by kernel (docs/emulator.md's table); `run_gpu.sh python` the Python module alone (part of
-# `tests`); with no argument, all but `emulated` and `differential`.
+# `tests`); `run_gpu.sh qwen3` the Qwen3 model's prefill and decode on random weights
+# (apps/qwen3/bench_main.cpp); with no argument, all but `emulated`, `differential` and `qwen3`.
 # Each part fits one 600-second device call; the whole does not.
 set -uo pipefail
 part=${1:-all}
-case $part in tests|again|bench|emulated|differential|python|all) ;; *) echo "usage: run_gpu.sh [tests|again|bench|emulated|differential|python]" >&2; exit 2 ;; esac
-want() { [ "$part" = all ] && [ "$1" != emulated ] && [ "$1" != differential ] || [ "$part" = "$1" ]; }
+case $part in tests|again|bench|emulated|differential|python|qwen3|all) ;; *) echo "usage: run_gpu.sh [tests|again|bench|emulated|differential|python|qwen3]" >&2; exit 2 ;; esac
+want() { [ "$part" = all ] && [ "$1" != emulated ] && [ "$1" != differential ] && [ "$1" != qwen3 ] || [ "$part" = "$1" ]; }
 OUT=${OUT:-/tmp/cutejit-out}
 CJ=${CUTEJIT_GPU_DIR:-/tmp/cj}  # where the bundle is unpacked: two parts may run at once in two folders
 mkdir -p "$OUT" "$CJ"
@@ -93,6 +94,12 @@ log="$OUT/gpu-$part.log"
   echo "== the GPU against its emulated device, kernel by kernel"
   timeout 300 ./tests/differential/cutejit_differential
   echo "cutejit_differential exit code: $?"
+  fi
+  if want qwen3; then
+  echo "== Qwen3 on random weights: prefill and decode steps (apps/qwen3/bench_main.cpp)"
+  for args in "--model 0.6b --batch 1" "--model 8b --batch 1" "--model 8b --batch 8" "--model 8b --batch 32"; do
+    timeout 150 ./apps/cutejit_qwen3_bench $args --context 1024 --steps 32 || echo "cutejit_qwen3_bench $args: exit code $?"
+  done
   fi
   if want bench; then
   echo "== all CPU suites on this machine too"

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <numeric>
 #include <string>
 
@@ -28,17 +29,30 @@ Buffer<bf16> upload(const Device& device, const Checkpoint& checkpoint, const st
 
 }  // namespace
 
-Model::Model(const Device& device, const Checkpoint& checkpoint) : device_(device), config_(checkpoint.config()) {
-  embedding_ = upload(device, checkpoint, "model.embed_tokens.weight");
-  final_norm_ = upload(device, checkpoint, "model.norm.weight");
-  if (!config_.tie_word_embeddings) lm_head_ = upload(device, checkpoint, "lm_head.weight");
+Model::Model(const Device& device, const Checkpoint& checkpoint)
+    : Model(device, checkpoint.config(), [&](const ExpectedTensor& t) { return upload(device, checkpoint, t.name); }) {}
+
+Model::Model(const Device& device, const Config& config, const WeightSource& weight) : device_(device), config_(config) {
+  std::map<std::string, ExpectedTensor> expected;
+  for (ExpectedTensor& t : expected_tensors(config)) expected.emplace(t.name, std::move(t));
+  auto w = [&](const std::string& name) {
+    const ExpectedTensor& t = expected.at(name);
+    Buffer<bf16> b = weight(t);
+    int64_t n = 1;
+    for (int64_t d : t.shape) n *= d;
+    if (int64_t(b.size()) != n)
+      throw Error("error: qwen3: the weight source gave " + std::to_string(b.size()) + " values for " + name + ", which has " + std::to_string(n));
+    return b;
+  };
+  embedding_ = w("model.embed_tokens.weight");
+  final_norm_ = w("model.norm.weight");
+  if (!config_.tie_word_embeddings) lm_head_ = w("lm_head.weight");
   for (int64_t l = 0; l < config_.layers; ++l) {
     const std::string p = "model.layers." + std::to_string(l) + ".";
-    auto w = [&](const char* name) { return upload(device, checkpoint, p + name); };
-    layers_.push_back({w("input_layernorm.weight"), w("self_attn.q_proj.weight"), w("self_attn.k_proj.weight"),
-                       w("self_attn.v_proj.weight"), w("self_attn.q_norm.weight"), w("self_attn.k_norm.weight"),
-                       w("self_attn.o_proj.weight"), w("post_attention_layernorm.weight"), w("mlp.gate_proj.weight"),
-                       w("mlp.up_proj.weight"), w("mlp.down_proj.weight")});
+    layers_.push_back({w(p + "input_layernorm.weight"), w(p + "self_attn.q_proj.weight"), w(p + "self_attn.k_proj.weight"),
+                       w(p + "self_attn.v_proj.weight"), w(p + "self_attn.q_norm.weight"), w(p + "self_attn.k_norm.weight"),
+                       w(p + "self_attn.o_proj.weight"), w(p + "post_attention_layernorm.weight"), w(p + "mlp.gate_proj.weight"),
+                       w(p + "mlp.up_proj.weight"), w(p + "mlp.down_proj.weight")});
   }
   inv_freq_ = device.upload(kernels::rope_inv_freq(config_.head_dim, config_.rope_theta));
 }

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include <cutejit/runtime/buffer.hpp>
@@ -36,6 +37,10 @@ class Model {
  public:
   /// Uploads the checkpoint's weights to `device`, which must outlive the model.
   Model(const cutejit::Device& device, const Checkpoint& checkpoint);
+  /// The weights `weight` gives for each of expected_tensors(config), on `device` (benchmarks
+  /// make them random there, with no checkpoint written).
+  using WeightSource = std::function<cutejit::Buffer<cutejit::bf16>(const ExpectedTensor&)>;
+  Model(const cutejit::Device& device, const Config& config, const WeightSource& weight);
 
   const Config& config() const { return config_; }
   /// The forward pass over one sequence's `tokens` (positions 0, 1, ...), with no cache: every
