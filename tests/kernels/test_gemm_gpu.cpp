@@ -2,9 +2,10 @@
 // majorness of A and B (TN, NN, NT, TT) at ragged shapes, each epilogue term (alpha, beta with
 // C read in place, bias, every activation), strided operands; mistakes are errors at this
 // file's lines with nothing written; the compile form builds each architecture's kernel with
-// no GPU. The same cases run on every device: on sm_90a they take the wgmma kernel, on the
-// sm_100 family the tcgen05 one (the mma.sync one for MN-major operands), on sm_120a the
-// mma.sync one ([sm100] and [sm120] run them on those emulated devices).
+// no GPU. The same cases run on every device: up to 8 rows of A take the small-M kernel, and
+// otherwise on sm_90a the wgmma kernel, on the sm_100 family the tcgen05 one (the mma.sync one
+// for MN-major operands), on sm_120a the mma.sync one ([sm100] and [sm120] run them on those
+// emulated devices).
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -120,6 +121,20 @@ TEST_CASE("kernels::gemm's epilogue: alpha, beta with C read in place, a bias an
   CHECK(run_case(gpu, {.m = 40, .n = 72, .k = 64, .b_major = Major::mn, .beta = 1, .bias = true, .activation = Activation::silu}) < 1e-2);
 }
 
+TEST_CASE("kernels::gemm for up to 8 rows of A (a decode step's projections) matches a float64 product, with each epilogue term",
+          "[gpu][kernels][sm100][sm120]") {
+  Device gpu;
+  INFO(gpu.target().name());
+  // K in 16-byte vectors: 9 (all in the tail loop), 129 (a whole round of 32 lanes x 4 and one
+  // more), 33, 8; N from 40 to 4104 (one or two rows of B a warp).
+  CHECK(run_case(gpu, {.m = 1, .n = 72, .k = 72}) < 1e-2);
+  CHECK(run_case(gpu, {.m = 3, .n = 1000, .k = 1032, .beta = 1, .bias = true, .activation = Activation::silu}) < 1e-2);
+  CHECK(run_case(gpu, {.m = 8, .n = 40, .k = 264, .alpha = 0.5f, .pad = 16}) < 1e-2);
+  CHECK(run_case(gpu, {.m = 2, .n = 4104, .k = 64, .beta = 1}) < 1e-2);
+  // An MN-major operand takes the architecture's kernel.
+  CHECK(run_case(gpu, {.m = 8, .n = 72, .k = 64, .a_major = Major::mn}) < 1e-2);
+}
+
 TEST_CASE("kernels::gemm refuses what it cannot take, at the caller's line, writing nothing", "[gpu][kernels]") {
   Device gpu;
   auto a = gpu.upload(random_values<bf16>(64 * 64, 6)), b = gpu.upload(random_values<bf16>(64 * 64, 7));
@@ -180,4 +195,13 @@ TEST_CASE("kernels::gemm_compile builds each architecture's kernel with no GPU",
   }
   CHECK(test::contains(kernels::gemm_compile(Target::parse("sm_100a"), a, b_mn, c).at(0).ptx, "mma.sync.aligned.m16n8k16"));
   CHECK_THROWS_WITH(kernels::gemm_compile(Target::parse("sm_90a"), a, c, c), Contains("must agree on K"));
+  // Up to 8 rows of A: the small-M kernel on every target (one or two rows of B a warp), no MMA.
+  auto a4 = DeviceTensor<bf16>::for_compile({4, 512}), c4 = DeviceTensor<bf16>::for_compile({4, 384});
+  for (const char* t : {"sm_80", "sm_90a", "sm_100a", "sm_120a"}) {
+    INFO(t);
+    std::vector<CompiledKernel> small = kernels::gemm_compile(Target::parse(t), a4, b, c4, fused);
+    REQUIRE(small.size() == 2);
+    CHECK(test::contains(small[0].ptx, "shfl.sync.bfly"));
+    CHECK_FALSE(test::contains(small[0].ptx, "mma"));
+  }
 }

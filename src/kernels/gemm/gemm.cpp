@@ -81,19 +81,22 @@ DeviceTensor<bf16> rows_in_memory(const DeviceTensor<bf16>& x, Major major) {
 
 namespace {
 
-enum class Family { sm90, sm100, sm80 };
+enum class Family { small_m, sm90, sm100, sm80 };
 
-/// The kernel for the target: wgmma on sm_90a, tcgen05 on the sm_100 family (K-major operands),
-/// mma.sync on the rest from sm_80.
+/// The kernel for the target and problem: for up to 8 rows of K-major operands the bandwidth-
+/// bound small-M kernel on every target from sm_80; else wgmma on sm_90a, tcgen05 on the sm_100
+/// family (K-major operands), mma.sync on the rest from sm_80.
 Family family_for(const Target& t, const detail::GemmProblem& p, const char* op) {
+  detail::require(t.sm >= 80, op, "no kernel for " + t.name() + "; gemm runs on sm_80 and newer", p.where);
+  if (detail::gemm_small_m_fits(p)) return Family::small_m;
   if (t.sm == 90 && t.arch_specific()) return Family::sm90;
   if ((t.sm == 100 || t.sm == 103) && t.variant != Target::Variant::portable && p.a_major == Major::k && p.b_major == Major::k) return Family::sm100;
-  detail::require(t.sm >= 80, op, "no kernel for " + t.name() + "; gemm runs on sm_80 and newer", p.where);
   return Family::sm80;
 }
 
 PreparedLaunch prepare(const Device& device, const detail::GemmProblem& p, const char* op) {
   switch (family_for(device.target(), p, op)) {
+    case Family::small_m: return detail::gemm_small_m_prepare(device, p);
     case Family::sm90: return detail::gemm_sm90_prepare(device, p);
     case Family::sm100: return detail::gemm_sm100_prepare(device, p);
     case Family::sm80: break;
@@ -122,6 +125,7 @@ std::vector<CompiledKernel> gemm_compile(const Target& target, const DeviceTenso
   detail::GemmProblem p = detail::make_problem("gemm_compile", a, b, c, options, where);
   detail::require(p.m > 0 && p.n > 0, "gemm_compile", "c " + detail::shape_of(c) + " is empty: gemm launches nothing for it", where);
   switch (family_for(target, p, "gemm_compile")) {
+    case Family::small_m: return detail::gemm_small_m_compile(target, p);
     case Family::sm90: return detail::gemm_sm90_compile(target, p);
     case Family::sm100: return detail::gemm_sm100_compile(target, p);
     case Family::sm80: break;

@@ -67,12 +67,16 @@ struct LinearEpilogue {
 /// a TMA map (a K-major operand as it is, an MN-major one as its (K, M) transpose).
 DeviceTensor<bf16> rows_in_memory(const DeviceTensor<bf16>& x, Major major);
 
-// The architecture kernels: sm90.cpp, sm100.cpp, sm80.cpp.
+// The architecture kernels: sm90.cpp, sm100.cpp, sm80.cpp, and small_m.cpp for a few rows of
+// A on any of them (where gemm_small_m_fits).
 PreparedLaunch gemm_sm90_prepare(const Device& device, const GemmProblem& p);
 std::vector<CompiledKernel> gemm_sm90_compile(const Target& target, const GemmProblem& p);
 PreparedLaunch gemm_sm100_prepare(const Device& device, const GemmProblem& p);
 std::vector<CompiledKernel> gemm_sm100_compile(const Target& target, const GemmProblem& p);
 PreparedLaunch gemm_sm80_prepare(const Device& device, const GemmProblem& p);
 std::vector<CompiledKernel> gemm_sm80_compile(const Target& target, const GemmProblem& p);
+bool gemm_small_m_fits(const GemmProblem& p);
+PreparedLaunch gemm_small_m_prepare(const Device& device, const GemmProblem& p);
+std::vector<CompiledKernel> gemm_small_m_compile(const Target& target, const GemmProblem& p);
 
 }  // namespace cutejit::kernels::detail

@@ -1,0 +1,72 @@
+// kernels::gemm for a few rows of A (M up to 8, both operands K-major), on every target from
+// sm_80: gemm/small_m.hpp's bandwidth-bound kernel, one per M and rows-per-warp, traced with the
+// plain store or the call's epilogue.
+#include "cutejit/kernels/gemm/small_m.hpp"
+
+#include <string>
+
+#include "kernels/gemm/gemm_problem.hpp"
+
+namespace cutejit::kernels::detail {
+
+namespace {
+
+template <int M, int R>
+auto& small_m_kernel() {
+  static Kernel k{"cutejit_gemm_small_m_bf16_m" + std::to_string(M) + "_r" + std::to_string(R),
+                  [](Tensor<bf16> a, Tensor<bf16> b, Tensor<bf16> c, Tensor<bf16> bias, Value<f32> alpha, Value<f32> beta,
+                     Constexpr<int> epilogue) {
+                    constexpr gemm_small_m::Config config{.m = M, .rows = R};
+                    if (int(epilogue) == 0) gemm_small_m::kernel<config>(a, b, c);
+                    else gemm_small_m::kernel<config>(a, b, c, LinearEpilogue{c, bias, alpha, beta, int(epilogue)});
+                  }};
+  return k;
+}
+
+/// f(kernel, config) for M = p.m and `rows` rows of B a warp.
+template <class F>
+auto with_kernel(const GemmProblem& p, int rows, F&& f) {
+  auto of_m = [&]<int R>() {
+    switch (p.m) {
+      case 1: return f(small_m_kernel<1, R>(), gemm_small_m::Config{.m = 1, .rows = R});
+      case 2: return f(small_m_kernel<2, R>(), gemm_small_m::Config{.m = 2, .rows = R});
+      case 3: return f(small_m_kernel<3, R>(), gemm_small_m::Config{.m = 3, .rows = R});
+      case 4: return f(small_m_kernel<4, R>(), gemm_small_m::Config{.m = 4, .rows = R});
+      case 5: return f(small_m_kernel<5, R>(), gemm_small_m::Config{.m = 5, .rows = R});
+      case 6: return f(small_m_kernel<6, R>(), gemm_small_m::Config{.m = 6, .rows = R});
+      case 7: return f(small_m_kernel<7, R>(), gemm_small_m::Config{.m = 7, .rows = R});
+      default: return f(small_m_kernel<8, R>(), gemm_small_m::Config{.m = 8, .rows = R});
+    }
+  };
+  return rows == 1 ? of_m.template operator()<1>() : of_m.template operator()<2>();
+}
+
+/// Two rows of B a warp, unless that leaves fewer than two CTAs a multiprocessor.
+int rows_for(int64_t n, int multiprocessors) { return n / (gemm_small_m::Config::warps * 2) >= 2 * multiprocessors ? 2 : 1; }
+
+}  // namespace
+
+bool gemm_small_m_fits(const GemmProblem& p) {
+  return p.m >= 1 && p.m <= gemm_small_m::Config::max_m && p.a_major == Major::k && p.b_major == Major::k &&
+         p.k % gemm_small_m::Config::vec == 0;
+}
+
+PreparedLaunch gemm_small_m_prepare(const Device& device, const GemmProblem& p) {
+  return with_kernel(p, rows_for(p.n, device.multiprocessors()), [&](auto& kernel, const gemm_small_m::Config& config) {
+    Launch launch = gemm_small_m::launch(p.n, config);
+    launch.stream = p.stream;
+    launch.where = p.where;
+    return kernel.prepare(device, launch, p.a, p.b, p.c, p.bias, p.alpha, p.beta, p.epilogue);
+  });
+}
+
+std::vector<CompiledKernel> gemm_small_m_compile(const Target& target, const GemmProblem& p) {
+  std::vector<CompiledKernel> out;
+  for (int rows : {1, 2})
+    out.push_back(with_kernel(p, rows, [&](auto& kernel, const gemm_small_m::Config&) {
+      return kernel.compile(target, p.a, p.b, p.c, p.bias, p.alpha, p.beta, p.epilogue);
+    }));
+  return out;
+}
+
+}  // namespace cutejit::kernels::detail
