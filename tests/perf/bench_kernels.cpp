@@ -3,13 +3,15 @@
 // 64), silu_mul over intermediate 12288, rope over 32 heads of 128. The median of 30 timed runs
 // after warm-up (CUDA events), rotating through copies of the data so each run starts from
 // DRAM; the bandwidth counts each byte read or written once, against the H200's measured
-// 4.2 TB/s copy bandwidth. peers_kernels.py measures PyTorch on the same shapes in the same call.
+// 4.2 TB/s copy bandwidth. And gemm at a decode step's shapes (a few rows of A against
+// Qwen3-8B's weights). peers_kernels.py measures PyTorch on the same shapes in the same call.
 #include <cstdio>
 #include <random>
 #include <vector>
 
 #include <cutejit/cutejit.hpp>
 #include <cutejit/kernels/elementwise.hpp>
+#include <cutejit/kernels/gemm.hpp>
 #include <cutejit/kernels/norm.hpp>
 
 #include "gpu_timing.hpp"
@@ -83,6 +85,22 @@ void time_rope(const Device& gpu, int64_t tokens, int64_t heads, int64_t head_di
   report(what, bytes, ms);
 }
 
+/// A decode step's projection: C (m x n) = A (m x k) B^T, B the weights (n x k); the bytes are
+/// B read once (A and C are a rounding error next to it).
+void time_gemm(const Device& gpu, int64_t m, int64_t n, int64_t k) {
+  const double bytes = 2.0 * double(n * k + m * k + m * n);
+  const int sets = bench::rotation_sets(bytes);
+  std::vector<Buffer<bf16>> b;
+  for (int s = 0; s < sets; ++s) b.push_back(gpu.upload(random_bf16(size_t(n * k), uint32_t(200 + s))));
+  auto a = gpu.upload(random_bf16(size_t(m * k), 9));
+  auto c = gpu.alloc<bf16>(size_t(m * n));
+  const double ms = bench::median_gpu_ms_rotated(
+      [&](int s) { kernels::gemm(gpu, a.view({m, k}), b[size_t(s)].view({n, k}), c.view({m, n})); }, sets, 30);
+  char what[96];
+  std::snprintf(what, sizeof what, "gemm %lld x %lld x %lld", (long long)m, (long long)n, (long long)k);
+  report(what, bytes, ms);
+}
+
 }  // namespace
 
 int main() {
@@ -91,5 +109,9 @@ int main() {
   for (int64_t rows : {1, 64, 4096}) time_add_rmsnorm(gpu, rows, 4096);
   for (int64_t rows : {64, 4096}) time_silu_mul(gpu, rows, 12288);
   for (int64_t tokens : {64, 4096}) time_rope(gpu, tokens, 32, 128);
+  // Qwen3-8B's projections at decode batches 1 and 8: q/o (4096 x 4096), k/v (1024 x 4096),
+  // gate/up (12288 x 4096), down (4096 x 12288).
+  for (int64_t m : {1, 8})
+    for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {1024, 4096}, {12288, 4096}, {4096, 12288}}) time_gemm(gpu, m, n, k);
   return 0;
 }

@@ -3,7 +3,8 @@
 or written once), eager and under torch.compile:
   - add + rms_norm: residual = x + residual; y = F.rms_norm(residual, (hidden,), weight);
   - silu * mul: F.silu(gate) * up;
-  - rope: Hugging Face's rotate-half rotation with cos and sin tables precomputed (not timed)."""
+  - rope: Hugging Face's rotate-half rotation with cos and sin tables precomputed (not timed);
+  - a decode step's projections, F.linear (cuBLAS), eager only."""
 import torch
 import torch.nn.functional as F
 
@@ -59,6 +60,14 @@ def main():
             emb = torch.cat((ang, ang), dim=-1)[:, None, :]
             cos, sin = emb.cos().to(torch.bfloat16), emb.sin().to(torch.bfloat16)
             report(f"torch {mode} rope {tokens} x {heads} x {d}", nbytes, median_ms_rotated(lambda s: f_rope(xs[s], cos, sin), sets))
+    # A decode step's projections: cuBLAS through torch (x @ w.T), as transformers calls it.
+    for m in (1, 8):
+        for n, k in ((4096, 4096), (1024, 4096), (12288, 4096), (4096, 12288)):
+            nbytes = 2 * (n * k + m * k + m * n)
+            sets = rotation_sets(nbytes)
+            ws = [torch.randn(n, k, **bf) for _ in range(sets)]
+            x = torch.randn(m, k, **bf)
+            report(f"torch matmul {m} x {n} x {k}", nbytes, median_ms_rotated(lambda s: torch.nn.functional.linear(x, ws[s]), sets))
 
 
 if __name__ == "__main__":
