@@ -79,6 +79,12 @@ const Loaded& load() {
     sym(d.cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync");
     sym(d.cuMemAllocHost, "cuMemAllocHost");
     sym(d.cuMemFreeHost, "cuMemFreeHost");
+    sym(d.cuStreamBeginCapture, "cuStreamBeginCapture");
+    sym(d.cuStreamEndCapture, "cuStreamEndCapture");
+    sym(d.cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags");
+    sym(d.cuGraphLaunch, "cuGraphLaunch");
+    sym(d.cuGraphExecDestroy, "cuGraphExecDestroy");
+    sym(d.cuGraphDestroy, "cuGraphDestroy");
     sym(d.cuGetErrorName, "cuGetErrorName");
     sym(d.cuGetErrorString, "cuGetErrorString");
     if (!missing.empty()) {

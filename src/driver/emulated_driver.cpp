@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -141,16 +142,73 @@ CUresult guarded(CUresult code, F&& f) {
 
 CUresult copy_in(CUdeviceptr d, const void* s, size_t n) { return guarded(CUDA_ERROR_INVALID_VALUE, [&] { state().memory.write(d, s, n); }); }
 CUresult copy_out(void* d, CUdeviceptr s, size_t n) { return guarded(CUDA_ERROR_INVALID_VALUE, [&] { state().memory.read(s, d, n); }); }
-CUresult copy_in_async(CUdeviceptr d, const void* s, size_t n, CUstream) { return copy_in(d, s, n); }
-CUresult copy_out_async(void* d, CUdeviceptr s, size_t n, CUstream) { return copy_out(d, s, n); }
-CUresult copy_device(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream) {
-  return guarded(CUDA_ERROR_INVALID_VALUE, [&] { std::memmove(state().memory.at(d, n), state().memory.at(s, n), n); });
+// Stream capture: the device runs each call when it is made, so a stream being captured keeps
+// its calls instead, and a graph is the list of them, run in order at each launch (as a CUDA
+// graph of a single stream replays its nodes). A call's arguments are copied when it is
+// captured; a copy from or to host memory reads or writes that memory at each replay.
+struct EmulatedGraph {
+  std::vector<std::function<CUresult()>> calls;
+};
+struct Capture {
+  std::mutex mutex;
+  std::map<CUstream, EmulatedGraph> streams;
+};
+Capture& capture() {
+  static Capture c;
+  return c;
+}
+/// Runs `call` now, or keeps it when `stream` is being captured.
+CUresult queued(CUstream stream, std::function<CUresult()> call) {
+  {
+    std::lock_guard lock(capture().mutex);
+    if (auto it = capture().streams.find(stream); it != capture().streams.end()) {
+      it->second.calls.push_back(std::move(call));
+      return CUDA_SUCCESS;
+    }
+  }
+  return call();
+}
+CUresult begin_capture(CUstream stream, CUstreamCaptureMode) {
+  if (!stream) return fail(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, "the legacy default stream cannot be captured");
+  std::lock_guard lock(capture().mutex);
+  if (!capture().streams.emplace(stream, EmulatedGraph{}).second) return fail(CUDA_ERROR_ILLEGAL_STATE, "the stream is already being captured");
+  return CUDA_SUCCESS;
+}
+CUresult end_capture(CUstream stream, CUgraph* graph) {
+  std::lock_guard lock(capture().mutex);
+  auto it = capture().streams.find(stream);
+  if (it == capture().streams.end()) return fail(CUDA_ERROR_ILLEGAL_STATE, "the stream is not being captured");
+  *graph = reinterpret_cast<CUgraph>(new EmulatedGraph(std::move(it->second)));
+  capture().streams.erase(it);
+  return CUDA_SUCCESS;
+}
+CUresult graph_instantiate(CUgraphExec* exec, CUgraph graph, unsigned long long) {
+  *exec = reinterpret_cast<CUgraphExec>(new EmulatedGraph(*reinterpret_cast<EmulatedGraph*>(graph)));
+  return CUDA_SUCCESS;
+}
+CUresult graph_launch(CUgraphExec exec, CUstream stream) {
+  const auto* g = reinterpret_cast<EmulatedGraph*>(exec);
+  return queued(stream, [g] {
+    for (const auto& call : g->calls)
+      if (CUresult rc = call(); rc != CUDA_SUCCESS) return rc;
+    return CUDA_SUCCESS;
+  });
+}
+CUresult graph_exec_destroy(CUgraphExec exec) { return delete reinterpret_cast<EmulatedGraph*>(exec), CUDA_SUCCESS; }
+CUresult graph_destroy(CUgraph graph) { return delete reinterpret_cast<EmulatedGraph*>(graph), CUDA_SUCCESS; }
+
+CUresult copy_in_async(CUdeviceptr d, const void* s, size_t n, CUstream stream) { return queued(stream, [=] { return copy_in(d, s, n); }); }
+CUresult copy_out_async(void* d, CUdeviceptr s, size_t n, CUstream stream) { return queued(stream, [=] { return copy_out(d, s, n); }); }
+CUresult copy_device(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream stream) {
+  return queued(stream, [=] { return guarded(CUDA_ERROR_INVALID_VALUE, [&] { std::memmove(state().memory.at(d, n), state().memory.at(s, n), n); }); });
 }
 template <class T>
-CUresult fill(CUdeviceptr d, T v, size_t n, CUstream) {
-  return guarded(CUDA_ERROR_INVALID_VALUE, [&] {
-    T* p = reinterpret_cast<T*>(state().memory.at(d, n * sizeof(T)));
-    std::fill(p, p + n, v);
+CUresult fill(CUdeviceptr d, T v, size_t n, CUstream stream) {
+  return queued(stream, [=] {
+    return guarded(CUDA_ERROR_INVALID_VALUE, [&] {
+      T* p = reinterpret_cast<T*>(state().memory.at(d, n * sizeof(T)));
+      std::fill(p, p + n, v);
+    });
   });
 }
 CUresult fill8(CUdeviceptr d, unsigned char v, size_t n, CUstream s) { return fill<uint8_t>(d, v, n, s); }
@@ -213,9 +271,11 @@ CUresult launch(const CUlaunchConfig* config, CUfunction f, void** args, void**)
   for (size_t i = 0; i < fn.params.size(); ++i) std::memcpy(cfg.params.data() + fn.params[i].offset, args[i], fn.params[i].bytes);
   emu::RunOptions options = state().options;
   if (current) options.multiprocessors = current->multiprocessors;
-  return guarded(CUDA_ERROR_LAUNCH_FAILED, [&] {
-    emu::Grid grid(*ef.module->module, fn, cfg, state().memory, options);
-    grid.run();
+  return queued(config->hStream, [&ef, &fn, cfg, options] {
+    return guarded(CUDA_ERROR_LAUNCH_FAILED, [&] {
+      emu::Grid grid(*ef.module->module, fn, cfg, state().memory, options);
+      grid.run();
+    });
   });
 }
 
@@ -321,6 +381,12 @@ Driver make_table() {
   d.cuMemcpyDtoHAsync = copy_out_async;
   d.cuMemAllocHost = alloc_host;
   d.cuMemFreeHost = free_host;
+  d.cuStreamBeginCapture = begin_capture;
+  d.cuStreamEndCapture = end_capture;
+  d.cuGraphInstantiateWithFlags = graph_instantiate;
+  d.cuGraphLaunch = graph_launch;
+  d.cuGraphExecDestroy = graph_exec_destroy;
+  d.cuGraphDestroy = graph_destroy;
   d.cuGetErrorName = error_name;
   d.cuGetErrorString = error_string;
   return d;

@@ -1,5 +1,7 @@
 // Launches take part in CUDA graph capture: kernels launched on a capturing stream (plain and
-// prepared launches) are recorded, not run, and replaying the graph runs them in order.
+// prepared launches) are recorded, not run, and replaying the graph runs them in order; first
+// through the driver's own calls (the GPU only), then through cutejit::Graph (the emulated
+// device too, which keeps a captured stream's calls).
 #include <catch2/catch.hpp>
 
 #include <dlfcn.h>
@@ -7,6 +9,8 @@
 #include <cuda.h>
 
 #include <vector>
+
+#include <cutejit/runtime/graph.hpp>
 
 #include "support.hpp"
 
@@ -70,4 +74,39 @@ TEST_CASE("kernel launches are captured into a CUDA graph and replay in order", 
   api.exec_destroy(exec);
   api.graph_destroy(graph);
   api.stream_destroy(stream);
+}
+
+TEST_CASE("Graph captures launches and copies queued on a stream, and each launch replays them in order", "[gpu]") {
+  Device gpu;
+  const int n = 4096;
+  auto x = gpu.upload(std::vector<int32_t>(n, 1)), y = gpu.alloc<int32_t>(n);
+  Launch cfg{.grid = n / 256, .block = 256};
+  add_one(gpu, cfg, x);  // compiled and loaded before the capture
+  times_two(gpu, cfg, x);
+  gpu.synchronize();  // x = 4
+  Stream stream(gpu);
+  cfg.stream = stream;
+  PreparedLaunch doubled = times_two.prepare(gpu, cfg, x);
+  Graph graph = Graph::capture(gpu, stream, [&] {
+    add_one(gpu, cfg, x);
+    doubled();
+    y.copy_from(x, stream);
+  });
+  stream.synchronize();
+  CHECK(x.to_host() == std::vector<int32_t>(n, 4));  // recorded, not run
+  graph.launch(stream);
+  graph.launch(stream);
+  stream.synchronize();
+  CHECK(x.to_host() == std::vector<int32_t>(n, ((4 + 1) * 2 + 1) * 2));
+  CHECK(y.to_host() == x.to_host());
+  // The legacy default stream cannot be captured; a capture whose work throws ends, and the
+  // stream runs work again.
+  CHECK_THROWS_WITH(Graph::capture(gpu, nullptr, [] {}), Catch::Contains("legacy default stream cannot be captured"));
+  CHECK_THROWS_WITH(Graph::capture(gpu, stream, [&] {
+    add_one(gpu, cfg, x);
+    throw Error("error: stop");
+  }), Catch::Contains("stop"));
+  add_one(gpu, cfg, x);
+  stream.synchronize();
+  CHECK(x.to_host() == std::vector<int32_t>(n, 23));
 }
