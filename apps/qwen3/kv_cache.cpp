@@ -1,5 +1,6 @@
 #include "kv_cache.hpp"
 
+#include <atomic>
 #include <string>
 
 #include <cutejit/core/error.hpp>
@@ -8,8 +9,15 @@ namespace qwen3 {
 
 using namespace cutejit;
 
+namespace {
+uint64_t next_id() {
+  static std::atomic<uint64_t> next{1};
+  return next++;
+}
+}  // namespace
+
 KvCache::KvCache(const Device& device, const Config& config, int64_t sequences, int64_t max_tokens, int64_t page_size, int64_t pages)
-    : kv_heads_(config.kv_heads), head_dim_(config.head_dim), page_size_(page_size) {
+    : id_(next_id()), kv_heads_(config.kv_heads), head_dim_(config.head_dim), page_size_(page_size) {
   if (sequences < 1 || max_tokens < 1)
     throw Error("error: qwen3: a KV cache holds at least one sequence of at least one token, not " + std::to_string(sequences) +
                 " of " + std::to_string(max_tokens));
@@ -75,9 +83,9 @@ void KvCache::reset(int64_t sequence) {
   lengths_[size_t(sequence)] = 0;
 }
 
-void KvCache::upload() {
-  device_table_.upload(table_);
-  device_lengths_.upload(lengths_);
+void KvCache::upload(StreamHandle stream) {
+  device_table_.upload_async(table_, stream);
+  device_lengths_.upload_async(lengths_, stream);
 }
 
 DeviceTensor<bf16> KvCache::keys(int64_t layer) const { return keys_.at(size_t(layer)).view({pages_, page_size_, kv_heads_, head_dim_}); }

@@ -13,6 +13,7 @@
 
 #include <cutejit/runtime/buffer.hpp>
 #include <cutejit/runtime/device.hpp>
+#include <cutejit/runtime/stream.hpp>
 
 #include "checkpoint.hpp"
 
@@ -41,8 +42,11 @@ class KvCache {
   std::vector<int32_t> append(const std::vector<int64_t>& tokens);
   /// Empties `sequence`, its pages back in the pool.
   void reset(int64_t sequence);
-  /// Copies the block table and the lengths to the device (after appends, before a step).
-  void upload();
+  /// Copies the block table and the lengths to the device (after appends, before a step),
+  /// queued on `stream`.
+  void upload(cutejit::StreamHandle stream = nullptr);
+  /// A number no other cache of this process has: what the model's decode graphs are kept by.
+  uint64_t id() const { return id_; }
 
   /// Layer `layer`'s keys or values, (pages, page_size, kv_heads, head_dim).
   cutejit::DeviceTensor<cutejit::bf16> keys(int64_t layer) const;
@@ -55,6 +59,7 @@ class KvCache {
   cutejit::DeviceTensor<int32_t> lengths(int64_t batch) const;
 
  private:
+  uint64_t id_;
   int64_t kv_heads_, head_dim_, page_size_, pages_, pages_per_sequence_;
   std::vector<cutejit::Buffer<cutejit::bf16>> keys_, values_;  // one of each a layer
   std::vector<int32_t> table_, lengths_, free_pages_;

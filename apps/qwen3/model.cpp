@@ -32,7 +32,8 @@ Buffer<bf16> upload(const Device& device, const Checkpoint& checkpoint, const st
 Model::Model(const Device& device, const Checkpoint& checkpoint)
     : Model(device, checkpoint.config(), [&](const ExpectedTensor& t) { return upload(device, checkpoint, t.name); }) {}
 
-Model::Model(const Device& device, const Config& config, const WeightSource& weight) : device_(device), config_(config) {
+Model::Model(const Device& device, const Config& config, const WeightSource& weight)
+    : device_(device), config_(config), stream_(device) {
   std::map<std::string, ExpectedTensor> expected;
   for (ExpectedTensor& t : expected_tensors(config)) expected.emplace(t.name, std::move(t));
   auto w = [&](const std::string& name) {
@@ -116,7 +117,7 @@ std::vector<bf16> Model::prefill(const std::vector<std::vector<int32_t>>& prompt
     counts.push_back(int64_t(p.size()));
   }
   pass.slots = cache.append(counts);
-  cache.upload();
+  cache.upload(stream_);
   return forward(pass, &cache, nullptr);
 }
 
@@ -132,16 +133,34 @@ std::vector<bf16> Model::decode(const std::vector<int32_t>& tokens, KvCache& cac
     pass.max_seqlen = std::max(pass.max_seqlen, cache.length(int64_t(b)) + 1);
   }
   pass.slots = cache.append(std::vector<int64_t>(tokens.size(), 1));
-  cache.upload();
+  cache.upload(stream_);
   return forward(pass, &cache, nullptr);
 }
+
+namespace {
+
+/// Copies `values` to the start of `buffer` on `stream` (the rest of the buffer gets zeros: an
+/// asynchronous copy moves a whole buffer). From pageable memory the copy is staged before the
+/// call returns, so `values` may go at once.
+void upload_start(Buffer<int32_t>& buffer, const std::vector<int32_t>& values, StreamHandle stream) {
+  std::vector<int32_t> whole(buffer.size(), 0);
+  std::copy(values.begin(), values.end(), whole.begin());
+  buffer.upload_async(whole, stream);
+}
+
+}  // namespace
 
 Model::Activations& Model::activations(int64_t tokens) const {
   Activations& a = activations_;
   if (tokens <= a.tokens) return a;
+  graphs_.clear();  // they hold the old buffers' addresses
+  stream_.synchronize();
   const Config& c = config_;
   const auto n = size_t(tokens);
+  Buffer<bf16> logits = std::move(a.logits);
+  Buffer<float> workspace = std::move(a.decode_workspace);
   a = {};  // the old buffers go first
+  a.logits = std::move(logits), a.decode_workspace = std::move(workspace);
   a.tokens = tokens;
   a.h = device_.alloc<bf16>(n * size_t(c.hidden)), a.x = device_.alloc<bf16>(n * size_t(c.hidden));
   a.q = device_.alloc<bf16>(n * size_t(c.heads * c.head_dim)), a.attention = device_.alloc<bf16>(n * size_t(c.heads * c.head_dim));
@@ -155,37 +174,81 @@ Model::Activations& Model::activations(int64_t tokens) const {
 
 std::vector<bf16> Model::forward(const Pass& pass, KvCache* cache, std::vector<std::vector<bf16>>* layers) const {
   const Config& c = config_;
+  const int64_t T = int64_t(pass.ids.size()), B = pass.decode ? T : int64_t(pass.cu_seqlens.size()) - 1;
+  const int64_t R = pass.logit_rows.empty() ? T : int64_t(pass.logit_rows.size());
+  Activations& a = activations(T);
+  if (size_t(R * c.vocab) > a.logits.size()) {
+    graphs_.clear();
+    stream_.synchronize();
+    a.logits = device_.alloc<bf16>(size_t(R * c.vocab));
+  }
+  // A decode step attends over the cache with its splits chosen for the cache's longest
+  // sequence, so that every step of a batch size runs the same kernels (and a graph of them).
+  kernels::DecodeOptions decode{.q_len = 1, .max_seqlen_k = cache ? cache->max_tokens() : 0, .stream = stream_};
+  if (pass.decode) {
+    const auto floats = size_t(kernels::attention_decode_workspace(device_, a.q.view({T, c.heads, c.head_dim}), cache->keys(0),
+                                                                   cache->block_table(B), decode));
+    if (floats > a.decode_workspace.size()) {
+      graphs_.clear();
+      stream_.synchronize();
+      a.decode_workspace = device_.alloc<float>(floats);
+    }
+    if (floats > 0) decode.workspace = a.decode_workspace.view({int64_t(floats)});
+  }
+  upload_start(a.ids, pass.ids, stream_), upload_start(a.positions, pass.positions, stream_);
+  upload_start(a.cu_seqlens, pass.cu_seqlens, stream_), upload_start(a.slots, pass.slots, stream_);
+  upload_start(a.logit_rows, pass.logit_rows, stream_);
+
+  if (pass.decode && use_graphs_) {
+    if (graphs_cache_ != cache->id()) graphs_.clear(), graphs_cache_ = cache->id();
+    if (auto g = graphs_.find(B); g != graphs_.end()) {
+      g->second.launch(stream_);
+    } else {
+      // The first step of this batch size runs (compiling and loading what it needs), then the
+      // same kernels are captured for the next.
+      queue_kernels(pass, cache, decode, nullptr);
+      stream_.synchronize();
+      graphs_.emplace(B, Graph::capture(device_, stream_, [&] { queue_kernels(pass, cache, decode, nullptr); }));
+    }
+  } else {
+    queue_kernels(pass, cache, decode, layers);
+  }
+  std::vector<bf16> logits(a.logits.size());  // an asynchronous copy moves the whole buffer
+  a.logits.download_async(logits, stream_);
+  stream_.synchronize();
+  logits.resize(size_t(R * c.vocab));
+  return logits;
+}
+
+void Model::queue_kernels(const Pass& pass, KvCache* cache, const kernels::DecodeOptions& decode,
+                          std::vector<std::vector<bf16>>* layers) const {
+  const Config& c = config_;
   const int64_t T = int64_t(pass.ids.size()), H = c.hidden, d = c.head_dim, nq = c.heads * d, nkv = c.kv_heads * d, I = c.intermediate;
   const int64_t B = pass.decode ? T : int64_t(pass.cu_seqlens.size()) - 1;
-  Activations& a = activations(T);
-  a.ids.upload(pass.ids), a.positions.upload(pass.positions), a.cu_seqlens.upload(pass.cu_seqlens), a.slots.upload(pass.slots);
-  a.logit_rows.upload(pass.logit_rows);
+  Activations& a = activations_;
   const Buffer<int32_t> &ids = a.ids, &pos = a.positions, &cu = a.cu_seqlens, &slots = a.slots;
   Buffer<bf16> &h = a.h, &x = a.x, &q = a.q, &k = a.k, &v = a.v, &attention = a.attention, &gate = a.gate, &up = a.up;
   Buffer<float>& lse = a.lse;
-  const kernels::NormOptions norm{.eps = float(c.rms_norm_eps)};
-  kernels::DecodeOptions decode{.q_len = 1, .max_seqlen_k = pass.max_seqlen};
-  if (pass.decode) {
-    // The splits' workspace, grown to what this step's splits need.
-    const auto floats = size_t(kernels::attention_decode_workspace(device_, q.view({T, c.heads, d}), cache->keys(0), cache->block_table(B), decode));
-    if (floats > a.decode_workspace.size()) a.decode_workspace = device_.alloc<float>(floats);
-    if (floats > 0) decode.workspace = a.decode_workspace.view({int64_t(floats)});
-  }
+  const StreamHandle stream = stream_;
+  const kernels::NormOptions norm{.eps = float(c.rms_norm_eps), .stream = stream};
+  const kernels::ElementwiseOptions on_stream{.stream = stream};
+  const kernels::GemmOptions plain{.stream = stream}, residual{.beta = 1, .stream = stream};
+  const Launch rows{.grid = uint32_t(T), .block = 128, .stream = stream};
 
-  gather_rows(device_, Launch{.grid = uint32_t(T), .block = 128}, embedding_.view({c.vocab, H}), ids.view({T}), h.view({T, H}));
+  gather_rows(device_, rows, embedding_.view({c.vocab, H}), ids.view({T}), h.view({T, H}));
   for (size_t l = 0; l < layers_.size(); ++l) {
     const Layer& L = layers_[l];
     // Attention: x = norm(h); q, k, v projections; q and k normed per head and rotated.
     kernels::rmsnorm(device_, h.view({T, H}), L.input_norm.view({H}), x.view({T, H}), norm);
-    kernels::gemm(device_, x.view({T, H}), L.q.view({nq, H}), q.view({T, nq}));
-    kernels::gemm(device_, x.view({T, H}), L.k.view({nkv, H}), k.view({T, nkv}));
-    kernels::gemm(device_, x.view({T, H}), L.v.view({nkv, H}), v.view({T, nkv}));
+    kernels::gemm(device_, x.view({T, H}), L.q.view({nq, H}), q.view({T, nq}), plain);
+    kernels::gemm(device_, x.view({T, H}), L.k.view({nkv, H}), k.view({T, nkv}), plain);
+    kernels::gemm(device_, x.view({T, H}), L.v.view({nkv, H}), v.view({T, nkv}), plain);
     kernels::rmsnorm(device_, q.view({T * c.heads, d}), L.q_norm.view({d}), q.view({T * c.heads, d}), norm);
     kernels::rmsnorm(device_, k.view({T * c.kv_heads, d}), L.k_norm.view({d}), k.view({T * c.kv_heads, d}), norm);
-    kernels::rope(device_, q.view({T, c.heads, d}), pos.view({T}), inv_freq_.view({d / 2}));
-    kernels::rope(device_, k.view({T, c.kv_heads, d}), pos.view({T}), inv_freq_.view({d / 2}));
+    kernels::rope(device_, q.view({T, c.heads, d}), pos.view({T}), inv_freq_.view({d / 2}), on_stream);
+    kernels::rope(device_, k.view({T, c.kv_heads, d}), pos.view({T}), inv_freq_.view({d / 2}), on_stream);
     if (cache)
-      store_kv(device_, Launch{.grid = uint32_t(T), .block = 128}, k.view({T, nkv}), v.view({T, nkv}), slots.view({T}),
+      store_kv(device_, rows, k.view({T, nkv}), v.view({T, nkv}), slots.view({T}),
                cache->key_rows(int64_t(l)), cache->value_rows(int64_t(l)));
     if (pass.decode)
       kernels::attention_decode(device_, q.view({T, c.heads, d}), cache->keys(int64_t(l)), cache->values(int64_t(l)),
@@ -195,31 +258,32 @@ std::vector<bf16> Model::forward(const Pass& pass, KvCache* cache, std::vector<s
       kernels::attention_forward(device_, q.view({T, c.heads, d}), k.view({T, c.kv_heads, d}), v.view({T, c.kv_heads, d}),
                                  attention.view({T, c.heads, d}), lse.view({c.heads, T}),
                                  {.cu_seqlens_q = cu.view({B + 1}), .cu_seqlens_k = cu.view({B + 1}), .max_seqlen_q = pass.max_seqlen,
-                                  .causal = true});
+                                  .causal = true, .stream = stream});
     // h += o_proj(attention): the residual add in the GEMM's epilogue.
-    kernels::gemm(device_, attention.view({T, nq}), L.o.view({H, nq}), h.view({T, H}), {.beta = 1});
+    kernels::gemm(device_, attention.view({T, nq}), L.o.view({H, nq}), h.view({T, H}), residual);
     // MLP: h += down(silu(gate(x)) * up(x)), x = norm(h).
     kernels::rmsnorm(device_, h.view({T, H}), L.post_norm.view({H}), x.view({T, H}), norm);
-    kernels::gemm(device_, x.view({T, H}), L.gate.view({I, H}), gate.view({T, I}));
-    kernels::gemm(device_, x.view({T, H}), L.up.view({I, H}), up.view({T, I}));
-    kernels::silu_mul(device_, gate.view({T, I}), up.view({T, I}), gate.view({T, I}));
-    kernels::gemm(device_, gate.view({T, I}), L.down.view({H, I}), h.view({T, H}), {.beta = 1});
-    if (layers) layers->push_back(h.to_host());
+    kernels::gemm(device_, x.view({T, H}), L.gate.view({I, H}), gate.view({T, I}), plain);
+    kernels::gemm(device_, x.view({T, H}), L.up.view({I, H}), up.view({T, I}), plain);
+    kernels::silu_mul(device_, gate.view({T, I}), up.view({T, I}), gate.view({T, I}), on_stream);
+    kernels::gemm(device_, gate.view({T, I}), L.down.view({H, I}), h.view({T, H}), residual);
+    if (layers) {
+      layers->emplace_back(h.size());
+      h.download_async(layers->back(), stream);
+      stream_.synchronize();
+      layers->back().resize(size_t(T * H));
+    }
   }
   // The final norm and the LM head, over the rows whose logits are wanted.
   int64_t R = T;
   if (!pass.logit_rows.empty()) {
     R = int64_t(pass.logit_rows.size());
-    gather_rows(device_, Launch{.grid = uint32_t(R), .block = 128}, h.view({T, H}), a.logit_rows.view({R}), x.view({R, H}));
-    h.copy_from(x);
+    gather_rows(device_, Launch{.grid = uint32_t(R), .block = 128, .stream = stream}, h.view({T, H}), a.logit_rows.view({R}), x.view({R, H}));
+    h.copy_from(x, stream);
   }
   kernels::rmsnorm(device_, h.view({R, H}), final_norm_.view({H}), x.view({R, H}), norm);
   const Buffer<bf16>& head = c.tie_word_embeddings ? embedding_ : lm_head_;
-  if (size_t(R * c.vocab) > a.logits.size()) a.logits = device_.alloc<bf16>(size_t(R * c.vocab));
-  kernels::gemm(device_, x.view({R, H}), head.view({c.vocab, H}), a.logits.view({R, c.vocab}));
-  std::vector<bf16> logits(size_t(R * c.vocab));
-  a.logits.download(logits);
-  return logits;
+  kernels::gemm(device_, x.view({R, H}), head.view({c.vocab, H}), a.logits.view({R, c.vocab}), plain);
 }
 
 }  // namespace qwen3

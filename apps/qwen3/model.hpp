@@ -10,16 +10,20 @@
  * With a KV cache (kv_cache.hpp), a prefill writes a batch of prompts' keys and values into it
  * and attends with kernels::attention_forward over the packed prompts; a decode step appends one
  * token to each sequence and attends with kernels::attention_decode over the paged cache.
- * Not yet: sampling on the device, CUDA graphs.
+ * Every kernel is queued on the model's own stream.
  */
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <vector>
 
+#include <cutejit/kernels/attention.hpp>
 #include <cutejit/runtime/buffer.hpp>
 #include <cutejit/runtime/device.hpp>
+#include <cutejit/runtime/graph.hpp>
+#include <cutejit/runtime/stream.hpp>
 
 #include "checkpoint.hpp"
 #include "kv_cache.hpp"
@@ -50,8 +54,13 @@ class Model {
   /// of each prompt's last token (prompts.size() x vocab).
   std::vector<cutejit::bf16> prefill(const std::vector<std::vector<int32_t>>& prompts, KvCache& cache) const;
   /// One decode step: appends tokens[b] to the cache's sequence b, for b below tokens.size(),
-  /// and returns each one's logits (tokens.size() x vocab).
+  /// and returns each one's logits (tokens.size() x vocab). The first step of a batch size runs
+  /// the kernels one by one and captures them as a CUDA graph; later steps of that size on the
+  /// same cache replay it (write the step's inputs, one launch, read the logits back).
   std::vector<cutejit::bf16> decode(const std::vector<int32_t>& tokens, KvCache& cache) const;
+  /// Whether decode steps are captured and replayed as CUDA graphs (the default), or run
+  /// kernel by kernel each time; both compute the same logits, bit for bit.
+  void use_graphs(bool on) { use_graphs_ = on, graphs_.clear(); }
 
  private:
   struct Layer {
@@ -71,6 +80,9 @@ class Model {
   /// The pass's logits (the rows it asks for) on the host, and each layer's output in `layers`
   /// when given.
   std::vector<cutejit::bf16> forward(const Pass& pass, KvCache* cache, std::vector<std::vector<cutejit::bf16>>* layers) const;
+  /// Queues the pass's kernels on the model's stream, its inputs already on the device.
+  void queue_kernels(const Pass& pass, KvCache* cache, const cutejit::kernels::DecodeOptions& decode,
+                     std::vector<std::vector<cutejit::bf16>>* layers) const;
   void check_tokens(const std::vector<int32_t>& tokens, const char* what) const;
   void check_cache(const KvCache& cache) const;
 
@@ -79,7 +91,12 @@ class Model {
   cutejit::Buffer<cutejit::bf16> embedding_, final_norm_, lm_head_;  // lm_head_ is empty when tied
   std::vector<Layer> layers_;
   cutejit::Buffer<float> inv_freq_;
-  mutable Activations activations_;  // so a model runs one pass at a time
+  cutejit::Stream stream_;
+  // So a model runs one pass at a time:
+  mutable Activations activations_;
+  bool use_graphs_ = true;
+  mutable std::map<int64_t, cutejit::Graph> graphs_;  // decode steps by batch size, for one cache
+  mutable uint64_t graphs_cache_ = 0;                 // that cache's id
 };
 
 }  // namespace qwen3

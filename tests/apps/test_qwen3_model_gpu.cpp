@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstring>
 
 #include "qwen3/model.hpp"
 #include "qwen3/reference.hpp"
@@ -141,4 +142,29 @@ TEST_CASE("the Qwen3 model's KV cache steps refuse what they cannot take, the ca
   const qwen3::Config other{256, 3, 4, 2, 64, 512, 320, 1e6, 1e-6, false};
   qwen3::KvCache wrong(gpu, other, 1, 16);
   CHECK_THROWS_WITH(model.decode({1}, wrong), Catch::Contains("the KV cache was made for 3 layers"));
+}
+
+TEST_CASE("the Qwen3 model's decode steps replayed as CUDA graphs give the logits of the steps run kernel by kernel, bit for bit",
+          "[gpu][qwen3]") {
+  Device gpu;
+  const qwen3::Config tiny{256, 2, 4, 2, 64, 512, 320, 1e6, 1e-6, false};
+  qwen3_test::TempDir dir;
+  qwen3::write_checkpoint(dir.path, tiny, qwen3_test::weights(tiny));
+  const qwen3::Checkpoint checkpoint(dir.path);
+  qwen3::Model graphs(gpu, checkpoint), eager(gpu, checkpoint);
+  eager.use_graphs(false);
+  qwen3::KvCache cache_g(gpu, tiny, 2, 40), cache_e(gpu, tiny, 2, 40);
+  const std::vector<std::vector<int32_t>> prompts{tokens_of(0, 17, tiny.vocab), tokens_of(1, 9, tiny.vocab)};
+  const std::vector<bf16> pg = graphs.prefill(prompts, cache_g), pe = eager.prefill(prompts, cache_e);
+  CHECK(std::memcmp(pg.data(), pe.data(), pg.size() * sizeof(bf16)) == 0);
+  // Steps of two sequences, then of one (another graph), then of two again (the first graph,
+  // replayed with the sequences' new lengths and pages).
+  for (int batch : {2, 2, 2, 1, 1, 2, 2}) {
+    std::vector<int32_t> next;
+    for (int b = 0; b < batch; ++b) next.push_back(int32_t((cache_g.length(b) * 31 + b) % tiny.vocab));
+    INFO("batch " << batch << ", lengths " << cache_g.length(0) << " and " << cache_g.length(1));
+    const std::vector<bf16> g = graphs.decode(next, cache_g), e = eager.decode(next, cache_e);
+    REQUIRE(g.size() == e.size());
+    CHECK(std::memcmp(g.data(), e.data(), g.size() * sizeof(bf16)) == 0);
+  }
 }
