@@ -97,7 +97,7 @@ int main(int argc, char** argv) {
       int64_t n = 1;
       for (int64_t d : t.shape) n *= d;
       const bool norm = t.shape.size() == 1;
-      return gpu.upload(random_values(size_t(n), std::hash<std::string>{}(t.name), norm ? 1.0f : 0.0f, norm ? 0.1f : 0.02f));
+      return random_values(size_t(n), std::hash<std::string>{}(t.name), norm ? 1.0f : 0.0f, norm ? 0.1f : 0.02f);
     });
     std::printf("weights: %.2f GB, made and uploaded in %.1f s\n", double(c.weight_bytes()) / 1e9, seconds_since(t0));
 

@@ -19,41 +19,46 @@ using namespace cutejit;
 
 namespace {
 
-/// The checkpoint's tensor `name` on the device (its BF16 bytes as they are).
-Buffer<bf16> upload(const Device& device, const Checkpoint& checkpoint, const std::string& name) {
+/// The checkpoint's tensor `name`'s values (its BF16 bytes as they are).
+std::vector<bf16> values_of(const Checkpoint& checkpoint, const std::string& name) {
   const TensorView& t = checkpoint.tensor(name);
   std::vector<bf16> host(t.bytes.size() / sizeof(bf16));
   std::memcpy(host.data(), t.bytes.data(), t.bytes.size());
-  return device.upload(host);
+  return host;
 }
 
 }  // namespace
 
 Model::Model(const Device& device, const Checkpoint& checkpoint)
-    : Model(device, checkpoint.config(), [&](const ExpectedTensor& t) { return upload(device, checkpoint, t.name); }) {}
+    : Model(device, checkpoint.config(), [&](const ExpectedTensor& t) { return values_of(checkpoint, t.name); }) {}
 
 Model::Model(const Device& device, const Config& config, const WeightSource& weight)
     : device_(device), config_(config), stream_(device) {
   std::map<std::string, ExpectedTensor> expected;
   for (ExpectedTensor& t : expected_tensors(config)) expected.emplace(t.name, std::move(t));
-  auto w = [&](const std::string& name) {
+  auto values = [&](const std::string& name) {
     const ExpectedTensor& t = expected.at(name);
-    Buffer<bf16> b = weight(t);
+    std::vector<bf16> v = weight(t);
     int64_t n = 1;
     for (int64_t d : t.shape) n *= d;
-    if (int64_t(b.size()) != n)
-      throw Error("error: qwen3: the weight source gave " + std::to_string(b.size()) + " values for " + name + ", which has " + std::to_string(n));
-    return b;
+    if (int64_t(v.size()) != n)
+      throw Error("error: qwen3: the weight source gave " + std::to_string(v.size()) + " values for " + name + ", which has " + std::to_string(n));
+    return v;
   };
+  auto w = [&](const std::string& name) { return device.upload(values(name)); };
   embedding_ = w("model.embed_tokens.weight");
   final_norm_ = w("model.norm.weight");
   if (!config_.tie_word_embeddings) lm_head_ = w("lm_head.weight");
   for (int64_t l = 0; l < config_.layers; ++l) {
     const std::string p = "model.layers." + std::to_string(l) + ".";
+    // The gate and up projections as one (2 x intermediate, hidden) weight: one GEMM writes
+    // both halves of each token's row.
+    std::vector<bf16> gate_up = values(p + "mlp.gate_proj.weight"), up = values(p + "mlp.up_proj.weight");
+    gate_up.insert(gate_up.end(), up.begin(), up.end());
     layers_.push_back({w(p + "input_layernorm.weight"), w(p + "self_attn.q_proj.weight"), w(p + "self_attn.k_proj.weight"),
                        w(p + "self_attn.v_proj.weight"), w(p + "self_attn.q_norm.weight"), w(p + "self_attn.k_norm.weight"),
-                       w(p + "self_attn.o_proj.weight"), w(p + "post_attention_layernorm.weight"), w(p + "mlp.gate_proj.weight"),
-                       w(p + "mlp.up_proj.weight"), w(p + "mlp.down_proj.weight")});
+                       w(p + "self_attn.o_proj.weight"), w(p + "post_attention_layernorm.weight"), device.upload(gate_up),
+                       w(p + "mlp.down_proj.weight")});
   }
   inv_freq_ = device.upload(kernels::rope_inv_freq(config_.head_dim, config_.rope_theta));
 }
@@ -165,7 +170,7 @@ Model::Activations& Model::activations(int64_t tokens) const {
   a.h = device_.alloc<bf16>(n * size_t(c.hidden)), a.x = device_.alloc<bf16>(n * size_t(c.hidden));
   a.q = device_.alloc<bf16>(n * size_t(c.heads * c.head_dim)), a.attention = device_.alloc<bf16>(n * size_t(c.heads * c.head_dim));
   a.k = device_.alloc<bf16>(n * size_t(c.kv_heads * c.head_dim)), a.v = device_.alloc<bf16>(n * size_t(c.kv_heads * c.head_dim));
-  a.gate = device_.alloc<bf16>(n * size_t(c.intermediate)), a.up = device_.alloc<bf16>(n * size_t(c.intermediate));
+  a.gate_up = device_.alloc<bf16>(n * size_t(2 * c.intermediate));
   a.lse = device_.alloc<float>(n * size_t(c.heads));
   a.ids = device_.alloc<int32_t>(n), a.positions = device_.alloc<int32_t>(n), a.cu_seqlens = device_.alloc<int32_t>(n + 1);
   a.slots = device_.alloc<int32_t>(n), a.logit_rows = device_.alloc<int32_t>(n);
@@ -227,7 +232,7 @@ void Model::queue_kernels(const Pass& pass, KvCache* cache, const kernels::Decod
   const int64_t B = pass.decode ? T : int64_t(pass.cu_seqlens.size()) - 1;
   Activations& a = activations_;
   const Buffer<int32_t> &ids = a.ids, &pos = a.positions, &cu = a.cu_seqlens, &slots = a.slots;
-  Buffer<bf16> &h = a.h, &x = a.x, &q = a.q, &k = a.k, &v = a.v, &attention = a.attention, &gate = a.gate, &up = a.up;
+  Buffer<bf16> &h = a.h, &x = a.x, &q = a.q, &k = a.k, &v = a.v, &attention = a.attention, &gate_up = a.gate_up;
   Buffer<float>& lse = a.lse;
   const StreamHandle stream = stream_;
   const kernels::NormOptions norm{.eps = float(c.rms_norm_eps), .stream = stream};
@@ -261,12 +266,13 @@ void Model::queue_kernels(const Pass& pass, KvCache* cache, const kernels::Decod
                                   .causal = true, .stream = stream});
     // h += o_proj(attention): the residual add in the GEMM's epilogue.
     kernels::gemm(device_, attention.view({T, nq}), L.o.view({H, nq}), h.view({T, H}), residual);
-    // MLP: h += down(silu(gate(x)) * up(x)), x = norm(h).
+    // MLP: x = norm(h); h += down(silu(gate(x)) * up(x)), gate and up from one GEMM.
     kernels::rmsnorm(device_, h.view({T, H}), L.post_norm.view({H}), x.view({T, H}), norm);
-    kernels::gemm(device_, x.view({T, H}), L.gate.view({I, H}), gate.view({T, I}), plain);
-    kernels::gemm(device_, x.view({T, H}), L.up.view({I, H}), up.view({T, I}), plain);
-    kernels::silu_mul(device_, gate.view({T, I}), up.view({T, I}), gate.view({T, I}), on_stream);
-    kernels::gemm(device_, gate.view({T, I}), L.down.view({H, I}), h.view({T, H}), residual);
+    kernels::gemm(device_, x.view({T, H}), L.gate_up.view({2 * I, H}), gate_up.view({T, 2 * I}), plain);
+    const DeviceTensor<bf16> gate = gate_up.view({T, I}, {2 * I, 1});
+    const DeviceTensor<bf16> up = DeviceTensor<bf16>::from_pointer(gate_up.data() + uint64_t(I) * sizeof(bf16), {T, I}, {2 * I, 1});
+    kernels::silu_mul(device_, gate, up, gate, on_stream);
+    kernels::gemm(device_, gate, L.down.view({H, I}), h.view({T, H}), residual);
     if (layers) {
       layers->emplace_back(h.size());
       h.download_async(layers->back(), stream);

@@ -3,9 +3,10 @@
  * passes over sequences packed along tokens, all in BF16 with f32 inside each kernel: the
  * embedding; per layer RMSNorm, the q, k and v projections, the per-head RMSNorm of q and k,
  * RoPE, causal grouped-query attention, the output projection with the residual add fused into
- * its epilogue (beta = 1 on the residual stream), RMSNorm, the gate and up projections, SiLU·mul
- * and the down projection, its residual add fused too; the final norm and the LM head. Every
- * step is a kernels:: operator except the row copies of row_copies.hpp.
+ * its epilogue (beta = 1 on the residual stream), RMSNorm, the gate and up projections as one
+ * GEMM (their weights concatenated at load), SiLU·mul and the down projection, its residual
+ * add fused too; the final norm and the LM head. Every step is a kernels:: operator except the
+ * row copies of row_copies.hpp.
  *
  * With a KV cache (kv_cache.hpp), a prefill writes a batch of prompts' keys and values into it
  * and attends with kernels::attention_forward over the packed prompts; a decode step appends one
@@ -41,9 +42,9 @@ class Model {
  public:
   /// Uploads the checkpoint's weights to `device`, which must outlive the model.
   Model(const cutejit::Device& device, const Checkpoint& checkpoint);
-  /// The weights `weight` gives for each of expected_tensors(config), on `device` (benchmarks
-  /// make them random there, with no checkpoint written).
-  using WeightSource = std::function<cutejit::Buffer<cutejit::bf16>(const ExpectedTensor&)>;
+  /// The weights `weight` gives for each of expected_tensors(config), uploaded to `device`
+  /// (benchmarks make them random, with no checkpoint written).
+  using WeightSource = std::function<std::vector<cutejit::bf16>(const ExpectedTensor&)>;
   Model(const cutejit::Device& device, const Config& config, const WeightSource& weight);
 
   const Config& config() const { return config_; }
@@ -64,7 +65,7 @@ class Model {
 
  private:
   struct Layer {
-    cutejit::Buffer<cutejit::bf16> input_norm, q, k, v, q_norm, k_norm, o, post_norm, gate, up, down;
+    cutejit::Buffer<cutejit::bf16> input_norm, q, k, v, q_norm, k_norm, o, post_norm, gate_up, down;
   };
   struct Pass;
   /// What a pass works in, kept from pass to pass (allocating and freeing device memory waits
@@ -72,7 +73,7 @@ class Model {
   /// when a pass needs more of them).
   struct Activations {
     int64_t tokens = 0;
-    cutejit::Buffer<cutejit::bf16> h, x, q, k, v, attention, gate, up, logits;
+    cutejit::Buffer<cutejit::bf16> h, x, q, k, v, attention, gate_up, logits;
     cutejit::Buffer<float> lse, decode_workspace;
     cutejit::Buffer<int32_t> ids, positions, cu_seqlens, slots, logit_rows;
   };
