@@ -18,7 +18,7 @@ cp build/tests/export_consumer build/tests/libcutejit_test_kernels.so bundle/sta
 cp build/tests/perf/cutejit_bench build/tests/perf/cutejit_bench_* tests/perf/peers*.py tests/perf/gpu_timing.py bundle/stage/tests/perf/
 cp build/tests/differential/cutejit_differential bundle/stage/tests/differential/
 mkdir -p bundle/stage/apps bundle/stage/tests/apps
-cp build/apps/cutejit_qwen3_reference build/apps/cutejit_qwen3_bench bundle/stage/apps/
+cp build/apps/cutejit_qwen3_reference build/apps/cutejit_qwen3_bench build/apps/cutejit_qwen3_run bundle/stage/apps/
 cp tests/apps/*.py bundle/stage/tests/apps/
 # TVM-FFI's wheels for the Python versions the GPU machine may have (it has no package
 # registry): run_gpu.sh installs the one that fits, for the Python module's fast entry.
@@ -30,7 +30,7 @@ done
 find build/examples -maxdepth 1 -type f -executable -exec cp {} bundle/stage/examples/ \;
 strip --strip-unneeded bundle/stage/libcutejit.so.0 bundle/stage/tests/cutejit_tests bundle/stage/tests/export_consumer \
   bundle/stage/tests/libcutejit_test_kernels.so bundle/stage/libcutejit_python.so \
-  bundle/stage/tests/perf/cutejit_bench* bundle/stage/tests/differential/cutejit_differential bundle/stage/apps/cutejit_qwen3_reference bundle/stage/apps/cutejit_qwen3_bench \
+  bundle/stage/tests/perf/cutejit_bench* bundle/stage/tests/differential/cutejit_differential bundle/stage/apps/cutejit_qwen3_reference bundle/stage/apps/cutejit_qwen3_bench bundle/stage/apps/cutejit_qwen3_run \
   bundle/stage/tools/cutejit-cache/cutejit-cache \
   bundle/stage/examples/*
 git rev-parse --short HEAD > bundle/stage/COMMIT

@@ -96,6 +96,8 @@ log="$OUT/gpu-$part.log"
   echo "cutejit_differential exit code: $?"
   fi
   if want qwen3; then
+  echo "== the Qwen3 GPU model against transformers (FP32 and BF16), Qwen3-0.6B's configuration"
+  PYTHONUNBUFFERED=1 timeout 240 python3 tests/apps/qwen3_gpu_vs_transformers.py $CJ/apps/cutejit_qwen3_run
   echo "== Qwen3 on random weights: prefill and decode steps (apps/qwen3/bench_main.cpp)"
   for args in "--model 0.6b --batch 1" "--model 8b --batch 1" "--model 8b --batch 8" "--model 8b --batch 32"; do
     timeout 150 ./apps/cutejit_qwen3_bench $args --context 1024 --steps 32 || echo "cutejit_qwen3_bench $args: exit code $?"

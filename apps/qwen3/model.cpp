@@ -69,7 +69,7 @@ Model::Model(const Device& device, const Config& config, const WeightSource& wei
 struct Model::Pass {
   std::vector<int32_t> ids, positions;
   std::vector<int32_t> cu_seqlens;  ///< prefill: batch + 1 offsets
-  int64_t max_seqlen = 0;           ///< prefill: the longest prompt; decode: the longest sequence, this token included
+  int64_t max_seqlen = 0;           ///< prefill: the longest prompt
   bool decode = false;
   std::vector<int32_t> slots;       ///< with a cache: each token's cache slot
   std::vector<int32_t> logit_rows;  ///< the tokens whose logits are wanted; empty: all
@@ -133,10 +133,7 @@ std::vector<bf16> Model::decode(const std::vector<int32_t>& tokens, KvCache& cac
                 std::to_string(tokens.size()));
   check_tokens(tokens, "sequence");
   Pass pass{.ids = tokens, .decode = true};
-  for (size_t b = 0; b < tokens.size(); ++b) {
-    pass.positions.push_back(int32_t(cache.length(int64_t(b))));
-    pass.max_seqlen = std::max(pass.max_seqlen, cache.length(int64_t(b)) + 1);
-  }
+  for (size_t b = 0; b < tokens.size(); ++b) pass.positions.push_back(int32_t(cache.length(int64_t(b))));
   pass.slots = cache.append(std::vector<int64_t>(tokens.size(), 1));
   cache.upload(stream_);
   return forward(pass, &cache, nullptr);
