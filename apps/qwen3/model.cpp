@@ -12,6 +12,7 @@
 #include <cutejit/kernels/norm.hpp>
 
 #include "row_copies.hpp"
+#include "split_qkv.hpp"
 
 namespace qwen3 {
 
@@ -55,10 +56,17 @@ Model::Model(const Device& device, const Config& config, const WeightSource& wei
     // both halves of each token's row.
     std::vector<bf16> gate_up = values(p + "mlp.gate_proj.weight"), up = values(p + "mlp.up_proj.weight");
     gate_up.insert(gate_up.end(), up.begin(), up.end());
-    layers_.push_back({w(p + "input_layernorm.weight"), w(p + "self_attn.q_proj.weight"), w(p + "self_attn.k_proj.weight"),
-                       w(p + "self_attn.v_proj.weight"), w(p + "self_attn.q_norm.weight"), w(p + "self_attn.k_norm.weight"),
-                       w(p + "self_attn.o_proj.weight"), w(p + "post_attention_layernorm.weight"), device.upload(gate_up),
-                       w(p + "mlp.down_proj.weight")});
+    // Likewise q, k and v as one (heads + 2 kv_heads) x head_dim by hidden weight, and the q and
+    // k norms' weights as the rows of one (2, head_dim) tensor.
+    std::vector<bf16> qkv = values(p + "self_attn.q_proj.weight");
+    for (const char* name : {"self_attn.k_proj.weight", "self_attn.v_proj.weight"}) {
+      std::vector<bf16> more = values(p + name);
+      qkv.insert(qkv.end(), more.begin(), more.end());
+    }
+    std::vector<bf16> qk_norm = values(p + "self_attn.q_norm.weight"), k_norm = values(p + "self_attn.k_norm.weight");
+    qk_norm.insert(qk_norm.end(), k_norm.begin(), k_norm.end());
+    layers_.push_back({w(p + "input_layernorm.weight"), device.upload(qkv), device.upload(qk_norm), w(p + "self_attn.o_proj.weight"),
+                       w(p + "post_attention_layernorm.weight"), device.upload(gate_up), w(p + "mlp.down_proj.weight")});
   }
   inv_freq_ = device.upload(kernels::rope_inv_freq(config_.head_dim, config_.rope_theta));
 }
@@ -165,6 +173,7 @@ Model::Activations& Model::activations(int64_t tokens) const {
   a.logits = std::move(logits), a.decode_workspace = std::move(workspace);
   a.tokens = tokens;
   a.h = device_.alloc<bf16>(n * size_t(c.hidden)), a.x = device_.alloc<bf16>(n * size_t(c.hidden));
+  a.qkv = device_.alloc<bf16>(n * size_t((c.heads + 2 * c.kv_heads) * c.head_dim));
   a.q = device_.alloc<bf16>(n * size_t(c.heads * c.head_dim)), a.attention = device_.alloc<bf16>(n * size_t(c.heads * c.head_dim));
   a.k = device_.alloc<bf16>(n * size_t(c.kv_heads * c.head_dim)), a.v = device_.alloc<bf16>(n * size_t(c.kv_heads * c.head_dim));
   a.gate_up = device_.alloc<bf16>(n * size_t(2 * c.intermediate));
@@ -226,10 +235,10 @@ void Model::queue_kernels(const Pass& pass, KvCache* cache, const kernels::Decod
                           std::vector<std::vector<bf16>>* layers) const {
   const Config& c = config_;
   const int64_t T = int64_t(pass.ids.size()), H = c.hidden, d = c.head_dim, nq = c.heads * d, nkv = c.kv_heads * d, I = c.intermediate;
-  const int64_t B = pass.decode ? T : int64_t(pass.cu_seqlens.size()) - 1;
+  const int64_t nqkv = nq + 2 * nkv, B = pass.decode ? T : int64_t(pass.cu_seqlens.size()) - 1;
   Activations& a = activations_;
   const Buffer<int32_t> &ids = a.ids, &pos = a.positions, &cu = a.cu_seqlens, &slots = a.slots;
-  Buffer<bf16> &h = a.h, &x = a.x, &q = a.q, &k = a.k, &v = a.v, &attention = a.attention, &gate_up = a.gate_up;
+  Buffer<bf16> &h = a.h, &x = a.x, &qkv = a.qkv, &q = a.q, &k = a.k, &v = a.v, &attention = a.attention, &gate_up = a.gate_up;
   Buffer<float>& lse = a.lse;
   const StreamHandle stream = stream_;
   const kernels::NormOptions norm{.eps = float(c.rms_norm_eps), .stream = stream};
@@ -240,15 +249,13 @@ void Model::queue_kernels(const Pass& pass, KvCache* cache, const kernels::Decod
   gather_rows(device_, rows, embedding_.view({c.vocab, H}), ids.view({T}), h.view({T, H}));
   for (size_t l = 0; l < layers_.size(); ++l) {
     const Layer& L = layers_[l];
-    // Attention: x = norm(h); q, k, v projections; q and k normed per head and rotated.
+    // Attention: x = norm(h); the q, k and v projections as one GEMM, split with q and k normed
+    // per head and rotated.
     kernels::rmsnorm(device_, h.view({T, H}), L.input_norm.view({H}), x.view({T, H}), norm);
-    kernels::gemm(device_, x.view({T, H}), L.q.view({nq, H}), q.view({T, nq}), plain);
-    kernels::gemm(device_, x.view({T, H}), L.k.view({nkv, H}), k.view({T, nkv}), plain);
-    kernels::gemm(device_, x.view({T, H}), L.v.view({nkv, H}), v.view({T, nkv}), plain);
-    kernels::rmsnorm(device_, q.view({T * c.heads, d}), L.q_norm.view({d}), q.view({T * c.heads, d}), norm);
-    kernels::rmsnorm(device_, k.view({T * c.kv_heads, d}), L.k_norm.view({d}), k.view({T * c.kv_heads, d}), norm);
-    kernels::rope(device_, q.view({T, c.heads, d}), pos.view({T}), inv_freq_.view({d / 2}), on_stream);
-    kernels::rope(device_, k.view({T, c.kv_heads, d}), pos.view({T}), inv_freq_.view({d / 2}), on_stream);
+    kernels::gemm(device_, x.view({T, H}), L.qkv.view({nqkv, H}), qkv.view({T, nqkv}), plain);
+    split_qkv(device_, Launch{.grid = {uint32_t(c.heads + 2 * c.kv_heads), uint32_t(T)}, .block = uint32_t(d / 2), .stream = stream},
+              qkv.view({T, nqkv}), L.qk_norm.view({2, d}), pos.view({T}), inv_freq_.view({d / 2}), q.view({T, c.heads, d}),
+              k.view({T, c.kv_heads, d}), v.view({T, c.kv_heads, d}), float(c.rms_norm_eps), int(d));
     if (cache)
       store_kv(device_, rows, k.view({T, nkv}), v.view({T, nkv}), slots.view({T}),
                cache->key_rows(int64_t(l)), cache->value_rows(int64_t(l)));

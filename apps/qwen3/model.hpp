@@ -1,12 +1,13 @@
 /** \file
  * Qwen3 on the GPU, on the kernel library: the checkpoint's weights uploaded once, then forward
  * passes over sequences packed along tokens, all in BF16 with f32 inside each kernel: the
- * embedding; per layer RMSNorm, the q, k and v projections, the per-head RMSNorm of q and k,
- * RoPE, causal grouped-query attention, the output projection with the residual add fused into
- * its epilogue (beta = 1 on the residual stream), RMSNorm, the gate and up projections as one
- * GEMM (their weights concatenated at load), SiLU·mul and the down projection, its residual
- * add fused too; the final norm and the LM head. Every step is a kernels:: operator except the
- * row copies of row_copies.hpp.
+ * embedding; per layer RMSNorm, the q, k and v projections as one GEMM, split into q, k and v
+ * by one kernel that also applies the per-head RMSNorm of q and k and RoPE (split_qkv.hpp),
+ * causal grouped-query attention, the output projection with the residual add fused into its
+ * epilogue (beta = 1 on the residual stream), RMSNorm, the gate and up projections as one GEMM,
+ * SiLU·mul and the down projection, its residual add fused too; the final norm and the LM head.
+ * The fused projections' weights are concatenated at load. Every step is a kernels:: operator
+ * except split_qkv and the row copies of row_copies.hpp.
  *
  * With a KV cache (kv_cache.hpp), a prefill writes a batch of prompts' keys and values into it
  * and attends with kernels::attention_forward over the packed prompts; a decode step appends one
@@ -65,7 +66,7 @@ class Model {
 
  private:
   struct Layer {
-    cutejit::Buffer<cutejit::bf16> input_norm, q, k, v, q_norm, k_norm, o, post_norm, gate_up, down;
+    cutejit::Buffer<cutejit::bf16> input_norm, qkv, qk_norm, o, post_norm, gate_up, down;
   };
   struct Pass;
   /// What a pass works in, kept from pass to pass (allocating and freeing device memory waits
@@ -73,7 +74,7 @@ class Model {
   /// when a pass needs more of them).
   struct Activations {
     int64_t tokens = 0;
-    cutejit::Buffer<cutejit::bf16> h, x, q, k, v, attention, gate_up, logits;
+    cutejit::Buffer<cutejit::bf16> h, x, qkv, q, k, v, attention, gate_up, logits;
     cutejit::Buffer<float> lse, decode_workspace;
     cutejit::Buffer<int32_t> ids, positions, cu_seqlens, slots, logit_rows;
   };

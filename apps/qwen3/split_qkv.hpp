@@ -1,0 +1,53 @@
+// After the fused QKV projection: each token's row of qkv (the query heads, then the key heads,
+// then the value heads, head_dim values each) split into compact q, k and v, the query and key
+// heads RMS-normed with their weights (Qwen3's q_norm and k_norm, rows 0 and 1 of qk_norm) and
+// rotated by RoPE at the token's position, with kernels::rmsnorm's and kernels::rope's roundings:
+// the normed value rounded to BF16, times the weight rounded again, then the rotation in f32
+// rounded once. One CTA a (head, token); head_dim / 2 threads, each a pair (i, i + head_dim / 2).
+#pragma once
+
+#include <cutejit/cutejit.hpp>
+
+namespace qwen3 {
+
+inline cutejit::Kernel split_qkv{
+    "qwen3_split_qkv",
+    [](cutejit::Tensor<cutejit::bf16> qkv, cutejit::Tensor<cutejit::bf16> qk_norm, cutejit::Tensor<int32_t> positions,
+       cutejit::Tensor<cutejit::f32> inv_freq, cutejit::Tensor<cutejit::bf16> q, cutejit::Tensor<cutejit::bf16> k,
+       cutejit::Tensor<cutejit::bf16> v, cutejit::Value<cutejit::f32> eps, cutejit::Constexpr<int> head_dim) {
+      using namespace cutejit;
+      const int half = head_dim / 2;
+      block_shape(half);
+      Int head = block_idx().x, token = block_idx().y, i = thread_idx().x;
+      Int heads = q.shape(1), kv_heads = k.shape(1);
+      Int col = head * int(head_dim) + i;
+      BF16 a = qkv(token, col), b = qkv(token, col + half);
+      // The value heads are copied as they are.
+      Int value_head = head - heads - kv_heads;
+      if_(value_head >= 0, [&] {
+        v(token, value_head, i) = a;
+        v(token, value_head, i + half) = b;
+      });
+      if_(value_head < 0, [&] {
+        F32 fa = cast<f32>(a), fb = cast<f32>(b);
+        F32 scale = rsqrt(block_reduce(fa * fa + fb * fb, half) / float(int(head_dim)) + eps);
+        Int which = min(head / heads, Int(1));  // 0: a query head, 1: a key head
+        auto normed = [&](const F32& x, const Int& at) {
+          return cast<f32>(cast<bf16>(cast<f32>(cast<bf16>(x * scale)) * cast<f32>(BF16(qk_norm(which, at)))));
+        };
+        F32 na = normed(fa, i), nb = normed(fb, i + half);
+        F32 angle = cast<f32>(Int(positions(token))) * F32(inv_freq(i));
+        F32 c = cos(angle), s = sin(angle);
+        BF16 ra = cast<bf16>(na * c - nb * s), rb = cast<bf16>(nb * c + na * s);
+        if_(which == 0, [&] {
+          q(token, head, i) = ra;
+          q(token, head, i + half) = rb;
+        });
+        if_(which == 1, [&] {
+          k(token, head - heads, i) = ra;
+          k(token, head - heads, i + half) = rb;
+        });
+      });
+    }};
+
+}  // namespace qwen3
