@@ -193,8 +193,9 @@ std::vector<bf16> Model::forward(const Pass& pass, KvCache* cache, std::vector<s
     stream_.synchronize();
     a.logits = device_.alloc<bf16>(size_t(R * c.vocab));
   }
-  // A decode step attends over the cache with its splits chosen for the cache's longest
-  // sequence, so that every step of a batch size runs the same kernels (and a graph of them).
+  // A decode step attends over the cache with its splits chosen for the cache's capacity, not
+  // this step's lengths, so that every step of a batch size runs the same kernels (and a graph
+  // of them).
   kernels::DecodeOptions decode{.q_len = 1, .max_seqlen_k = cache ? cache->max_tokens() : 0, .stream = stream_};
   if (pass.decode) {
     const auto floats = size_t(kernels::attention_decode_workspace(device_, a.q.view({T, c.heads, c.head_dim}), cache->keys(0),
