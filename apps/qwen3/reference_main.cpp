@@ -4,12 +4,12 @@
 // another implementation (tests/apps/qwen3_reference_vs_transformers.py).
 #include <cstdio>
 #include <fstream>
-#include <sstream>
 #include <string>
 
 #include <cutejit/core/error.hpp>
 
 #include "qwen3/reference.hpp"
+#include "qwen3/token_list.hpp"
 
 int main(int argc, char** argv) {
   if (argc != 4) {
@@ -18,9 +18,7 @@ int main(int argc, char** argv) {
   }
   try {
     const qwen3::Checkpoint checkpoint(argv[1]);
-    std::vector<int32_t> tokens;
-    std::stringstream list(argv[2]);
-    for (std::string id; std::getline(list, id, ',');) tokens.push_back(int32_t(std::stol(id)));
+    const std::vector<int32_t> tokens = qwen3::parse_token_list(argv[2]);
     const qwen3::ReferenceOutputs out = qwen3::reference_forward(checkpoint, tokens);
     std::ofstream file(argv[3], std::ios::binary);
     for (const auto& layer : out.layers) file.write(reinterpret_cast<const char*>(layer.data()), std::streamsize(layer.size() * 8));

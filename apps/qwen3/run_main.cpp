@@ -7,12 +7,12 @@
 // positions PROMPT, PROMPT + 1, ...).
 #include <cstdio>
 #include <fstream>
-#include <sstream>
 #include <string>
 
 #include <cutejit/cutejit.hpp>
 
 #include "qwen3/model.hpp"
+#include "qwen3/token_list.hpp"
 
 namespace {
 
@@ -31,9 +31,7 @@ int main(int argc, char** argv) {
   }
   try {
     const qwen3::Checkpoint checkpoint(argv[1]);
-    std::vector<int32_t> tokens;
-    std::stringstream list(argv[2]);
-    for (std::string id; std::getline(list, id, ',');) tokens.push_back(int32_t(std::stol(id)));
+    const std::vector<int32_t> tokens = qwen3::parse_token_list(argv[2]);
     const size_t prompt = std::stoul(argv[3]);
     if (prompt < 1 || prompt > tokens.size()) throw cutejit::Error("error: PROMPT is 1 to the number of tokens, not " + std::string(argv[3]));
     cutejit::Device gpu;

@@ -17,6 +17,19 @@ using namespace cutejit;
 
 namespace {
 
+/// The tests' tiny configuration (2 layers, hidden 256, GQA 4:2, head dim 64), its random
+/// weights written as a checkpoint and opened.
+struct TinyCheckpoint {
+  qwen3::Config config{256, 2, 4, 2, 64, 512, 320, 1e6, 1e-6, false};
+  qwen3_test::TempDir dir;
+  qwen3::Checkpoint checkpoint{write(config, dir)};
+
+  static const std::filesystem::path& write(const qwen3::Config& c, const qwen3_test::TempDir& d) {
+    qwen3::write_checkpoint(d.path, c, qwen3_test::weights(c));
+    return d.path;
+  }
+};
+
 /// max |got - want| / max |want|.
 double relative_error(const std::vector<bf16>& got, const std::vector<double>& want) {
   double worst = 0, largest = 0;
@@ -34,10 +47,9 @@ TEST_CASE("the Qwen3 model on the GPU matches the float64 reference layer by lay
           "[gpu][qwen3][sm100][sm120]") {
   Device gpu;
   INFO(gpu.target().name());
-  const qwen3::Config tiny{256, 2, 4, 2, 64, 512, 320, 1e6, 1e-6, false};
-  qwen3_test::TempDir dir;
-  qwen3::write_checkpoint(dir.path, tiny, qwen3_test::weights(tiny));
-  const qwen3::Checkpoint checkpoint(dir.path);
+  const TinyCheckpoint written;
+  const qwen3::Config& tiny = written.config;
+  const qwen3::Checkpoint& checkpoint = written.checkpoint;
   std::vector<int32_t> tokens;
   for (int i = 0; i < 37; ++i) tokens.push_back(int32_t((i * 131 + 7) % tiny.vocab));
   const qwen3::ReferenceOutputs want = qwen3::reference_forward(checkpoint, tokens);
@@ -73,10 +85,9 @@ TEST_CASE("the Qwen3 model prefills a batch into a paged KV cache and decodes fr
           "[gpu][qwen3][sm100][sm120]") {
   Device gpu;
   INFO(gpu.target().name());
-  const qwen3::Config tiny{256, 2, 4, 2, 64, 512, 320, 1e6, 1e-6, false};
-  qwen3_test::TempDir dir;
-  qwen3::write_checkpoint(dir.path, tiny, qwen3_test::weights(tiny));
-  const qwen3::Checkpoint checkpoint(dir.path);
+  const TinyCheckpoint written;
+  const qwen3::Config& tiny = written.config;
+  const qwen3::Checkpoint& checkpoint = written.checkpoint;
   const qwen3::Model model(gpu, checkpoint);
   // Prompts of 37, 23 and 5 tokens (pages of 16 fill, cross and stay partial); the third
   // sequence stops after two steps, so later steps decode a batch of two. Teacher forcing: each
@@ -118,10 +129,9 @@ TEST_CASE("the Qwen3 model prefills a batch into a paged KV cache and decodes fr
 
 TEST_CASE("the Qwen3 model's KV cache steps refuse what they cannot take, the cache unchanged", "[gpu][qwen3]") {
   Device gpu;
-  const qwen3::Config tiny{256, 2, 4, 2, 64, 512, 320, 1e6, 1e-6, false};
-  qwen3_test::TempDir dir;
-  qwen3::write_checkpoint(dir.path, tiny, qwen3_test::weights(tiny));
-  const qwen3::Checkpoint checkpoint(dir.path);
+  const TinyCheckpoint written;
+  const qwen3::Config& tiny = written.config;
+  const qwen3::Checkpoint& checkpoint = written.checkpoint;
   const qwen3::Model model(gpu, checkpoint);
   qwen3::KvCache cache(gpu, tiny, 2, 32, 16, 3);  // a pool of 3 pages for two sequences of up to 2 pages
   CHECK_THROWS_WITH(model.prefill({{1, 2, 320}}, cache), Catch::Contains("token 320 at prompt 0, position 2 is outside the vocabulary"));
@@ -147,10 +157,9 @@ TEST_CASE("the Qwen3 model's KV cache steps refuse what they cannot take, the ca
 TEST_CASE("the Qwen3 model's decode steps replayed as CUDA graphs give the logits of the steps run kernel by kernel, bit for bit",
           "[gpu][qwen3]") {
   Device gpu;
-  const qwen3::Config tiny{256, 2, 4, 2, 64, 512, 320, 1e6, 1e-6, false};
-  qwen3_test::TempDir dir;
-  qwen3::write_checkpoint(dir.path, tiny, qwen3_test::weights(tiny));
-  const qwen3::Checkpoint checkpoint(dir.path);
+  const TinyCheckpoint written;
+  const qwen3::Config& tiny = written.config;
+  const qwen3::Checkpoint& checkpoint = written.checkpoint;
   qwen3::Model graphs(gpu, checkpoint), eager(gpu, checkpoint);
   eager.use_graphs(false);
   qwen3::KvCache cache_g(gpu, tiny, 2, 40), cache_e(gpu, tiny, 2, 40);
