@@ -11,34 +11,20 @@ Exit status 1 if the bar is missed.
 import os
 import subprocess
 import sys
-import tempfile
 
 import numpy as np
 import torch
-from transformers import Qwen3Config, Qwen3ForCausalLM
+from transformers import Qwen3ForCausalLM
+
+from qwen3_transformers import random_checkpoint, stats
 
 PROMPT, STEPS, BAR = 512, 128, 1.5
 
 
-def stats(got, want):
-    d = np.abs(got - want) / np.sqrt(np.mean(want ** 2))
-    return d.mean(), np.quantile(d, 0.999)
-
-
 def main():
     runner = sys.argv[1]
-    torch.manual_seed(0)
-    cfg = Qwen3Config(hidden_size=1024, num_hidden_layers=28, num_attention_heads=16, num_key_value_heads=8, head_dim=128,
-                      intermediate_size=3072, vocab_size=151936, rope_theta=1e6, rms_norm_eps=1e-6, tie_word_embeddings=True,
-                      max_position_embeddings=4096)
-    model = Qwen3ForCausalLM(cfg)
-    with torch.no_grad():
-        for _, p in model.named_parameters():
-            if p.dim() == 1:
-                p.normal_(1.0, 0.1)
-    directory = tempfile.mkdtemp()
-    model.to(torch.bfloat16).save_pretrained(directory, safe_serialization=True)
-    del model
+    cfg, directory = random_checkpoint(hidden_size=1024, num_hidden_layers=28, num_attention_heads=16, num_key_value_heads=8,
+                                       head_dim=128, intermediate_size=3072, vocab_size=151936, tie_word_embeddings=True)
     layers, hidden, vocab = cfg.num_hidden_layers, cfg.hidden_size, cfg.vocab_size
     tokens = torch.randint(0, vocab, (PROMPT + STEPS,), generator=torch.Generator().manual_seed(1))
     out = os.path.join(directory, "cutejit.bin")

@@ -9,32 +9,19 @@ bar the GPU model is held to). Exit status 1 if FP32 transformers disagrees beyo
 import os
 import subprocess
 import sys
-import tempfile
 
 import numpy as np
 import torch
-from transformers import Qwen3Config, Qwen3ForCausalLM
+from transformers import Qwen3ForCausalLM
 
-
-def stats(got, want):
-    d = np.abs(got - want) / np.sqrt(np.mean(want ** 2))
-    return d.mean(), np.quantile(d, 0.999)
+from qwen3_transformers import random_checkpoint, stats
 
 
 def main():
     reference = sys.argv[1]
-    torch.manual_seed(0)
     layers, tokens_n, hidden, vocab = 2, 64, 256, 1000
-    cfg = Qwen3Config(hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=4, num_key_value_heads=2, head_dim=64,
-                      intermediate_size=512, vocab_size=vocab, rope_theta=1e6, rms_norm_eps=1e-6, tie_word_embeddings=False,
-                      max_position_embeddings=4096)
-    model = Qwen3ForCausalLM(cfg)
-    with torch.no_grad():
-        for _, p in model.named_parameters():
-            if p.dim() == 1:
-                p.normal_(1.0, 0.1)
-    directory = tempfile.mkdtemp()
-    model.to(torch.bfloat16).save_pretrained(directory, safe_serialization=True)
+    _, directory = random_checkpoint(hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=4, num_key_value_heads=2,
+                                     head_dim=64, intermediate_size=512, vocab_size=vocab, tie_word_embeddings=False)
     tokens = torch.randint(0, vocab, (tokens_n,), generator=torch.Generator().manual_seed(1))
     out = os.path.join(directory, "reference.bin")
     subprocess.run([reference, directory, ",".join(map(str, tokens.tolist())), out], check=True)
