@@ -7,13 +7,17 @@
 # every [gpu] test on the emulated sm_90a, two host threads a test as on the CI machine, several
 # tests at once; `run_gpu.sh differential` compares the GPU's outputs with the emulator's, kernel
 # by kernel (docs/emulator.md's table); `run_gpu.sh python` the Python module alone (part of
-# `tests`); `run_gpu.sh qwen3` the Qwen3 model's prefill and decode on random weights
-# (apps/qwen3/bench_main.cpp); with no argument, all but `emulated`, `differential` and `qwen3`.
+# `tests`); `run_gpu.sh qwen3speed` Qwen3's start-up (cold and warm disk cache), its prefill and
+# decode on random weights with a per-stage breakdown (apps/qwen3/bench_main.cpp), and
+# transformers' at the same shapes (tests/apps/qwen3_peers_transformers.py); `run_gpu.sh qwen3`
+# the GPU model against transformers' numerics, then all of qwen3speed; with no argument, all
+# but `emulated`, `differential`, `qwen3` and `qwen3speed`.
 # Each part fits one 600-second device call; the whole does not.
 set -uo pipefail
 part=${1:-all}
-case $part in tests|again|bench|emulated|differential|python|qwen3|all) ;; *) echo "usage: run_gpu.sh [tests|again|bench|emulated|differential|python|qwen3]" >&2; exit 2 ;; esac
-want() { [ "$part" = all ] && [ "$1" != emulated ] && [ "$1" != differential ] && [ "$1" != qwen3 ] || [ "$part" = "$1" ]; }
+case $part in tests|again|bench|emulated|differential|python|qwen3|qwen3speed|all) ;; *) echo "usage: run_gpu.sh [tests|again|bench|emulated|differential|python|qwen3|qwen3speed]" >&2; exit 2 ;; esac
+want() { [ "$part" = all ] && [ "$1" != emulated ] && [ "$1" != differential ] && [ "$1" != qwen3 ] && [ "$1" != qwen3speed ] ||
+         [ "$part" = "$1" ] || { [ "$part" = qwen3 ] && [ "$1" = qwen3speed ]; }; }
 OUT=${OUT:-/tmp/cutejit-out}
 CJ=${CUTEJIT_GPU_DIR:-/tmp/cj}  # where the bundle is unpacked: two parts may run at once in two folders
 mkdir -p "$OUT" "$CJ"
@@ -102,10 +106,21 @@ log="$OUT/gpu-$part.log"
   if want qwen3; then
   echo "== the Qwen3 GPU model against transformers (FP32 and BF16), Qwen3-0.6B's configuration"
   PYTHONUNBUFFERED=1 timeout 240 python3 tests/apps/qwen3_gpu_vs_transformers.py $CJ/apps/cutejit_qwen3_run
-  echo "== Qwen3 on random weights: prefill and decode steps (apps/qwen3/bench_main.cpp)"
-  for args in "--model 0.6b --batch 1" "--model 8b --batch 1" "--model 8b --batch 8" "--model 8b --batch 32"; do
-    timeout 150 ./apps/cutejit_qwen3_bench $args --context 1024 --steps 32 || echo "cutejit_qwen3_bench $args: exit code $?"
+  fi
+  if want qwen3speed; then
+  echo "== Qwen3 start-up: Qwen3-0.6B in a process with an empty disk cache, then in a second one"
+  for run in cold warm; do
+    CUTEJIT_CACHE_DIR=$CJ/cache-startup timeout 120 ./apps/cutejit_qwen3_bench --model 0.6b --steps 8 | grep -E "^(weights|start-up|prefill)"
   done
+  echo "== Qwen3-8B on random weights: prefill and decode steps (apps/qwen3/bench_main.cpp), then transformers at the same shapes"
+  timeout 150 ./apps/cutejit_qwen3_bench --model 8b --batch 1,8,32,64 --context 1024 --steps 32 --breakdown || echo "cutejit_qwen3_bench: exit code $?"
+  timeout 90 ./apps/cutejit_qwen3_bench --model 8b --batch 1 --context 4096 --steps 32 || echo "cutejit_qwen3_bench: exit code $?"
+  # Sections start only within the script's deadline (each compiled decode compiles for minutes
+  # at worst); the most telling first.
+  PYTHONUNBUFFERED=1 timeout 360 python3 tests/apps/qwen3_peers_transformers.py 8b 280 \
+    decode:eager:1:1024 decode:compiled:1:1024 prefill:eager:1:4096 prefill:eager:8:1024 decode:compiled:8:1024 \
+    decode:compiled:32:1024 decode:eager:8:1024 decode:eager:32:1024 decode:compiled:64:1024 prefill:compiled:1:4096 \
+    prefill:compiled:8:1024 || echo "qwen3_peers_transformers.py: exit code $?"
   fi
   if want bench; then
   echo "== all CPU suites on this machine too"

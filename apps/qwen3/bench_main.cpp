@@ -4,15 +4,24 @@
 // bandwidth counts the bytes a step must read once: every weight but the embedding's unused
 // rows, and each sequence's cached keys and values.
 //
-//   cutejit_qwen3_bench [--model 8b|1.7b|0.6b|tiny] [--batch N] [--context N] [--steps N]
+// With --breakdown, eight more steps run kernel by kernel with an event after each stage, and
+// each stage's time is set against its own memory roofline: the bytes it must move (weights,
+// KV, activations read and written) at the same call's copy bandwidth.
+// Start-up: the disk cache's entries before and after the first prefill and decode step say how
+// many kernels this process compiled (none, when a cache warmed by an earlier run serves them).
+//
+//   cutejit_qwen3_bench [--model 8b|1.7b|0.6b|tiny] [--batch N[,N...]] [--context N] [--steps N] [--breakdown]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <map>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include <cutejit/cache/kernel_cache.hpp>
 #include <cutejit/cutejit.hpp>
 
 #include "qwen3/model.hpp"
@@ -63,35 +72,173 @@ double copy_bandwidth(const Device& gpu) {
   return 2.0 * double(n * sizeof(bf16)) / (double(ms[2 + (ms.size() - 2) / 2]) * 1e-3);
 }
 
+/// The bytes a decode stage must move at a batch of `B` sequences with `kv_tokens` cached keys
+/// each: the weights it reads, the keys and values it reads or writes, the activations in and out.
+double stage_bytes(const std::string& stage, const qwen3::Config& c, double B, double kv_tokens) {
+  const double H = double(c.hidden), d = double(c.head_dim), nq = double(c.heads) * d, nkv = double(c.kv_heads) * d;
+  const double I = double(c.intermediate), V = double(c.vocab), e = sizeof(bf16);
+  if (stage == "embedding") return 2 * B * H * e;
+  if (stage == "rmsnorm") return (2 * B * H + H) * e;
+  if (stage == "qkv projection") return ((nq + 2 * nkv) * (H + B) + B * H) * e;
+  if (stage == "split_qkv (q/k norm, rope)") return 2 * B * (nq + 2 * nkv) * e;
+  if (stage == "kv store") return 4 * B * nkv * e;
+  if (stage == "attention") return (2 * B * kv_tokens * nkv + 2 * B * nq) * e;
+  if (stage == "output projection + residual") return (H * nq + B * nq + 2 * B * H) * e;
+  if (stage == "gate/up projection") return (2 * I * H + B * H + 2 * B * I) * e;
+  if (stage == "silu_mul") return 3 * B * I * e;
+  if (stage == "down projection + residual") return (H * I + B * I + 2 * B * H) * e;
+  if (stage == "lm head") return (V * H + B * H + B * V) * e;
+  return 0;
+}
+
+/// `steps` decode steps of `tokens`, kernel by kernel with an event after each stage: each
+/// stage's GPU time per step (its layers together) against its memory roofline.
+void print_breakdown(const qwen3::Model& model, qwen3::KvCache& cache, const std::vector<int32_t>& tokens, int64_t steps,
+                     double bandwidth) {
+  std::vector<std::pair<std::string, float>> marks;
+  const double kv_tokens = double(cache.length(0)) + double(steps) / 2;  // the steps' mean
+  model.profile(&marks);
+  for (int64_t s = 0; s < steps; ++s) model.decode(tokens, cache);
+  model.profile(nullptr);
+  std::vector<std::string> order;  // stages as they first ran
+  std::map<std::string, std::pair<double, int64_t>> ms_and_count;
+  for (const auto& [stage, ms] : marks) {
+    auto [it, first] = ms_and_count.try_emplace(stage, 0.0, 0);
+    if (first) order.push_back(stage);
+    it->second.first += ms, ++it->second.second;
+  }
+  double total = 0;
+  for (const auto& [stage, v] : ms_and_count) total += v.first / double(steps);
+  const qwen3::Config& c = model.config();
+  std::printf("breakdown of a decode step (%lld steps kernel by kernel, an event after each stage; %.3f ms a step in all):\n", (long long)steps,
+              total);
+  std::printf("  %-30s %9s %6s %9s %7s %12s\n", "stage (all layers)", "ms/step", "share", "MB/step", "GB/s", "of roofline");
+  for (const std::string& stage : order) {
+    const auto [ms_sum, count] = ms_and_count[stage];
+    const double ms = ms_sum / double(steps), runs = double(count) / double(steps);
+    const double bytes = runs * stage_bytes(stage, c, double(tokens.size()), kv_tokens);
+    std::printf("  %-30s %9.3f %5.1f%% %9.1f %7.0f %11.0f%%\n", stage.c_str(), ms, 100 * ms / total, bytes / 1e6, bytes / (ms * 1e-3) / 1e9,
+                100 * bytes / bandwidth / (ms * 1e-3));
+  }
+}
+
+/// `text` as a whole number from 1 up; else throws std::invalid_argument naming `flag`.
+int64_t count(const std::string& flag, const std::string& text) {
+  size_t used = 0;
+  int64_t n = 0;
+  try {
+    n = std::stoll(text, &used);
+  } catch (const std::logic_error&) {
+  }
+  if (n < 1 || used != text.size()) throw std::invalid_argument("error: " + flag + " takes whole numbers from 1 up, not '" + text + "'");
+  return n;
+}
+
+/// "1,8,32": batch sizes.
+std::vector<int64_t> batch_list(const std::string& text) {
+  std::vector<int64_t> out;
+  for (size_t at = 0; at <= text.size();) {
+    const size_t comma = std::min(text.find(',', at), text.size());
+    out.push_back(count("--batch", text.substr(at, comma - at)));
+    at = comma + 1;
+  }
+  return out;
+}
+
+/// A prefill of `batch` prompts of `context` tokens into a new cache, then `steps` decode steps
+/// (and with `breakdown`, eight more, profiled).
+void run_batch(const Device& gpu, const qwen3::Model& model, int64_t batch, int64_t context, int64_t steps, bool breakdown,
+               bool first_batch, double bandwidth) {
+  const qwen3::Config& c = model.config();
+  const int64_t profiled_steps = breakdown ? 8 : 0;
+  qwen3::KvCache cache(gpu, c, batch, context + 1 + steps + profiled_steps);
+  std::vector<std::vector<int32_t>> prompts(static_cast<size_t>(batch));
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t t = 0; t < context; ++t) prompts[size_t(b)].push_back(int32_t((t * 7919 + b * 104729) % c.vocab));
+  // The first prefill and decode step compile their kernels (or find them in the disk cache).
+  const size_t cached_before = KernelCache::from_environment().stats().entries;
+  auto t0 = std::chrono::steady_clock::now();
+  std::vector<bf16> logits = model.prefill(prompts, cache);
+  const double first_prefill = seconds_since(t0);
+  for (int64_t b = 0; b < batch; ++b) cache.reset(b);
+  t0 = std::chrono::steady_clock::now();
+  logits = model.prefill(prompts, cache);
+  const double prefill = seconds_since(t0);
+  std::printf("-- batch %lld, context %lld\n", (long long)batch, (long long)context);
+  std::printf("prefill of %lld x %lld tokens: %.2f ms, %.0f tokens/s (the first, kernels compiled or loaded: %.2f s)\n", (long long)batch,
+              (long long)context, prefill * 1e3, double(batch * context) / prefill, first_prefill);
+
+  std::vector<int32_t> next(static_cast<size_t>(batch));
+  auto pick = [&] {
+    for (int64_t b = 0; b < batch; ++b)
+      next[size_t(b)] = int32_t(std::max_element(logits.begin() + b * c.vocab, logits.begin() + (b + 1) * c.vocab,
+                                                 [](bf16 x, bf16 y) { return float(x) < float(y); }) - (logits.begin() + b * c.vocab));
+  };
+  pick();
+  t0 = std::chrono::steady_clock::now();
+  logits = model.decode(next, cache);
+  const double first_step = seconds_since(t0);
+  const size_t cached_after = KernelCache::from_environment().stats().entries;
+  std::printf("%s: the first prefill and decode step took %.2f s and added %zu kernels to the disk cache (%zu before)\n",
+              first_batch ? "start-up" : "this batch's first passes", first_prefill + first_step,
+              cached_after - std::min(cached_after, cached_before), cached_before);
+  std::vector<double> step_s;
+  for (int64_t s = 0; s < steps; ++s) {
+    pick();
+    t0 = std::chrono::steady_clock::now();
+    logits = model.decode(next, cache);
+    step_s.push_back(seconds_since(t0));
+  }
+  std::sort(step_s.begin(), step_s.end());
+  const double step = step_s[step_s.size() / 2];
+  const double kv_bytes = double(batch) * double(context + 1 + int64_t(step_s.size()) / 2) * double(c.layers * 2 * c.kv_heads * c.head_dim * 2);
+  const double weight_bytes = double(c.weight_bytes()) - (c.tie_word_embeddings ? 0.0 : double(c.vocab * c.hidden * 2));
+  std::printf("decode step (median of %zu, greedy on the host): %.3f ms, %.1f tokens/s; reads %.2f GB of weights and %.2f GB of KV: %.0f GB/s, "
+              "%.0f%% of the copy bandwidth (the first step: %.2f s)\n",
+              step_s.size(), step * 1e3, double(batch) / step, weight_bytes / 1e9, kv_bytes / 1e9, (weight_bytes + kv_bytes) / step / 1e9,
+              100.0 * (weight_bytes + kv_bytes) / step / bandwidth, first_step);
+  if (breakdown) {
+    pick();
+    print_breakdown(model, cache, next, profiled_steps, bandwidth);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string name = "8b";
-  int64_t batch = 1, context = 1024, steps = 64;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string flag = argv[i], value = argv[i + 1];
-    if (flag == "--model") name = value;
-    else if (flag == "--batch") batch = std::stoll(value);
-    else if (flag == "--context") context = std::stoll(value);
-    else if (flag == "--steps") steps = std::stoll(value);
-    else {
-      std::fprintf(stderr, "usage: cutejit_qwen3_bench [--model 8b|1.7b|0.6b|tiny] [--batch N] [--context N] [--steps N]\n");
+  std::vector<int64_t> batches{1};
+  int64_t context = 1024, steps = 64;
+  bool breakdown = false;
+  try {
+    for (int i = 1; i < argc; ++i) {
+      const std::string flag = argv[i];
+      const bool valued = flag == "--model" || flag == "--batch" || flag == "--context" || flag == "--steps";
+      if (flag == "--breakdown") {
+        breakdown = true;
+      } else if (valued && i + 1 < argc) {
+        const std::string value = argv[++i];
+        if (flag == "--model") name = value;
+        else if (flag == "--batch") batches = batch_list(value);
+        else if (flag == "--context") context = count(flag, value);
+        else steps = count(flag, value);
+      } else {
+        std::fprintf(stderr, "usage: cutejit_qwen3_bench [--model 8b|1.7b|0.6b|tiny] [--batch N[,N...]] [--context N] [--steps N] [--breakdown]\n");
+        return 2;
+      }
+    }
+    const qwen3::Config c = name == "8b" ? qwen3::Config::qwen3_8b() : name == "1.7b" ? qwen3::Config::qwen3_1_7b()
+                          : name == "0.6b" ? qwen3::Config::qwen3_0_6b()
+                          : name == "tiny" ? qwen3::Config{256, 2, 4, 2, 64, 512, 320, 1e6, 1e-6, false}  // the tests' size, for a quick check
+                                           : qwen3::Config{};
+    if (c.hidden == 0) {
+      std::fprintf(stderr, "error: --model is 8b, 1.7b, 0.6b or tiny, not %s\n", name.c_str());
       return 2;
     }
-  }
-  const qwen3::Config c = name == "8b" ? qwen3::Config::qwen3_8b() : name == "1.7b" ? qwen3::Config::qwen3_1_7b()
-                        : name == "0.6b" ? qwen3::Config::qwen3_0_6b()
-                        : name == "tiny" ? qwen3::Config{256, 2, 4, 2, 64, 512, 320, 1e6, 1e-6, false}  // the tests' size, for a quick check
-                                         : qwen3::Config{};
-  if (c.hidden == 0) {
-    std::fprintf(stderr, "error: --model is 8b, 1.7b, 0.6b or tiny, not %s\n", name.c_str());
-    return 2;
-  }
-  try {
     Device gpu;
     const double bandwidth = copy_bandwidth(gpu);
-    std::printf("Qwen3-%s, batch %lld, context %lld, %s; copy bandwidth %.0f GB/s\n", name.c_str(), (long long)batch, (long long)context,
-                gpu.name().c_str(), bandwidth / 1e9);
+    std::printf("Qwen3-%s, context %lld, %s; copy bandwidth %.0f GB/s\n", name.c_str(), (long long)context, gpu.name().c_str(),
+                bandwidth / 1e9);
     auto t0 = std::chrono::steady_clock::now();
     const qwen3::Model model(gpu, c, [&](const qwen3::ExpectedTensor& t) {
       int64_t n = 1;
@@ -101,46 +248,7 @@ int main(int argc, char** argv) {
     });
     std::printf("weights: %.2f GB, made and uploaded in %.1f s\n", double(c.weight_bytes()) / 1e9, seconds_since(t0));
 
-    qwen3::KvCache cache(gpu, c, batch, context + steps + 1);
-    std::vector<std::vector<int32_t>> prompts(static_cast<size_t>(batch));
-    for (int64_t b = 0; b < batch; ++b)
-      for (int64_t t = 0; t < context; ++t) prompts[size_t(b)].push_back(int32_t((t * 7919 + b * 104729) % c.vocab));
-    // The first prefill and decode step compile their kernels (or find them in the disk cache).
-    t0 = std::chrono::steady_clock::now();
-    std::vector<bf16> logits = model.prefill(prompts, cache);
-    const double first_prefill = seconds_since(t0);
-    for (int64_t b = 0; b < batch; ++b) cache.reset(b);
-    t0 = std::chrono::steady_clock::now();
-    logits = model.prefill(prompts, cache);
-    const double prefill = seconds_since(t0);
-    std::printf("prefill of %lld x %lld tokens: %.2f ms, %.0f tokens/s (the first, kernels compiled or loaded: %.2f s)\n", (long long)batch,
-                (long long)context, prefill * 1e3, double(batch * context) / prefill, first_prefill);
-
-    std::vector<int32_t> next(static_cast<size_t>(batch));
-    auto pick = [&] {
-      for (int64_t b = 0; b < batch; ++b)
-        next[size_t(b)] = int32_t(std::max_element(logits.begin() + b * c.vocab, logits.begin() + (b + 1) * c.vocab,
-                                                   [](bf16 x, bf16 y) { return float(x) < float(y); }) - (logits.begin() + b * c.vocab));
-    };
-    pick();
-    t0 = std::chrono::steady_clock::now();
-    logits = model.decode(next, cache);
-    const double first_step = seconds_since(t0);
-    std::vector<double> step_s;
-    for (int64_t s = 0; s < steps; ++s) {
-      pick();
-      t0 = std::chrono::steady_clock::now();
-      logits = model.decode(next, cache);
-      step_s.push_back(seconds_since(t0));
-    }
-    std::sort(step_s.begin(), step_s.end());
-    const double step = step_s[step_s.size() / 2];
-    const double kv_bytes = double(batch) * double(context + 1 + int64_t(step_s.size()) / 2) * double(c.layers * 2 * c.kv_heads * c.head_dim * 2);
-    const double weight_bytes = double(c.weight_bytes()) - (c.tie_word_embeddings ? 0.0 : double(c.vocab * c.hidden * 2));
-    std::printf("decode step (median of %zu, greedy on the host): %.3f ms, %.1f tokens/s; reads %.2f GB of weights and %.2f GB of KV: %.0f GB/s, "
-                "%.0f%% of the copy bandwidth (the first step: %.2f s)\n",
-                step_s.size(), step * 1e3, double(batch) / step, weight_bytes / 1e9, kv_bytes / 1e9, (weight_bytes + kv_bytes) / step / 1e9,
-                100.0 * (weight_bytes + kv_bytes) / step / bandwidth, first_step);
+    for (size_t i = 0; i < batches.size(); ++i) run_batch(gpu, model, batches[i], context, steps, breakdown, i == 0, bandwidth);
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s\n", e.what());

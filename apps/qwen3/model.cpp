@@ -211,7 +211,9 @@ std::vector<bf16> Model::forward(const Pass& pass, KvCache* cache, std::vector<s
   upload_start(a.cu_seqlens, pass.cu_seqlens, stream_), upload_start(a.slots, pass.slots, stream_);
   upload_start(a.logit_rows, pass.logit_rows, stream_);
 
-  if (pass.decode && use_graphs_) {
+  marked_ = 0;
+  mark("start");
+  if (pass.decode && use_graphs_ && !profile_) {
     if (graphs_cache_ != cache->id()) graphs_.clear(), graphs_cache_ = cache->id();
     if (auto g = graphs_.find(B); g != graphs_.end()) {
       g->second.launch(stream_);
@@ -229,7 +231,16 @@ std::vector<bf16> Model::forward(const Pass& pass, KvCache* cache, std::vector<s
   a.logits.download_async(logits, stream_);
   stream_.synchronize();
   logits.resize(size_t(R * c.vocab));
+  for (size_t i = 1; profile_ && i < marked_; ++i)
+    profile_->emplace_back(marks_[i].first, cutejit::elapsed_ms(marks_[i - 1].second, marks_[i].second));
   return logits;
+}
+
+void Model::mark(const char* stage) const {
+  if (!profile_) return;
+  if (marked_ == marks_.size()) marks_.emplace_back(stage, Event(device_));
+  marks_[marked_].first = stage;
+  marks_[marked_++].second.record(stream_);
 }
 
 void Model::queue_kernels(const Pass& pass, KvCache* cache, const kernels::DecodeOptions& decode,
@@ -248,18 +259,23 @@ void Model::queue_kernels(const Pass& pass, KvCache* cache, const kernels::Decod
   const Launch rows{.grid = uint32_t(T), .block = 128, .stream = stream};
 
   gather_rows(device_, rows, embedding_.view({c.vocab, H}), ids.view({T}), h.view({T, H}));
+  mark("embedding");
   for (size_t l = 0; l < layers_.size(); ++l) {
     const Layer& L = layers_[l];
     // Attention: x = norm(h); the q, k and v projections as one GEMM, split with q and k normed
     // per head and rotated.
     kernels::rmsnorm(device_, h.view({T, H}), L.input_norm.view({H}), x.view({T, H}), norm);
+    mark("rmsnorm");
     kernels::gemm(device_, x.view({T, H}), L.qkv.view({nqkv, H}), qkv.view({T, nqkv}), plain);
+    mark("qkv projection");
     split_qkv(device_, Launch{.grid = {uint32_t(c.heads + 2 * c.kv_heads), uint32_t(T)}, .block = uint32_t(d / 2), .stream = stream},
               qkv.view({T, nqkv}), L.qk_norm.view({2, d}), pos.view({T}), inv_freq_.view({d / 2}), q.view({T, c.heads, d}),
               k.view({T, c.kv_heads, d}), v.view({T, c.kv_heads, d}), float(c.rms_norm_eps), int(d));
+    mark("split_qkv (q/k norm, rope)");
     if (cache)
       store_kv(device_, rows, k.view({T, nkv}), v.view({T, nkv}), slots.view({T}),
                cache->key_rows(int64_t(l)), cache->value_rows(int64_t(l)));
+    mark("kv store");
     if (pass.decode)
       kernels::attention_decode(device_, q.view({T, c.heads, d}), cache->keys(int64_t(l)), cache->values(int64_t(l)),
                                 cache->block_table(B), cache->lengths(B), attention.view({T, c.heads, d}), lse.view({c.heads, T}),
@@ -269,15 +285,21 @@ void Model::queue_kernels(const Pass& pass, KvCache* cache, const kernels::Decod
                                  attention.view({T, c.heads, d}), lse.view({c.heads, T}),
                                  {.cu_seqlens_q = cu.view({B + 1}), .cu_seqlens_k = cu.view({B + 1}), .max_seqlen_q = pass.max_seqlen,
                                   .causal = true, .stream = stream});
+    mark("attention");
     // h += o_proj(attention): the residual add in the GEMM's epilogue.
     kernels::gemm(device_, attention.view({T, nq}), L.o.view({H, nq}), h.view({T, H}), residual);
+    mark("output projection + residual");
     // MLP: x = norm(h); h += down(silu(gate(x)) * up(x)), gate and up from one GEMM.
     kernels::rmsnorm(device_, h.view({T, H}), L.post_norm.view({H}), x.view({T, H}), norm);
+    mark("rmsnorm");
     kernels::gemm(device_, x.view({T, H}), L.gate_up.view({2 * I, H}), gate_up.view({T, 2 * I}), plain);
+    mark("gate/up projection");
     const DeviceTensor<bf16> gate = gate_up.view({T, I}, {2 * I, 1});
     const DeviceTensor<bf16> up = DeviceTensor<bf16>::from_pointer(gate_up.data() + uint64_t(I) * sizeof(bf16), {T, I}, {2 * I, 1});
     kernels::silu_mul(device_, gate, up, gate, on_stream);
+    mark("silu_mul");
     kernels::gemm(device_, gate, L.down.view({H, I}), h.view({T, H}), residual);
+    mark("down projection + residual");
     if (layers) {
       layers->emplace_back(h.size());
       h.download_async(layers->back(), stream);
@@ -291,10 +313,13 @@ void Model::queue_kernels(const Pass& pass, KvCache* cache, const kernels::Decod
     R = int64_t(pass.logit_rows.size());
     gather_rows(device_, Launch{.grid = uint32_t(R), .block = 128, .stream = stream}, h.view({T, H}), a.logit_rows.view({R}), x.view({R, H}));
     h.copy_from(x, stream);
+    mark("logit rows");
   }
   kernels::rmsnorm(device_, h.view({R, H}), final_norm_.view({H}), x.view({R, H}), norm);
+  mark("rmsnorm");
   const Buffer<bf16>& head = c.tie_word_embeddings ? embedding_ : lm_head_;
   kernels::gemm(device_, x.view({R, H}), head.view({c.vocab, H}), a.logits.view({R, c.vocab}), plain);
+  mark("lm head");
 }
 
 }  // namespace qwen3

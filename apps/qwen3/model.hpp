@@ -19,6 +19,8 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include <cutejit/kernels/attention.hpp>
@@ -63,6 +65,11 @@ class Model {
   /// Whether decode steps are captured and replayed as CUDA graphs (the default), or run
   /// kernel by kernel each time; both compute the same logits, bit for bit.
   void use_graphs(bool on) { use_graphs_ = on, graphs_.clear(); }
+  /// Where a pass's GPU time goes. With `stages` given, the next passes run kernel by kernel
+  /// (no graph), recording an event after each stage, and append each stage's name and GPU
+  /// milliseconds to `stages` in the order they ran (a layer's stages once per layer); null
+  /// stops it. The events add a few microseconds a stage, so the whole is slower than a step.
+  void profile(std::vector<std::pair<std::string, float>>* stages) const { profile_ = stages; }
 
  private:
   struct Layer {
@@ -85,6 +92,8 @@ class Model {
   /// Queues the pass's kernels on the model's stream, its inputs already on the device.
   void queue_kernels(const Pass& pass, KvCache* cache, const cutejit::kernels::DecodeOptions& decode,
                      std::vector<std::vector<cutejit::bf16>>* layers) const;
+  /// With a profile asked for, marks the end of `stage` on the model's stream.
+  void mark(const char* stage) const;
   void check_tokens(const std::vector<int32_t>& tokens, const char* what) const;
   void check_cache(const KvCache& cache) const;
 
@@ -99,6 +108,9 @@ class Model {
   bool use_graphs_ = true;
   mutable std::map<int64_t, cutejit::Graph> graphs_;  // decode steps by batch size, for one cache
   mutable uint64_t graphs_cache_ = 0;                 // that cache's id
+  mutable std::vector<std::pair<std::string, float>>* profile_ = nullptr;
+  mutable std::vector<std::pair<const char*, cutejit::Event>> marks_;  // this pass's, when profiled
+  mutable size_t marked_ = 0;                                          // of marks_, those recorded
 };
 
 }  // namespace qwen3
