@@ -268,7 +268,7 @@ void Model::queue_kernels(const Pass& pass, KvCache* cache, const kernels::Decod
     mark("rmsnorm");
     kernels::gemm(device_, x.view({T, H}), L.qkv.view({nqkv, H}), qkv.view({T, nqkv}), plain);
     mark("qkv projection");
-    split_qkv(device_, Launch{.grid = {uint32_t(c.heads + 2 * c.kv_heads), uint32_t(T)}, .block = uint32_t(d / 2), .stream = stream},
+    split_qkv(device_, Launch{.grid = {uint32_t(T), uint32_t(c.heads + 2 * c.kv_heads)}, .block = uint32_t(d / 2), .stream = stream},
               qkv.view({T, nqkv}), L.qk_norm.view({2, d}), pos.view({T}), inv_freq_.view({d / 2}), q.view({T, c.heads, d}),
               k.view({T, c.kv_heads, d}), v.view({T, c.kv_heads, d}), float(c.rms_norm_eps), int(d));
     mark("split_qkv (q/k norm, rope)");

@@ -3,7 +3,8 @@
 // heads RMS-normed with their weights (Qwen3's q_norm and k_norm, rows 0 and 1 of qk_norm) and
 // rotated by RoPE at the token's position, with kernels::rmsnorm's and kernels::rope's roundings:
 // the normed value rounded to BF16, times the weight rounded again, then the rotation in f32
-// rounded once. One CTA a (head, token); head_dim / 2 threads, each a pair (i, i + head_dim / 2).
+// rounded once. One CTA a (token, head), tokens along the grid's x (a prefill may have more than
+// the 65535 blocks y allows); head_dim / 2 threads, each a pair (i, i + head_dim / 2).
 #pragma once
 
 #include <cutejit/cutejit.hpp>
@@ -18,7 +19,7 @@ inline cutejit::Kernel split_qkv{
       using namespace cutejit;
       const int half = head_dim / 2;
       block_shape(half);
-      Int head = block_idx().x, token = block_idx().y, i = thread_idx().x;
+      Int token = block_idx().x, head = block_idx().y, i = thread_idx().x;
       Int heads = q.shape(1), kv_heads = k.shape(1);
       Int col = head * int(head_dim) + i;
       BF16 a = qkv(token, col), b = qkv(token, col + half);

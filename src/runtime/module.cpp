@@ -72,8 +72,15 @@ void launch_function(const std::string& kernel, const LoadedFunction& f, const D
   if (cfg.grid.count() == 0 || cfg.block.count() == 0) fail(fmt::format("grid {} and block {} must not be empty", dims(cfg.grid), dims(cfg.block)));
   if (const Dim3 b = f.required_block; b.count() > 0 && (cfg.block.x != b.x || cfg.block.y != b.y || cfg.block.z != b.z))
     fail(fmt::format("the kernel declares blocks of {} (block_shape) but the launch asks for {}", dims(b), dims(cfg.block)));
+  // The grid's limits on every target since sm_30; past them the driver says only "invalid
+  // argument".
+  if (cfg.grid.x > 0x7fffffffu || cfg.grid.y > 65535 || cfg.grid.z > 65535)
+    fail(fmt::format("the grid {} is over the limits of 2^31 - 1 blocks in x and 65535 in y and z; put the largest extent in x",
+                     dims(cfg.grid)));
   if (cfg.block.count() > uint64_t(f.max_threads_per_block))
     fail(fmt::format("a block of {} threads is more than this kernel allows ({})", cfg.block.count(), f.max_threads_per_block));
+  if (cfg.block.x > 1024 || cfg.block.y > 1024 || cfg.block.z > 64)
+    fail(fmt::format("the block {} is over the limits of 1024 threads in x and y and 64 in z", dims(cfg.block)));
   uint64_t shared = uint64_t(f.static_shared_bytes) + cfg.shared_bytes;
   if (shared > uint64_t(device.max_shared_per_block()))
     fail(fmt::format("it needs {} bytes of shared memory per block ({} static + {} dynamic) but {} allows at most {}", shared,

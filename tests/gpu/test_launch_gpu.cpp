@@ -45,6 +45,13 @@ TEST_CASE("launch checks: shared memory, block size, grid", "[gpu]") {
   CHECK_THROWS_WITH(fill_value(gpu, Launch{.grid = 1, .block = 2048}, out, 1),
                     Contains("a block of 2048 threads is more than this kernel allows"));
   CHECK_THROWS_WITH(fill_value(gpu, Launch{.grid = {0}, .block = 64}, out, 1), Contains("must not be empty"));
+  // Past the grid's limits the driver says only "invalid argument".
+  CHECK_THROWS_WITH(fill_value(gpu, Launch{.grid = {1, 65536}, .block = 64}, out, 1),
+                    Contains("the grid (1, 65536, 1) is over the limits") && Contains("put the largest extent in x"));
+  CHECK_THROWS_WITH(fill_value(gpu, Launch{.grid = {1, 1, 65536}, .block = 64}, out, 1), Contains("is over the limits"));
+  CHECK_THROWS_WITH(fill_value(gpu, Launch{.grid = 1, .block = {1, 1, 128}}, out, 1), Contains("64 in z"));
+  fill_value(gpu, Launch{.grid = {1, 65535}, .block = 1}, out, 1);  // the limit itself launches
+  gpu.synchronize();
 }
 
 TEST_CASE("a kernel that declares its block runs with it; a launch with another block is an error at the launch's line", "[gpu]") {
