@@ -2,16 +2,31 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace qwen3 {
 
+/// "1,22,333" as token ids. Throws std::invalid_argument naming the list for anything but
+/// comma-separated whole numbers from 0 up (the model checks them against its vocabulary).
 inline std::vector<int32_t> parse_token_list(const std::string& list) {
   std::vector<int32_t> tokens;
   std::stringstream in(list);
-  for (std::string id; std::getline(in, id, ',');) tokens.push_back(int32_t(std::stol(id)));
+  for (std::string id; std::getline(in, id, ',');) {
+    size_t used = 0;
+    long long value = -1;
+    try {
+      value = std::stoll(id, &used);
+    } catch (const std::logic_error&) {
+    }
+    if (value < 0 || value > std::numeric_limits<int32_t>::max() || used != id.size() || id.empty())
+      throw std::invalid_argument("error: token ids are comma-separated whole numbers from 0 up; '" + id + "' in '" + list + "' is not one");
+    tokens.push_back(int32_t(value));
+  }
+  if (tokens.empty()) throw std::invalid_argument("error: the token list is empty");
   return tokens;
 }
 
