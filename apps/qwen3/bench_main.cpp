@@ -146,9 +146,10 @@ std::vector<int64_t> batch_list(const std::string& text) {
 }
 
 /// A prefill of `batch` prompts of `context` tokens into a new cache, then `steps` decode steps
-/// (and with `breakdown`, eight more, profiled).
-void run_batch(const Device& gpu, const qwen3::Model& model, int64_t batch, int64_t context, int64_t steps, bool breakdown,
-               bool first_batch, double bandwidth) {
+/// (and with `breakdown`, eight more, profiled). The decode's figure also goes on a line
+/// "csv,cutejit,MODEL,BATCH,CONTEXT,STEP_MS,TOKENS_PER_S" for scripts/plot_qwen3.py.
+void run_batch(const Device& gpu, const qwen3::Model& model, const std::string& model_name, int64_t batch, int64_t context, int64_t steps,
+               bool breakdown, bool first_batch, double bandwidth) {
   const qwen3::Config& c = model.config();
   const int64_t profiled_steps = breakdown ? 8 : 0;
   qwen3::KvCache cache(gpu, c, batch, context + 1 + steps + profiled_steps);
@@ -197,6 +198,7 @@ void run_batch(const Device& gpu, const qwen3::Model& model, int64_t batch, int6
               "%.0f%% of the copy bandwidth (the first step: %.2f s)\n",
               step_s.size(), step * 1e3, double(batch) / step, weight_bytes / 1e9, kv_bytes / 1e9, (weight_bytes + kv_bytes) / step / 1e9,
               100.0 * (weight_bytes + kv_bytes) / step / bandwidth, first_step);
+  std::printf("csv,cutejit,%s,%lld,%lld,%.3f,%.1f\n", model_name.c_str(), (long long)batch, (long long)context, step * 1e3, double(batch) / step);
   if (breakdown) {
     pick();
     print_breakdown(model, cache, next, profiled_steps, bandwidth);
@@ -248,7 +250,7 @@ int main(int argc, char** argv) {
     });
     std::printf("weights: %.2f GB, made and uploaded in %.1f s\n", double(c.weight_bytes()) / 1e9, seconds_since(t0));
 
-    for (size_t i = 0; i < batches.size(); ++i) run_batch(gpu, model, batches[i], context, steps, breakdown, i == 0, bandwidth);
+    for (size_t i = 0; i < batches.size(); ++i) run_batch(gpu, model, name, batches[i], context, steps, breakdown, i == 0, bandwidth);
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s\n", e.what());

@@ -12,6 +12,8 @@ The compile of each batch size is timed and reported apart. "max-autotune" is no
 autotuning of every GEMM shape takes far longer than one device call.
 Prefill: one forward of BATCH x CONTEXT tokens with no cache, eager and under torch.compile,
 median of five after warm-up, timed with CUDA events.
+Each decode figure also goes on a line "csv,STACK,MODEL,BATCH,CONTEXT,STEP_MS,TOKENS_PER_S", as
+cutejit_qwen3_bench prints its own, for scripts/plot_qwen3.py.
 
 usage: qwen3_peers_transformers.py MODEL DEADLINE_S SECTION...
   SECTION: decode:eager:B:CONTEXT, decode:compiled:B:CONTEXT, prefill:eager:B:CONTEXT,
@@ -34,6 +36,7 @@ CONFIGS = {
                  intermediate_size=3072, vocab_size=151936, tie_word_embeddings=True),
 }
 NEW_TOKENS = 40
+MODEL = ""  # the configuration's name, for the CSV lines
 SKIPPED_STEPS = 4  # the first steps after a prefill (allocations, CUDA-graph recording)
 
 
@@ -72,6 +75,7 @@ def decode(model, mode, batch, context):
     step = statistics.median(steps)
     print(f"transformers {mode:8s} decode, batch {batch}, context {context}: {step * 1e3:.3f} ms a step, {batch / step:.1f} tokens/s "
           f"(median of {len(steps)}; the first generate, with any compile: {first:.1f} s, {compiled_graphs} graphs compiled)", flush=True)
+    print(f"csv,transformers {mode},{MODEL},{batch},{context},{step * 1e3:.3f},{batch / step:.1f}", flush=True)
 
 
 def prefill(model, mode, batch, context):
@@ -96,7 +100,9 @@ def prefill(model, mode, batch, context):
 
 
 def main():
+    global MODEL
     name, deadline, sections = sys.argv[1], float(sys.argv[2]), sys.argv[3:]
+    MODEL = name
     began = time.perf_counter()
     torch.manual_seed(0)
     torch.set_default_dtype(torch.bfloat16)
