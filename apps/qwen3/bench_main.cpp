@@ -1,6 +1,7 @@
 // Qwen3 on random weights (the published configurations, nothing downloaded): the device-to-
 // device copy bandwidth, the prefill of a batch of prompts, and decode steps at that batch,
-// each decode step as the caller sees it (tokens in, logits back on the host). The decode's
+// each decode step as the caller sees it (tokens in, the next tokens back, chosen greedily on
+// the device: Model::decode_greedy). The decode's
 // bandwidth counts the bytes a step must read once: every weight but the embedding's unused
 // rows, and each sequence's cached keys and values.
 //
@@ -25,6 +26,7 @@
 #include <cutejit/cutejit.hpp>
 
 #include "qwen3/model.hpp"
+#include "qwen3/sampling.hpp"
 
 using namespace cutejit;
 
@@ -88,6 +90,7 @@ double stage_bytes(const std::string& stage, const qwen3::Config& c, double B, d
   if (stage == "silu_mul") return 3 * B * I * e;
   if (stage == "down projection + residual") return (H * I + B * I + 2 * B * H) * e;
   if (stage == "lm head") return (V * H + B * H + B * V) * e;
+  if (stage == "greedy choice") return B * V * e;
   return 0;
 }
 
@@ -98,7 +101,7 @@ void print_breakdown(const qwen3::Model& model, qwen3::KvCache& cache, const std
   std::vector<std::pair<std::string, float>> marks;
   const double kv_tokens = double(cache.length(0)) + double(steps) / 2;  // the steps' mean
   model.profile(&marks);
-  for (int64_t s = 0; s < steps; ++s) model.decode(tokens, cache);
+  for (int64_t s = 0; s < steps; ++s) model.decode_greedy(tokens, cache);
   model.profile(nullptr);
   std::vector<std::string> order;  // stages as they first ran
   std::map<std::string, std::pair<double, int64_t>> ms_and_count;
@@ -169,15 +172,11 @@ void run_batch(const Device& gpu, const qwen3::Model& model, const std::string& 
   std::printf("prefill of %lld x %lld tokens: %.2f ms, %.0f tokens/s (the first, kernels compiled or loaded: %.2f s)\n", (long long)batch,
               (long long)context, prefill * 1e3, double(batch * context) / prefill, first_prefill);
 
-  std::vector<int32_t> next(static_cast<size_t>(batch));
-  auto pick = [&] {
-    for (int64_t b = 0; b < batch; ++b)
-      next[size_t(b)] = int32_t(std::max_element(logits.begin() + b * c.vocab, logits.begin() + (b + 1) * c.vocab,
-                                                 [](bf16 x, bf16 y) { return float(x) < float(y); }) - (logits.begin() + b * c.vocab));
-  };
-  pick();
+  std::vector<int32_t> next;
+  for (int64_t b = 0; b < batch; ++b)
+    next.push_back(qwen3::greedy(std::span<const bf16>(logits).subspan(size_t(b * c.vocab), size_t(c.vocab))));
   t0 = std::chrono::steady_clock::now();
-  logits = model.decode(next, cache);
+  next = model.decode_greedy(next, cache);
   const double first_step = seconds_since(t0);
   const size_t cached_after = KernelCache::from_environment().stats().entries;
   std::printf("%s: the first prefill and decode step took %.2f s and added %zu kernels to the disk cache (%zu before)\n",
@@ -185,24 +184,20 @@ void run_batch(const Device& gpu, const qwen3::Model& model, const std::string& 
               cached_after - std::min(cached_after, cached_before), cached_before);
   std::vector<double> step_s;
   for (int64_t s = 0; s < steps; ++s) {
-    pick();
     t0 = std::chrono::steady_clock::now();
-    logits = model.decode(next, cache);
+    next = model.decode_greedy(next, cache);
     step_s.push_back(seconds_since(t0));
   }
   std::sort(step_s.begin(), step_s.end());
   const double step = step_s[step_s.size() / 2];
   const double kv_bytes = double(batch) * double(context + 1 + int64_t(step_s.size()) / 2) * double(c.layers * 2 * c.kv_heads * c.head_dim * 2);
   const double weight_bytes = double(c.weight_bytes()) - (c.tie_word_embeddings ? 0.0 : double(c.vocab * c.hidden * 2));
-  std::printf("decode step (median of %zu, greedy on the host): %.3f ms, %.1f tokens/s; reads %.2f GB of weights and %.2f GB of KV: %.0f GB/s, "
+  std::printf("decode step (median of %zu, greedy on the device): %.3f ms, %.1f tokens/s; reads %.2f GB of weights and %.2f GB of KV: %.0f GB/s, "
               "%.0f%% of the copy bandwidth (the first step: %.2f s)\n",
               step_s.size(), step * 1e3, double(batch) / step, weight_bytes / 1e9, kv_bytes / 1e9, (weight_bytes + kv_bytes) / step / 1e9,
               100.0 * (weight_bytes + kv_bytes) / step / bandwidth, first_step);
   std::printf("csv,cutejit,%s,%lld,%lld,%.3f,%.1f\n", model_name.c_str(), (long long)batch, (long long)context, step * 1e3, double(batch) / step);
-  if (breakdown) {
-    pick();
-    print_breakdown(model, cache, next, profiled_steps, bandwidth);
-  }
+  if (breakdown) print_breakdown(model, cache, next, profiled_steps, bandwidth);
 }
 
 }  // namespace

@@ -89,18 +89,25 @@ int main(int argc, char** argv) {
     std::vector<bool> done(prompts.size(), false);
     t1 = std::chrono::steady_clock::now();
     int64_t steps = 0;
+    const bool greedy = sampling.temperature == 0.0f;
+    for (int64_t b = 0; b < B; ++b) next[size_t(b)] = choose(logits, b);
     for (;;) {
       bool any = false;
       for (int64_t b = 0; b < B; ++b) {
-        next[size_t(b)] = choose(logits, b);
         if (done[size_t(b)]) continue;
         out[size_t(b)].push_back(next[size_t(b)]);
         done[size_t(b)] = next[size_t(b)] == eos || int64_t(out[size_t(b)].size()) == new_tokens;
         any = any || !done[size_t(b)];
       }
       if (!any) break;
-      // Every sequence steps together (one graph for the batch); a finished one's tokens are dropped.
-      logits = model.decode(next, cache);
+      // Every sequence steps together (one graph for the batch); a finished one's tokens are
+      // dropped. Greedy steps choose on the device and bring back only the tokens.
+      if (greedy) {
+        next = model.decode_greedy(next, cache);
+      } else {
+        logits = model.decode(next, cache);
+        for (int64_t b = 0; b < B; ++b) next[size_t(b)] = choose(logits, b);
+      }
       ++steps;
     }
     const double decode_s = seconds_since(t1);

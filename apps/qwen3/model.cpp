@@ -11,6 +11,7 @@
 #include <cutejit/kernels/gemm.hpp>
 #include <cutejit/kernels/norm.hpp>
 
+#include "argmax_rows.hpp"
 #include "row_copies.hpp"
 #include "split_qkv.hpp"
 
@@ -79,6 +80,7 @@ struct Model::Pass {
   std::vector<int32_t> cu_seqlens;  ///< prefill: batch + 1 offsets
   int64_t max_seqlen = 0;           ///< prefill: the longest prompt
   bool decode = false;
+  bool greedy = false;              ///< the tokens chosen on the device instead of the logits
   std::vector<int32_t> slots;       ///< with a cache: each token's cache slot
   std::vector<int32_t> logit_rows;  ///< the tokens whose logits are wanted; empty: all
 };
@@ -135,6 +137,22 @@ std::vector<bf16> Model::prefill(const std::vector<std::vector<int32_t>>& prompt
 }
 
 std::vector<bf16> Model::decode(const std::vector<int32_t>& tokens, KvCache& cache) const {
+  Pass pass = decode_pass(tokens, cache);
+  return forward(pass, &cache, nullptr);
+}
+
+std::vector<int32_t> Model::decode_greedy(const std::vector<int32_t>& tokens, KvCache& cache) const {
+  Pass pass = decode_pass(tokens, cache);
+  pass.greedy = true;
+  std::vector<int32_t> next;
+  forward(pass, &cache, nullptr, &next);
+  for (size_t b = 0; b < next.size(); ++b)
+    if (next[b] < 0)
+      throw Error("error: qwen3: the logits of sequence " + std::to_string(b) + " hold a value that is not a finite number; greedy needs finite logits");
+  return next;
+}
+
+Model::Pass Model::decode_pass(const std::vector<int32_t>& tokens, KvCache& cache) const {
   check_cache(cache);
   if (tokens.empty() || int64_t(tokens.size()) > cache.sequences())
     throw Error("error: qwen3: a decode step takes 1 to " + std::to_string(cache.sequences()) + " tokens (one a sequence of the KV cache), not " +
@@ -144,7 +162,7 @@ std::vector<bf16> Model::decode(const std::vector<int32_t>& tokens, KvCache& cac
   for (size_t b = 0; b < tokens.size(); ++b) pass.positions.push_back(int32_t(cache.length(int64_t(b))));
   pass.slots = cache.append(std::vector<int64_t>(tokens.size(), 1));
   cache.upload(stream_);
-  return forward(pass, &cache, nullptr);
+  return pass;
 }
 
 namespace {
@@ -179,11 +197,11 @@ Model::Activations& Model::activations(int64_t tokens) const {
   a.gate_up = device_.alloc<bf16>(n * size_t(2 * c.intermediate));
   a.lse = device_.alloc<float>(n * size_t(c.heads));
   a.ids = device_.alloc<int32_t>(n), a.positions = device_.alloc<int32_t>(n), a.cu_seqlens = device_.alloc<int32_t>(n + 1);
-  a.slots = device_.alloc<int32_t>(n), a.logit_rows = device_.alloc<int32_t>(n);
+  a.slots = device_.alloc<int32_t>(n), a.logit_rows = device_.alloc<int32_t>(n), a.greedy = device_.alloc<int32_t>(n);
   return a;
 }
 
-std::vector<bf16> Model::forward(const Pass& pass, KvCache* cache, std::vector<std::vector<bf16>>* layers) const {
+std::vector<bf16> Model::forward(const Pass& pass, KvCache* cache, std::vector<std::vector<bf16>>* layers, std::vector<int32_t>* greedy) const {
   const Config& c = config_;
   const int64_t T = int64_t(pass.ids.size()), B = pass.decode ? T : int64_t(pass.cu_seqlens.size()) - 1;
   const int64_t R = pass.logit_rows.empty() ? T : int64_t(pass.logit_rows.size());
@@ -215,22 +233,29 @@ std::vector<bf16> Model::forward(const Pass& pass, KvCache* cache, std::vector<s
   mark("start");
   if (pass.decode && use_graphs_ && !profile_) {
     if (graphs_cache_ != cache->id()) graphs_.clear(), graphs_cache_ = cache->id();
-    if (auto g = graphs_.find(B); g != graphs_.end()) {
+    if (auto g = graphs_.find({B, pass.greedy}); g != graphs_.end()) {
       g->second.launch(stream_);
     } else {
       // The first step of this batch size runs (compiling and loading what it needs), then the
       // same kernels are captured for the next.
       queue_kernels(pass, cache, decode, nullptr);
       stream_.synchronize();
-      graphs_.emplace(B, Graph::capture(device_, stream_, [&] { queue_kernels(pass, cache, decode, nullptr); }));
+      graphs_.emplace(std::pair{B, pass.greedy}, Graph::capture(device_, stream_, [&] { queue_kernels(pass, cache, decode, nullptr); }));
     }
   } else {
     queue_kernels(pass, cache, decode, layers);
   }
-  std::vector<bf16> logits(a.logits.size());  // an asynchronous copy moves the whole buffer
-  a.logits.download_async(logits, stream_);
+  // An asynchronous copy moves a whole buffer.
+  std::vector<bf16> logits(pass.greedy ? 0 : a.logits.size());
+  if (pass.greedy) {
+    greedy->resize(a.greedy.size());
+    a.greedy.download_async(*greedy, stream_);
+  } else {
+    a.logits.download_async(logits, stream_);
+  }
   stream_.synchronize();
-  logits.resize(size_t(R * c.vocab));
+  if (pass.greedy) greedy->resize(size_t(R));
+  else logits.resize(size_t(R * c.vocab));
   for (size_t i = 1; profile_ && i < marked_; ++i)
     profile_->emplace_back(marks_[i].first, cutejit::elapsed_ms(marks_[i - 1].second, marks_[i].second));
   return logits;
@@ -320,6 +345,10 @@ void Model::queue_kernels(const Pass& pass, KvCache* cache, const kernels::Decod
   const Buffer<bf16>& head = c.tie_word_embeddings ? embedding_ : lm_head_;
   kernels::gemm(device_, x.view({R, H}), head.view({c.vocab, H}), a.logits.view({R, c.vocab}), plain);
   mark("lm head");
+  if (pass.greedy) {
+    argmax_rows(device_, Launch{.grid = uint32_t(R), .block = 256, .stream = stream}, a.logits.view({R, c.vocab}), a.greedy.view({R}));
+    mark("greedy choice");
+  }
 }
 
 }  // namespace qwen3

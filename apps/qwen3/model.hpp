@@ -62,6 +62,10 @@ class Model {
   /// the kernels one by one and captures them as a CUDA graph; later steps of that size on the
   /// same cache replay it (write the step's inputs, one launch, read the logits back).
   std::vector<cutejit::bf16> decode(const std::vector<int32_t>& tokens, KvCache& cache) const;
+  /// decode, with each sequence's next token chosen on the device as qwen3::greedy chooses it
+  /// (the first of equal largest logits): only tokens.size() ids come back, not the logits.
+  /// Logits that are not all finite numbers are an error, as for qwen3::greedy.
+  std::vector<int32_t> decode_greedy(const std::vector<int32_t>& tokens, KvCache& cache) const;
   /// Whether decode steps are captured and replayed as CUDA graphs (the default), or run
   /// kernel by kernel each time; both compute the same logits, bit for bit.
   void use_graphs(bool on) { use_graphs_ = on, graphs_.clear(); }
@@ -83,17 +87,20 @@ class Model {
     int64_t tokens = 0;
     cutejit::Buffer<cutejit::bf16> h, x, qkv, q, k, v, attention, gate_up, logits;
     cutejit::Buffer<float> lse, decode_workspace;
-    cutejit::Buffer<int32_t> ids, positions, cu_seqlens, slots, logit_rows;
+    cutejit::Buffer<int32_t> ids, positions, cu_seqlens, slots, logit_rows, greedy;
   };
   Activations& activations(int64_t tokens) const;
   /// The pass's logits (the rows it asks for) on the host, and each layer's output in `layers`
-  /// when given.
-  std::vector<cutejit::bf16> forward(const Pass& pass, KvCache* cache, std::vector<std::vector<cutejit::bf16>>* layers) const;
+  /// when given; for a greedy pass, its tokens in `greedy` and no logits.
+  std::vector<cutejit::bf16> forward(const Pass& pass, KvCache* cache, std::vector<std::vector<cutejit::bf16>>* layers,
+                                     std::vector<int32_t>* greedy = nullptr) const;
   /// Queues the pass's kernels on the model's stream, its inputs already on the device.
   void queue_kernels(const Pass& pass, KvCache* cache, const cutejit::kernels::DecodeOptions& decode,
                      std::vector<std::vector<cutejit::bf16>>* layers) const;
   /// With a profile asked for, marks the end of `stage` on the model's stream.
   void mark(const char* stage) const;
+  /// A decode step's pass over `tokens`, their cache slots appended and uploaded.
+  Pass decode_pass(const std::vector<int32_t>& tokens, KvCache& cache) const;
   void check_tokens(const std::vector<int32_t>& tokens, const char* what) const;
   void check_cache(const KvCache& cache) const;
 
@@ -106,8 +113,8 @@ class Model {
   // So a model runs one pass at a time:
   mutable Activations activations_;
   bool use_graphs_ = true;
-  mutable std::map<int64_t, cutejit::Graph> graphs_;  // decode steps by batch size, for one cache
-  mutable uint64_t graphs_cache_ = 0;                 // that cache's id
+  mutable std::map<std::pair<int64_t, bool>, cutejit::Graph> graphs_;  // decode steps by batch size and greedy, for one cache
+  mutable uint64_t graphs_cache_ = 0;                                   // that cache's id
   mutable std::vector<std::pair<std::string, float>>* profile_ = nullptr;
   mutable std::vector<std::pair<const char*, cutejit::Event>> marks_;  // this pass's, when profiled
   mutable size_t marked_ = 0;                                          // of marks_, those recorded

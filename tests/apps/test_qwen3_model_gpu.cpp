@@ -9,8 +9,10 @@
 #include <cmath>
 #include <cstring>
 
+#include "qwen3/argmax_rows.hpp"
 #include "qwen3/model.hpp"
 #include "qwen3/reference.hpp"
+#include "qwen3/sampling.hpp"
 #include "qwen3_test_weights.hpp"
 
 using namespace cutejit;
@@ -175,5 +177,74 @@ TEST_CASE("the Qwen3 model's decode steps replayed as CUDA graphs give the logit
     const std::vector<bf16> g = graphs.decode(next, cache_g), e = eager.decode(next, cache_e);
     REQUIRE(g.size() == e.size());
     CHECK(std::memcmp(g.data(), e.data(), g.size() * sizeof(bf16)) == 0);
+  }
+}
+
+TEST_CASE("the device's greedy choice takes each row's largest logit, the first of equals, and marks rows that are not all finite",
+          "[gpu][qwen3]") {
+  Device gpu;
+  // Rows of 1000 (several values a thread), 5 (fewer values than threads) and 600 logits.
+  auto rows_of = [](int64_t n, int64_t count) { return std::vector<std::vector<float>>(size_t(count), std::vector<float>(size_t(n), -3.0f)); };
+  auto run = [&](const std::vector<std::vector<float>>& rows) {
+    const auto R = int64_t(rows.size()), n = int64_t(rows[0].size());
+    std::vector<bf16> flat;
+    for (const auto& r : rows)
+      for (float v : r) flat.push_back(bf16(v));
+    const auto logits = gpu.upload(flat);
+    auto out = gpu.upload(std::vector<int32_t>(size_t(R), -7));
+    qwen3::argmax_rows(gpu, Launch{.grid = uint32_t(R), .block = 256}, logits.view({R, n}), out.view({R}));
+    gpu.synchronize();
+    return out.to_host();
+  };
+  auto wide = rows_of(1000, 6);
+  wide[0][999] = 5.0f;                      // the last value
+  wide[1][700] = 2.0f, wide[1][44] = 2.0f;  // equals in two threads' slices: the lower index
+  wide[2][300] = 2.0f, wide[2][44] = 2.0f;  // the same with the threads' order reversed (300 = 44 + 256)
+  wide[3][10] = NAN;                        // not finite: -1
+  wide[4][512] = -INFINITY;
+  // wide[5]: all equal, the first
+  CHECK(run(wide) == std::vector<int32_t>{999, 44, 44, -1, -1, 0});
+  auto narrow = rows_of(5, 2);
+  narrow[0][3] = -1.0f;
+  narrow[1][4] = INFINITY;
+  CHECK(run(narrow) == std::vector<int32_t>{3, -1});
+  // Random rows against the host's greedy.
+  std::vector<std::vector<float>> random(8, std::vector<float>(600));
+  uint32_t state = 12345;
+  for (auto& r : random)
+    for (float& v : r) v = float(int((state = state * 1664525u + 1013904223u) >> 22) % 61) / 8.0f;  // many equal values
+  std::vector<int32_t> want;
+  for (const auto& r : random) {
+    std::vector<bf16> row(r.begin(), r.end());
+    want.push_back(qwen3::greedy(row));
+  }
+  CHECK(run(random) == want);
+}
+
+TEST_CASE("the Qwen3 model's greedy decode steps choose on the device what greedy chooses from the same steps' logits",
+          "[gpu][qwen3]") {
+  Device gpu;
+  const TinyCheckpoint written;
+  const qwen3::Config& tiny = written.config;
+  const qwen3::Model model(gpu, written.checkpoint);
+  qwen3::KvCache on_host(gpu, tiny, 3, 40), on_device(gpu, tiny, 3, 40);
+  const std::vector<std::vector<int32_t>> prompts{tokens_of(0, 13, tiny.vocab), tokens_of(1, 6, tiny.vocab), tokens_of(2, 9, tiny.vocab)};
+  const std::vector<bf16> first = model.prefill(prompts, on_host);
+  model.prefill(prompts, on_device);
+  std::vector<int32_t> next;
+  for (int64_t b = 0; b < 3; ++b) next.push_back(qwen3::greedy(std::span<const bf16>(first).subspan(size_t(b * tiny.vocab), size_t(tiny.vocab))));
+  // Graphs of three sequences, then two (the step's logits come back in one case, the tokens
+  // alone in the other: different graphs).
+  for (int batch : {3, 3, 3, 2, 2, 3}) {
+    next.resize(size_t(batch));
+    const std::vector<bf16> logits = model.decode(next, on_host);
+    std::vector<int32_t> want;
+    for (int b = 0; b < batch; ++b)
+      want.push_back(qwen3::greedy(std::span<const bf16>(logits).subspan(size_t(b * tiny.vocab), size_t(tiny.vocab))));
+    const std::vector<int32_t> got = model.decode_greedy(next, on_device);
+    INFO("batch " << batch << ", length " << on_device.length(0));
+    CHECK(got == want);
+    next = want;
+    while (int(next.size()) < 3) next.push_back(int32_t((on_host.length(int64_t(next.size())) * 7) % tiny.vocab));
   }
 }
