@@ -1,7 +1,11 @@
 // Rotary embedding in place: one CTA a token. Its threads walk the token's (head, i) pairs,
 // i < head_dim / 2, each rotating x[head, i] and x[head, i + head_dim / 2] by the angle
-// position * inv_freq[i] ("rotate half", as Qwen3's and Llama's code pairs them).
+// position * inv_freq[i] ("rotate half", as Qwen3's and Llama's code pairs them). Where each
+// half of a head is whole 16-byte vectors on 16-byte boundaries (head dim 16, 32, ... in bf16,
+// the usual layouts), a thread takes a vector of pairs at a time; otherwise one pair.
+#include <array>
 #include <cmath>
+#include <string>
 
 #include "cutejit/cutejit.hpp"
 #include "cutejit/kernels/elementwise.hpp"
@@ -14,24 +18,39 @@ namespace {
 
 constexpr int threads = 128;
 
-template <class T>
+/// `Vec` pairs a thread at a time: the element's 16-byte vector, or 1.
+template <class T, int Vec>
 auto& rope_kernel() {
-  static Kernel k{std::string("cutejit_rope_") + detail::element_name<T>(),
+  static Kernel k{std::string("cutejit_rope_") + detail::element_name<T>() + (Vec > 1 ? "_v" + std::to_string(Vec) : ""),
                   [](Tensor<T> x, Tensor<int32_t> positions, Tensor<f32> inv_freq) {
                     block_shape(threads);
                     Int token = block_idx().x;
-                    Int half = x.shape(2) / 2;
+                    // The launch takes this kernel only for halves of whole vectors (vectorized()).
+                    Int half = assume_divisible(x.shape(2) / 2, Vec);
                     F32 position = cast<f32>(Int(positions(token)));
-                    for_(thread_idx().x, x.shape(1) * half, threads, [&](Int p) {
-                      Int head = p / half, i = p % half;
-                      F32 angle = position * F32(inv_freq(i));
-                      F32 c = cos(angle), s = sin(angle);
-                      F32 a = cast<f32>(Value<T>(x(token, head, i))), b = cast<f32>(Value<T>(x(token, head, i + half)));
-                      x(token, head, i) = cast<T>(a * c - b * s);
-                      x(token, head, i + half) = cast<T>(b * c + a * s);
+                    for_(thread_idx().x, x.shape(1) * (half / Vec), threads, [&](Int p) {
+                      Int head = p / (half / Vec), i = (p % (half / Vec)) * Vec;
+                      std::array<Value<T>, Vec> a = x.pointer_at({token, head, i}).template load_vector<Vec>();
+                      std::array<Value<T>, Vec> b = x.pointer_at({token, head, i + half}).template load_vector<Vec>();
+                      std::array<Value<T>, Vec> ra, rb;
+                      for (size_t j = 0; j < size_t(Vec); ++j) {
+                        F32 angle = position * F32(inv_freq(i + int(j)));
+                        F32 c = cos(angle), s = sin(angle), fa = cast<f32>(a[j]), fb = cast<f32>(b[j]);
+                        ra[j] = cast<T>(fa * c - fb * s);
+                        rb[j] = cast<T>(fb * c + fa * s);
+                      }
+                      x.pointer_at({token, head, i}).template store_vector<Vec>(ra);
+                      x.pointer_at({token, head, i + half}).template store_vector<Vec>(rb);
                     });
                   }};
   return k;
+}
+
+/// Whether each half of every head of x is whole 16-byte vectors on 16-byte boundaries.
+template <class T>
+bool vectorized(const DeviceTensor<T>& x) {
+  constexpr int64_t vec = detail::vector<T>;
+  return (x.shape[2] / 2) % vec == 0 && x.stride[0] % vec == 0 && x.stride[1] % vec == 0 && x.ptr % 16 == 0;
 }
 
 template <class T>
@@ -57,7 +76,8 @@ void rope_t(const Device& device, const DeviceTensor<T>& x, const DeviceTensor<i
             const ElementwiseOptions& options, const std::source_location& where) {
   Launch launch = plan(x, positions, inv_freq, options, where);
   if (x.shape[0] * x.shape[1] == 0) return;
-  rope_kernel<T>()(device, launch, x, positions, inv_freq);
+  if (vectorized(x)) rope_kernel<T, detail::vector<T>>()(device, launch, x, positions, inv_freq);
+  else rope_kernel<T, 1>()(device, launch, x, positions, inv_freq);
 }
 
 template <class T>
@@ -66,7 +86,8 @@ CompiledKernel rope_compile_t(const Target& target, int64_t tokens, int64_t head
   const auto positions = DeviceTensor<int32_t>::for_compile({tokens}, where);
   const auto inv_freq = DeviceTensor<float>::for_compile({head_dim / 2}, where);
   (void)plan(x, positions, inv_freq, {}, where);
-  return rope_kernel<T>().compile(target, x, positions, inv_freq);
+  return vectorized(x) ? rope_kernel<T, detail::vector<T>>().compile(target, x, positions, inv_freq)
+                       : rope_kernel<T, 1>().compile(target, x, positions, inv_freq);
 }
 
 }  // namespace

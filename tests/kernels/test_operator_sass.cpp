@@ -1,0 +1,106 @@
+// The SASS of the kernel library's operators, compiled with no GPU for each architecture at
+// Qwen3-8B's shapes (a decode step's M = 1 and 8, a prefill's 256 rows): the tensor-core
+// instruction each architecture's kernel is built on is there after ptxas, the wgmma are not
+// serialized, and nothing spills to local memory. The PTX tests beside these see what was
+// asked for; only the SASS shows what ptxas made of it, and for sm_100a and sm_120a it is the
+// only sight of the machine code there is.
+#include <catch2/catch.hpp>
+
+#include <regex>
+#include <string>
+#include <vector>
+
+#include <cutejit/cutejit.hpp>
+#include <cutejit/kernels/attention.hpp>
+#include <cutejit/kernels/elementwise.hpp>
+#include <cutejit/kernels/gemm.hpp>
+#include <cutejit/kernels/norm.hpp>
+
+#include "sass.hpp"
+#include "support.hpp"
+
+using namespace cutejit;
+
+namespace {
+
+constexpr int64_t hidden = 4096, intermediate = 12288, heads = 32, kv_heads = 8, head_dim = 128;
+
+/// The SASS of `k`, after checking that nothing spilled: no local loads or stores, and no stack
+/// frame beyond the local memory the PTX itself declares (a device assertion's arguments for
+/// vprintf; libdevice's sin and cos reserve some for their large-argument path).
+std::string sass_of(const CompiledKernel& k) {
+  INFO(k.name << " for " << k.target.name());
+  const std::string sass = test::disassemble(k.cubin, "-sass");
+  CHECK_FALSE(test::contains(sass, "LDL"));
+  CHECK_FALSE(test::contains(sass, "STL"));
+  std::smatch depot;
+  const int declared = std::regex_search(k.ptx, depot, std::regex(R"(__local_depot\d+\[(\d+)\])")) ? std::stoi(depot[1]) : 0;
+  CHECK(test::resource_usage(k.cubin, k.name, "STACK") <= declared);
+  return sass;
+}
+
+/// Whether the SASS uses a tensor-core instruction (HFMA2.MMA is a move on the MMA pipe).
+bool tensor_cores(const std::string& sass) {
+  return std::regex_search(sass, std::regex(R"(\b(HMMA|HGMMA|QGMMA|IMMA|UTC[A-Z]*MMA)\b)"));
+}
+
+}  // namespace
+
+TEST_CASE("kernels::gemm's SASS: HGMMA on sm_90a, UTCHMMA on sm_100a, HMMA elsewhere, wide loads at small M, no spills",
+          "[unit][kernels][sass]") {
+  // The gate/up projection of a 256-token prefill: C (256 x 2I) = X (256 x H) W^T.
+  auto x = DeviceTensor<bf16>::for_compile({256, hidden}), w = DeviceTensor<bf16>::for_compile({2 * intermediate, hidden});
+  auto y = DeviceTensor<bf16>::for_compile({256, 2 * intermediate});
+  for (const CompiledKernel& k : kernels::gemm_compile(Target::parse("sm_90a"), x, w, y)) {
+    const std::string sass = sass_of(k);
+    CHECK(test::contains(sass, "HGMMA.64x"));
+    CHECK(test::contains(sass, ".F32.BF16"));
+    test::check_wgmma_not_serialized(k.ptx, k.cubin);
+  }
+  CHECK(test::contains(sass_of(kernels::gemm_compile(Target::parse("sm_100a"), x, w, y).at(0)), "UTCHMMA"));
+  for (const char* t : {"sm_80", "sm_120a"}) {
+    INFO(t);
+    CHECK(test::contains(sass_of(kernels::gemm_compile(Target::parse(t), x, w, y).at(0)), "HMMA.16816.F32.BF16"));
+  }
+  // A decode step's projections (M = 1 and 8, the residual added by the epilogue): the small-M
+  // kernel streams the weights in 16-byte loads on every target, with no tensor cores.
+  for (int64_t m : {1, 8}) {
+    auto xm = DeviceTensor<bf16>::for_compile({m, hidden}), ym = DeviceTensor<bf16>::for_compile({m, 2 * intermediate});
+    for (const char* t : {"sm_80", "sm_90a", "sm_100a", "sm_120a"}) {
+      INFO(t << ", M = " << m);
+      const std::string sass = sass_of(kernels::gemm_compile(Target::parse(t), xm, w, ym, {.beta = 1}).at(0));
+      CHECK(test::contains(sass, "LDG.E.128"));
+      CHECK_FALSE(tensor_cores(sass));
+    }
+  }
+}
+
+TEST_CASE("kernels::attention_forward's SASS: HGMMA on sm_90a, HMMA on the others, no spills", "[unit][kernels][sass]") {
+  auto q = DeviceTensor<bf16>::for_compile({512, heads, head_dim}), kv = DeviceTensor<bf16>::for_compile({512, kv_heads, head_dim});
+  auto lse = DeviceTensor<f32>::for_compile({heads, 512});
+  auto cu = DeviceTensor<int32_t>::for_compile({3});
+  const kernels::AttentionOptions options{.cu_seqlens_q = cu, .cu_seqlens_k = cu, .max_seqlen_q = 256, .causal = true};
+  const CompiledKernel hopper = kernels::attention_forward_compile(Target::parse("sm_90a"), q, kv, kv, q, lse, options);
+  CHECK(test::contains(sass_of(hopper), "HGMMA.64x"));
+  test::check_wgmma_not_serialized(hopper.ptx, hopper.cubin);
+  for (const char* t : {"sm_80", "sm_100a", "sm_120a"}) {
+    INFO(t);
+    CHECK(test::contains(sass_of(kernels::attention_forward_compile(Target::parse(t), q, kv, kv, q, lse, options)), "HMMA.16816.F32.BF16"));
+  }
+}
+
+TEST_CASE("the norm and elementwise operators' SASS: 16-byte loads and stores, no spills, on every target", "[unit][kernels][sass]") {
+  for (const char* t : {"sm_80", "sm_90a", "sm_100a", "sm_120a"}) {
+    INFO(t);
+    const Target target = Target::parse(t);
+    for (const CompiledKernel& k : {kernels::rmsnorm_compile(target, DType::bf16, 8, hidden),
+                                    kernels::rmsnorm_compile(target, DType::bf16, 8, hidden, /*add_residual=*/true),
+                                    kernels::silu_mul_compile(target, DType::bf16, 8, intermediate),
+                                    kernels::rope_compile(target, DType::bf16, 8, heads, head_dim)}) {
+      INFO(k.name);
+      const std::string sass = sass_of(k);
+      CHECK(test::contains(sass, "LDG.E.128"));
+      CHECK(test::contains(sass, "STG.E.128"));
+    }
+  }
+}
