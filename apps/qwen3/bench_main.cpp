@@ -82,8 +82,7 @@ double stage_bytes(const std::string& stage, const qwen3::Config& c, double B, d
   if (stage == "embedding") return 2 * B * H * e;
   if (stage == "rmsnorm") return (2 * B * H + H) * e;
   if (stage == "qkv projection") return ((nq + 2 * nkv) * (H + B) + B * H) * e;
-  if (stage == "split_qkv (q/k norm, rope)") return 2 * B * (nq + 2 * nkv) * e;
-  if (stage == "kv store") return 4 * B * nkv * e;
+  if (stage == "split_qkv (q/k norm, rope, kv store)") return (2 * B * (nq + 2 * nkv) + 2 * B * nkv) * e;
   if (stage == "attention") return (2 * B * kv_tokens * nkv + 2 * B * nq) * e;
   if (stage == "output projection + residual") return (H * nq + B * nq + 2 * B * H) * e;
   if (stage == "gate/up projection") return (2 * I * H + B * H + 2 * B * I) * e;

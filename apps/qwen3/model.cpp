@@ -288,19 +288,19 @@ void Model::queue_kernels(const Pass& pass, KvCache* cache, const kernels::Decod
   for (size_t l = 0; l < layers_.size(); ++l) {
     const Layer& L = layers_[l];
     // Attention: x = norm(h); the q, k and v projections as one GEMM, split with q and k normed
-    // per head and rotated.
+    // per head and rotated, and the new keys and values written into the cache.
     kernels::rmsnorm(device_, h.view({T, H}), L.input_norm.view({H}), x.view({T, H}), norm);
     mark("rmsnorm");
     kernels::gemm(device_, x.view({T, H}), L.qkv.view({nqkv, H}), qkv.view({T, nqkv}), plain);
     mark("qkv projection");
+    // With no cache, k and v stand in for the cache's rows (store = 0: never touched).
+    const DeviceTensor<bf16> k_rows = cache ? cache->key_rows(int64_t(l)) : k.view({T, nkv});
+    const DeviceTensor<bf16> v_rows = cache ? cache->value_rows(int64_t(l)) : v.view({T, nkv});
     split_qkv(device_, Launch{.grid = {uint32_t(T), uint32_t(c.heads + 2 * c.kv_heads)}, .block = uint32_t(d / 2), .stream = stream},
               qkv.view({T, nqkv}), L.qk_norm.view({2, d}), pos.view({T}), inv_freq_.view({d / 2}), q.view({T, c.heads, d}),
-              k.view({T, c.kv_heads, d}), v.view({T, c.kv_heads, d}), float(c.rms_norm_eps), int(d));
-    mark("split_qkv (q/k norm, rope)");
-    if (cache)
-      store_kv(device_, rows, k.view({T, nkv}), v.view({T, nkv}), slots.view({T}),
-               cache->key_rows(int64_t(l)), cache->value_rows(int64_t(l)));
-    mark("kv store");
+              k.view({T, c.kv_heads, d}), v.view({T, c.kv_heads, d}), slots.view({T}), k_rows, v_rows, float(c.rms_norm_eps), int(d),
+              int(cache != nullptr));
+    mark("split_qkv (q/k norm, rope, kv store)");
     if (pass.decode)
       kernels::attention_decode(device_, q.view({T, c.heads, d}), cache->keys(int64_t(l)), cache->values(int64_t(l)),
                                 cache->block_table(B), cache->lengths(B), attention.view({T, c.heads, d}), lse.view({c.heads, T}),

@@ -2,12 +2,13 @@
  * Qwen3 on the GPU, on the kernel library: the checkpoint's weights uploaded once, then forward
  * passes over sequences packed along tokens, all in BF16 with f32 inside each kernel: the
  * embedding; per layer RMSNorm, the q, k and v projections as one GEMM, split into q, k and v
- * by one kernel that also applies the per-head RMSNorm of q and k and RoPE (split_qkv.hpp),
+ * by one kernel that also applies the per-head RMSNorm of q and k and RoPE and writes the new
+ * keys and values into the KV cache (split_qkv.hpp),
  * causal grouped-query attention, the output projection with the residual add fused into its
  * epilogue (beta = 1 on the residual stream), RMSNorm, the gate and up projections as one GEMM,
  * SiLU·mul and the down projection, its residual add fused too; the final norm and the LM head.
  * The fused projections' weights are concatenated at load. Every step is a kernels:: operator
- * except split_qkv and the row copies of row_copies.hpp.
+ * except split_qkv, the row gather of row_copies.hpp and the greedy choice of argmax_rows.hpp.
  *
  * With a KV cache (kv_cache.hpp), a prefill writes a batch of prompts' keys and values into it
  * and attends with kernels::attention_forward over the packed prompts; a decode step appends one
