@@ -1,9 +1,8 @@
 // Qwen3 on random weights (the published configurations, nothing downloaded): the device-to-
 // device copy bandwidth, the prefill of a batch of prompts, and decode steps at that batch,
 // each decode step as the caller sees it (tokens in, the next tokens back, chosen greedily on
-// the device: Model::decode_greedy). The decode's
-// bandwidth counts the bytes a step must read once: every weight but the embedding's unused
-// rows, and each sequence's cached keys and values.
+// the device: Model::decode_greedy). The decode's bandwidth counts the bytes a step must read
+// once: every weight but the embedding's unused rows, and each sequence's cached keys and values.
 //
 // With --breakdown, eight more steps run kernel by kernel with an event after each stage, and
 // each stage's time is set against its own memory roofline: the bytes it must move (weights,
