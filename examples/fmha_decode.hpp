@@ -74,7 +74,7 @@ DecodeLaunch fmha_decode_prepare(const Device& gpu, const DecodeProblem& p, cons
                     v_cache.size() >= size_t(p.pages * p.page_size * p.kv_heads * D) &&
                     block_table.size() >= size_t(p.batch * p.pages_per_sequence) && seqlens_k.size() >= size_t(p.batch);
   if (!fits) detail::fail("fmha_decode: a buffer is smaller than the problem's tensors", w);
-  const decode::Config c = decode::config_for<T>(p, gpu, w);
+  const decode::Config c = decode::config_for<T>(p, gpu.max_shared_per_block(), gpu.name(), w);
   DecodeLaunch l;
   l.stages = c.stages;
   l.splits = p.splits > 0 ? p.splits : decode::choose_splits(p, gpu.multiprocessors());

@@ -3,11 +3,26 @@
 
 #include <cutejit/cutejit.hpp>
 
+#include <stdlib.h>
+
 #include <array>
+#include <filesystem>
 #include <string>
 #include <string_view>
 
 namespace test {
+
+/// A fresh directory under the system's temporary folder, removed at the end of the test.
+struct TempDir {
+  std::filesystem::path path;
+  TempDir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "cutejit-test-XXXXXX").string();
+    path = ::mkdtemp(pattern.data());
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  ~TempDir() { std::filesystem::remove_all(path); }
+};
 
 /// A 1-D tensor argument for cross-compiling (no memory behind it).
 template <class T>

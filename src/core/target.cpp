@@ -44,6 +44,14 @@ Target Target::parse(std::string_view text) {
   throw Error("unknown target '" + std::string(text) + "'; valid targets: " + valid_names());
 }
 
+int Target::max_shared_per_block() const {
+  switch (sm) {
+    case 80: return 163 * 1024;
+    case 90: case 100: case 103: case 110: return 227 * 1024;
+    default: return 99 * 1024;  // sm_86, sm_89, sm_120, sm_121
+  }
+}
+
 Target Target::for_compute_capability(int major, int minor) {
   const int sm = major * 10 + minor;
   for (const Architecture& a : architectures)

@@ -392,15 +392,6 @@ Driver make_table() {
   return d;
 }
 
-/// The most shared memory a block may opt in to on each architecture (the CUDA guide's table).
-int shared_limit(const Target& t) {
-  switch (t.sm) {
-    case 80: return 163 * 1024;
-    case 90: case 100: case 103: case 110: return 227 * 1024;
-    default: return 99 * 1024;  // sm_86, sm_89, sm_120, sm_121
-  }
-}
-
 }  // namespace
 
 CUresult load_emulated_module(CUmodule* out, const std::vector<std::string_view>& ptx) {
@@ -436,7 +427,7 @@ EmulatedDeviceInfo emulated_device(const Target& target) {
     d = std::make_unique<EmulatedDevice>();
     d->target = target;
     d->name = "cutejit emulated " + target.name();
-    d->max_shared_per_block = shared_limit(target);
+    d->max_shared_per_block = target.max_shared_per_block();
     s.contexts[d.get()] = true;
     any_emulated = true;
   }

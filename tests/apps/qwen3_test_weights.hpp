@@ -11,21 +11,14 @@
 #include <vector>
 
 #include "qwen3/checkpoint.hpp"
+#include "support.hpp"
 
 namespace qwen3_test {
 
 using qwen3::Config;
 using qwen3::TensorToWrite;
 
-/// A fresh directory under the system's temporary folder, removed at the end of the test.
-struct TempDir {
-  std::filesystem::path path;
-  TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "cutejit-qwen3-ref-XXXXXX").string();
-    path = mkdtemp(pattern.data());
-  }
-  ~TempDir() { std::filesystem::remove_all(path); }
-};
+using TempDir = test::TempDir;
 
 inline uint16_t bf16_bits(float x) {
   uint32_t u;

@@ -9,8 +9,13 @@
 #include <cmath>
 #include <numeric>
 #include <random>
+#include <string>
+#include <vector>
+
+#include <stdlib.h>
 
 #include <cutejit/cutejit.hpp>
+#include <cutejit/cache/kernel_cache.hpp>
 #include <cutejit/kernels/attention.hpp>
 
 #include "kernel_test_values.hpp"
@@ -132,4 +137,47 @@ TEST_CASE("kernels::attention_decode refuses what it cannot take, at the caller'
   CHECK_THAT(test::error_of([&] { kernels::attention_decode(gpu, q, cache, cache, table.view({2, 4}), lens.view({2}), q, lse.view({8, 2}),
                                                             {.splits = 3, .workspace = small.view({100})}); }),
              Contains(here) && Contains("the workspace has 100 f32 values; these 3 splits need 3120"));
+}
+
+TEST_CASE("kernels::attention_decode_compile builds every kernel attention_decode may launch, so a cache it warmed serves the decode",
+          "[gpu][kernels]") {
+  const int64_t batch = 3, H = 8, Hk = 2, D = 128, P = 16, pages = 24, per_sequence = 8, tokens = batch;
+  auto dq = DeviceTensor<bf16>::for_compile({tokens, H, D}), dk = DeviceTensor<bf16>::for_compile({pages, P, Hk, D});
+  auto dtable = DeviceTensor<int32_t>::for_compile({batch, per_sequence}), dlens = DeviceTensor<int32_t>::for_compile({batch});
+  auto dlse = DeviceTensor<f32>::for_compile({H, tokens});
+  // With no GPU: the one-split kernel, and a split and a combine kernel for each of the split
+  // counts' divisibilities (1, 2, 4, 8, 16 and more); options.splits narrows it to one count.
+  for (const char* t : {"sm_80", "sm_90a", "sm_100a", "sm_120a"}) {
+    INFO(t);
+    const std::vector<CompiledKernel> all = kernels::attention_decode_compile(Target::parse(t), dq, dk, dk, dtable, dlens, dq, dlse);
+    REQUIRE(all.size() == 9);
+    CHECK(all[0].name == "cutejit_attention_decode_bf16");
+    CHECK(all[1].name == "cutejit_attention_decode_bf16_partial");
+    CHECK(all[2].name == "cutejit_attention_decode_combine_bf16");
+    CHECK(kernels::attention_decode_compile(Target::parse(t), dq, dk, dk, dtable, dlens, dq, dlse, {.splits = 3}).size() == 2);
+  }
+  CHECK_THROWS_WITH(kernels::attention_decode_compile(Target::parse("sm_90a"), dq, dk, dk, dtable, dlens, dq, dlse, {.q_len = 2}),
+                    Contains("rows"));
+  // On this device: a cache warmed for its target alone serves the decode, which compiles nothing.
+  Device gpu;
+  const test::TempDir dir;
+  const char* previous = std::getenv("CUTEJIT_CACHE_DIR");
+  const std::string restore = previous ? previous : "";
+  ::setenv("CUTEJIT_CACHE_DIR", dir.path.c_str(), 1);
+  kernels::attention_decode_compile(gpu.target(), dq, dk, dk, dtable, dlens, dq, dlse);
+  const size_t warmed = KernelCache::from_environment().stats().entries;
+  std::vector<int32_t> table(size_t(batch * per_sequence));
+  std::iota(table.begin(), table.end(), 0);
+  auto q = gpu.upload(random_values<bf16>(size_t(tokens * H * D), 1)), k = gpu.upload(random_values<bf16>(size_t(pages * P * Hk * D), 2));
+  auto t = gpu.upload(table), lens = gpu.upload(std::vector<int32_t>{100, 7, 128});
+  auto o = gpu.alloc<bf16>(size_t(tokens * H * D));
+  auto lse = gpu.alloc<float>(size_t(H * tokens));
+  kernels::attention_decode(gpu, q.view({tokens, H, D}), k.view({pages, P, Hk, D}), k.view({pages, P, Hk, D}), t.view({batch, per_sequence}),
+                            lens.view({batch}), o.view({tokens, H, D}), lse.view({H, tokens}));
+  gpu.synchronize();
+  const size_t after = KernelCache::from_environment().stats().entries;
+  if (previous) ::setenv("CUTEJIT_CACHE_DIR", restore.c_str(), 1);
+  else ::unsetenv("CUTEJIT_CACHE_DIR");
+  CHECK(warmed > 0);
+  CHECK(after == warmed);
 }

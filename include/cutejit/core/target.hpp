@@ -28,6 +28,9 @@ struct Target {
   /// Every target cutejit compiles for.
   static std::vector<Target> all();
   std::string name() const;  ///< "sm_90a"
+  /// The most shared memory one block may opt in to on this architecture, in bytes (the CUDA
+  /// programming guide's table): what a kernel compiled with no GPU may plan for.
+  int max_shared_per_block() const;
   bool arch_specific() const { return variant == Variant::arch_specific; }
   bool family() const { return variant == Variant::family; }
   bool operator==(const Target&) const = default;

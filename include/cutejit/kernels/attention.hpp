@@ -45,6 +45,7 @@
 #include <cstdint>
 #include <optional>
 #include <source_location>
+#include <vector>
 
 #include "cutejit/core/compiled.hpp"
 #include "cutejit/core/target.hpp"
@@ -126,7 +127,15 @@ class PreparedDecode {
   /** The f32 values DecodeOptions::workspace must hold for this decode (0 when it runs in one split). */                           \
   int64_t attention_decode_workspace(const Device& device, const DeviceTensor<T>& q, const DeviceTensor<T>& k_cache,                 \
                                      const DeviceTensor<int32_t>& block_table, const DecodeOptions& options = {},                    \
-                                     std::source_location where = std::source_location::current());
+                                     std::source_location where = std::source_location::current());                                  \
+  /** Every kernel attention_decode may launch on `target` for these tensors (descriptions, DeviceTensor::for_compile), compiled    \
+      with no GPU, for warming the cache: the one-split kernel, and the split and combine kernels of each split count it may       \
+      choose (the choice depends on the GPU), or of options.splits alone. */                                                          \
+  std::vector<CompiledKernel> attention_decode_compile(const Target& target, const DeviceTensor<T>& q, const DeviceTensor<T>& k_cache, \
+                                                       const DeviceTensor<T>& v_cache, const DeviceTensor<int32_t>& block_table,       \
+                                                       const DeviceTensor<int32_t>& seqlens_k, const DeviceTensor<T>& o,               \
+                                                       const DeviceTensor<f32>& lse, const DecodeOptions& options = {},                \
+                                                       std::source_location where = std::source_location::current());
 CUTEJIT_KERNELS_ATTENTION(bf16)
 CUTEJIT_KERNELS_ATTENTION(f16)
 #undef CUTEJIT_KERNELS_ATTENTION

@@ -2,6 +2,9 @@
 // paged split kernel (attention/paged_decode.hpp) and, with more than one split, the combine.
 #include <cmath>
 #include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 #include "cutejit/kernels/attention.hpp"
 #include "cutejit/kernels/attention/paged_decode.hpp"
@@ -56,10 +59,11 @@ int64_t workspace_floats(const DecodeProblem& p, int64_t splits) {
   return splits == 1 ? 0 : splits * p.total_q() * p.heads * (p.head_dim + 1);
 }
 
+/// The decode problem of these tensors, every one of them checked.
 template <class T>
-PreparedDecode prepare_t(const char* op, const Device& device, const DeviceTensor<T>& q, const DeviceTensor<T>& k_cache,
-                         const DeviceTensor<T>& v_cache, const DeviceTensor<int32_t>& block_table, const DeviceTensor<int32_t>& seqlens_k,
-                         const DeviceTensor<T>& o, const DeviceTensor<f32>& lse, const DecodeOptions& options, const std::source_location& where) {
+DecodeProblem checked_problem(const char* op, const DeviceTensor<T>& q, const DeviceTensor<T>& k_cache, const DeviceTensor<T>& v_cache,
+                              const DeviceTensor<int32_t>& block_table, const DeviceTensor<int32_t>& seqlens_k, const DeviceTensor<T>& o,
+                              const DeviceTensor<f32>& lse, const DecodeOptions& options, const std::source_location& where) {
   require(q.rank == 3 && o.shape == q.shape, op, "q is " + shape_of(q) + " and o " + shape_of(o) + "; both take (batch * q_len, heads, head_dim)",
           where);
   require(k_cache.rank == 4 && v_cache.shape == k_cache.shape, op,
@@ -91,25 +95,63 @@ PreparedDecode prepare_t(const char* op, const Device& device, const DeviceTenso
   compact(seqlens_k, "seqlens_k"), compact(lse, "lse");
   const DecodeProblem p = problem_of(q, k_cache, block_table, options);
   check_decode(p, where);
-  require(device.target().sm >= 80, op, "no kernel for " + device.target().name() + "; attention_decode runs on sm_80 and newer", where);
-  const paged_decode::Config c = paged_decode::config_for<T>(p, device, where);
-  const int64_t splits = splits_of(p, device);
+  return p;
+}
+
+float scale_log2_of(const DecodeProblem& p) {
+  return (p.softmax_scale > 0 ? p.softmax_scale : 1.0f / std::sqrt(float(p.head_dim))) * float(M_LOG2E);
+}
+
+/// The partial O and lse of `splits` splits, at `at` (a workspace or a description's null).
+std::pair<DeviceTensor<f32>, DeviceTensor<f32>> partials(uint64_t at, int64_t splits, const DecodeProblem& p) {
   const int64_t H = p.heads, D = p.head_dim, tokens = p.total_q();
-  const float scale_log2 = (p.softmax_scale > 0 ? p.softmax_scale : 1.0f / std::sqrt(float(D))) * float(M_LOG2E);
+  return {DeviceTensor<f32>::make(at, std::array<int64_t, 4>{splits, tokens, H, D}, std::array<int64_t, 4>{tokens * H * D, H * D, D, 1}),
+          DeviceTensor<f32>::make(at + uint64_t(splits * tokens * H * D) * sizeof(float), std::array<int64_t, 3>{splits, H, tokens},
+                                  std::array<int64_t, 3>{H * tokens, tokens, 1})};
+}
+
+/// O and lse as the one-split kernel writes them: a split of one.
+template <class T>
+std::pair<DeviceTensor<T>, DeviceTensor<f32>> whole(const DeviceTensor<T>& o, const DeviceTensor<f32>& lse, const DecodeProblem& p) {
+  const int64_t H = p.heads, D = p.head_dim, tokens = p.total_q();
+  return {DeviceTensor<T>::make(o.ptr, std::array<int64_t, 4>{1, tokens, H, D}, std::array<int64_t, 4>{tokens * H * D, H * D, D, 1}),
+          DeviceTensor<f32>::make(lse.ptr, std::array<int64_t, 3>{1, H, tokens}, std::array<int64_t, 3>{H * tokens, tokens, 1})};
+}
+
+template <class T>
+auto& combine_kernel() {
+  static Kernel combine{std::string("cutejit_attention_decode_combine_") + detail::element_name<T>(),
+                        [](Tensor<f32> o_part, Tensor<f32> lse_part, Tensor<T> o, Tensor<f32> lse, Constexpr<int> head_dim) {
+                          paged_decode::combine<T>(head_dim, o_part, lse_part, o, lse);
+                        }};
+  return combine;
+}
+
+/// The split kernel's arguments after the tensors, for config `c`.
+auto split_constants(const DecodeProblem& p, const paged_decode::Config& c) {
+  return std::tuple{scale_log2_of(p), Constexpr<int>{c.head_dim}, Constexpr<int>{c.group}, Constexpr<int>{c.q_len}, Constexpr<int>{c.kv_heads},
+                    Constexpr<int>{c.page_size}, Constexpr<int>{c.causal}, Constexpr<int>{c.stages}};
+}
+
+template <class T>
+PreparedDecode prepare_t(const char* op, const Device& device, const DeviceTensor<T>& q, const DeviceTensor<T>& k_cache,
+                         const DeviceTensor<T>& v_cache, const DeviceTensor<int32_t>& block_table, const DeviceTensor<int32_t>& seqlens_k,
+                         const DeviceTensor<T>& o, const DeviceTensor<f32>& lse, const DecodeOptions& options, const std::source_location& where) {
+  const DecodeProblem p = checked_problem(op, q, k_cache, v_cache, block_table, seqlens_k, o, lse, options, where);
+  require(device.target().sm >= 80, op, "no kernel for " + device.target().name() + "; attention_decode runs on sm_80 and newer", where);
+  const paged_decode::Config c = paged_decode::config_for<T>(p, device.max_shared_per_block(), device.name(), where);
+  const int64_t splits = splits_of(p, device);
+  const int64_t H = p.heads, tokens = p.total_q();
   const Launch split{.grid = {uint32_t(splits), uint32_t(p.kv_heads * c.tiles()), uint32_t(p.batch)},
                      .block = uint32_t(paged_decode::Config::threads()), .shared_bytes = c.shared_bytes<T>(), .stream = options.stream,
                      .where = where};
-  auto launch_split = [&]<bool Partial>(const auto& out, const DeviceTensor<f32>& out_lse) {
-    return split_kernel<T, Partial>().prepare(device, split, q, k_cache, v_cache, block_table, seqlens_k, out, out_lse, scale_log2,
-                                            Constexpr<int>{c.head_dim}, Constexpr<int>{c.group}, Constexpr<int>{c.q_len},
-                                            Constexpr<int>{c.kv_heads}, Constexpr<int>{c.page_size}, Constexpr<int>{c.causal},
-                                            Constexpr<int>{c.stages});
+  auto launch_split = [&]<bool Partial>(const auto& outputs) {
+    return std::apply([&](const auto&... constants) {
+      return split_kernel<T, Partial>().prepare(device, split, q, k_cache, v_cache, block_table, seqlens_k, outputs.first, outputs.second,
+                                              constants...);
+    }, split_constants(p, c));
   };
-  if (splits == 1)
-    return PreparedDecode(launch_split.template operator()<false>(DeviceTensor<T>::make(o.ptr, std::array<int64_t, 4>{1, tokens, H, D},
-                                                                    std::array<int64_t, 4>{tokens * H * D, H * D, D, 1}),
-                                       DeviceTensor<f32>::make(lse.ptr, std::array<int64_t, 3>{1, H, tokens}, std::array<int64_t, 3>{H * tokens, tokens, 1})),
-                          PreparedLaunch{}, Buffer<float>{}, 1);
+  if (splits == 1) return PreparedDecode(launch_split.template operator()<false>(whole(o, lse, p)), PreparedLaunch{}, Buffer<float>{}, 1);
   // The partial results: in the caller's workspace, or in buffers the prepared decode owns.
   Buffer<float> owned;
   uint64_t at = 0;
@@ -127,17 +169,44 @@ PreparedDecode prepare_t(const char* op, const Device& device, const DeviceTenso
     owned = device.alloc<float>(size_t(workspace_floats(p, splits)));
     at = owned.data();
   }
-  const auto o_part = DeviceTensor<f32>::make(at, std::array<int64_t, 4>{splits, tokens, H, D}, std::array<int64_t, 4>{tokens * H * D, H * D, D, 1});
-  const auto lse_part = DeviceTensor<f32>::make(at + uint64_t(splits * tokens * H * D) * sizeof(float), std::array<int64_t, 3>{splits, H, tokens},
-                                                std::array<int64_t, 3>{H * tokens, tokens, 1});
-  PreparedLaunch s = launch_split.template operator()<true>(o_part, lse_part);
-  static Kernel combine{std::string("cutejit_attention_decode_combine_") + detail::element_name<T>(),
-                        [](Tensor<f32> o_part, Tensor<f32> lse_part, Tensor<T> o, Tensor<f32> lse, Constexpr<int> head_dim) {
-                          paged_decode::combine<T>(head_dim, o_part, lse_part, o, lse);
-                        }};
-  PreparedLaunch m = combine.prepare(device, Launch{.grid = {uint32_t(tokens), uint32_t(H)}, .block = 32, .stream = options.stream, .where = where},
-                                     o_part, lse_part, o, lse, Constexpr<int>{c.head_dim});
+  const auto parts = partials(at, splits, p);
+  PreparedLaunch s = launch_split.template operator()<true>(parts);
+  PreparedLaunch m = combine_kernel<T>().prepare(device, Launch{.grid = {uint32_t(tokens), uint32_t(H)}, .block = 32, .stream = options.stream,
+                                                                .where = where},
+                                                 parts.first, parts.second, o, lse, Constexpr<int>{c.head_dim});
   return PreparedDecode(std::move(s), std::move(m), std::move(owned), splits);
+}
+
+/// Every kernel attention_decode may launch on `target` for these tensors: the one-split kernel,
+/// and the split and combine kernels of each split count it may choose (which depends on the
+/// GPU's multiprocessors; a split count specializes them only by its divisibility, 1, 2, 4, 8
+/// or 16 and more), or of options.splits alone.
+template <class T>
+std::vector<CompiledKernel> compile_t(const Target& target, const DeviceTensor<T>& q, const DeviceTensor<T>& k_cache,
+                                      const DeviceTensor<T>& v_cache, const DeviceTensor<int32_t>& block_table,
+                                      const DeviceTensor<int32_t>& seqlens_k, const DeviceTensor<T>& o, const DeviceTensor<f32>& lse,
+                                      const DecodeOptions& options, const std::source_location& where) {
+  const char* op = "attention_decode_compile";
+  const DecodeProblem p = checked_problem(op, q, k_cache, v_cache, block_table, seqlens_k, o, lse, options, where);
+  require(target.sm >= 80, op, "no kernel for " + target.name() + "; attention_decode runs on sm_80 and newer", where);
+  const paged_decode::Config c = paged_decode::config_for<T>(p, target.max_shared_per_block(), target.name(), where);
+  auto compile_split = [&]<bool Partial>(const auto& outputs) {
+    return std::apply([&](const auto&... constants) {
+      return split_kernel<T, Partial>().compile(target, q, k_cache, v_cache, block_table, seqlens_k, outputs.first, outputs.second, constants...);
+    }, split_constants(p, c));
+  };
+  std::vector<CompiledKernel> out;
+  const std::vector<int64_t> counts = options.splits > 0 ? std::vector<int64_t>{options.splits} : std::vector<int64_t>{1, 2, 4, 8, 16};
+  for (int64_t splits : counts) {
+    if (splits == 1) {
+      out.push_back(compile_split.template operator()<false>(whole(o, lse, p)));
+      continue;
+    }
+    const auto parts = partials(0, splits, p);
+    out.push_back(compile_split.template operator()<true>(parts));
+    out.push_back(combine_kernel<T>().compile(target, parts.first, parts.second, o, lse, Constexpr<int>{c.head_dim}));
+  }
+  return out;
 }
 
 }  // namespace
@@ -163,6 +232,12 @@ PreparedDecode prepare_t(const char* op, const Device& device, const DeviceTenso
     const DecodeProblem p = problem_of(q, k_cache, block_table, options);                                                                 \
     check_decode(p, where);                                                                                                               \
     return workspace_floats(p, splits_of(p, device));                                                                                     \
+  }                                                                                                                                       \
+  std::vector<CompiledKernel> attention_decode_compile(const Target& target, const DeviceTensor<T>& q, const DeviceTensor<T>& k_cache,   \
+                                                       const DeviceTensor<T>& v_cache, const DeviceTensor<int32_t>& block_table,         \
+                                                       const DeviceTensor<int32_t>& seqlens_k, const DeviceTensor<T>& o,                 \
+                                                       const DeviceTensor<f32>& lse, const DecodeOptions& options, std::source_location where) { \
+    return compile_t<T>(target, q, k_cache, v_cache, block_table, seqlens_k, o, lse, options, where);                                    \
   }
 CUTEJIT_DECODE_FOR(bf16)
 CUTEJIT_DECODE_FOR(f16)

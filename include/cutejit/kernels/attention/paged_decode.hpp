@@ -380,17 +380,18 @@ inline int64_t choose_splits(const DecodeProblem& p, int multiprocessors) {
 }
 /// The ring's depth: the deepest (4, 3 or 2 stages) that lets two CTAs share a multiprocessor
 /// (3 at head dim 128 on an H200, which measured 2-8% faster than 4), else the deepest that
-/// fits one; or the problem's.
+/// fits one; or the problem's. `shared_limit` is the shared memory a block may have on `gpu` (a
+/// GPU's or a target's name, for the messages).
 template <Element T>
-Config config_for(const DecodeProblem& p, const Device& gpu, detail::Where w) {
+Config config_for(const DecodeProblem& p, int shared_limit, const std::string& gpu, detail::Where w) {
   Config c{.head_dim = int(p.head_dim), .group = int(p.group()), .q_len = int(p.q_len), .kv_heads = int(p.kv_heads),
            .page_size = int(p.page_size), .causal = p.causal};
-  const auto limit = uint32_t(gpu.max_shared_per_block());
+  const auto limit = uint32_t(shared_limit);
   if (p.stages > 0) {
     c.stages = int(p.stages);
     if (c.shared_bytes<T>() > limit)
       detail::fail("fmha_decode: " + std::to_string(p.stages) + " stages need " + std::to_string(c.shared_bytes<T>()) +
-                       " bytes of shared memory, more than a block of " + gpu.name() + " has (" + std::to_string(limit) + ")",
+                       " bytes of shared memory, more than a block of " + gpu + " has (" + std::to_string(limit) + ")",
                    w);
     return c;
   }
@@ -399,7 +400,7 @@ Config config_for(const DecodeProblem& p, const Device& gpu, detail::Where w) {
       if (ctas * c.shared_bytes<T>() <= limit) return c;
   c.stages = 2;
   detail::fail("fmha_decode: head dim " + std::to_string(p.head_dim) + " needs " + std::to_string(c.shared_bytes<T>()) +
-                   " bytes of shared memory per block, more than " + gpu.name() + " has (" + std::to_string(limit) + ")",
+                   " bytes of shared memory per block, more than " + gpu + " has (" + std::to_string(limit) + ")",
                w);
 }
 }  // namespace paged_decode
