@@ -24,6 +24,7 @@
 #include <cutejit/cache/kernel_cache.hpp>
 #include <cutejit/cutejit.hpp>
 
+#include "qwen3/command_line.hpp"
 #include "qwen3/model.hpp"
 #include "qwen3/sampling.hpp"
 
@@ -125,13 +126,12 @@ void print_breakdown(const qwen3::Model& model, qwen3::KvCache& cache, const std
 
 /// `text` as a whole number from 1 up; else throws std::invalid_argument naming `flag`.
 int64_t count(const std::string& flag, const std::string& text) {
-  size_t used = 0;
   int64_t n = 0;
   try {
-    n = std::stoll(text, &used);
-  } catch (const std::logic_error&) {
+    n = qwen3::parse_number<int64_t>(flag, text);
+  } catch (const std::invalid_argument&) {
   }
-  if (n < 1 || used != text.size()) throw std::invalid_argument("error: " + flag + " takes whole numbers from 1 up, not '" + text + "'");
+  if (n < 1) throw std::invalid_argument("error: " + flag + " takes whole numbers from 1 up, not '" + text + "'");
   return n;
 }
 

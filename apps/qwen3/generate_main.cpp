@@ -15,23 +15,14 @@
 
 #include <cutejit/cutejit.hpp>
 
+#include "qwen3/command_line.hpp"
 #include "qwen3/model.hpp"
 #include "qwen3/sampling.hpp"
-#include "qwen3/token_list.hpp"
 
 namespace {
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-/// `text` as a number of `flag`'s kind, or std::invalid_argument naming both.
-template <class T>
-T number(const std::string& flag, const std::string& text) {
-  std::istringstream in(text);
-  T value{};
-  if (!(in >> value) || !in.eof()) throw std::invalid_argument("error: " + flag + " takes a number, not '" + text + "'");
-  return value;
 }
 
 }  // namespace
@@ -52,12 +43,12 @@ int main(int argc, char** argv) {
       const std::string flag = argv[i];
       if (i + 1 >= argc) throw std::invalid_argument("error: " + flag + " needs a value\n" + usage);
       const std::string value = argv[i + 1];
-      if (flag == "--new") new_tokens = number<int64_t>(flag, value);
-      else if (flag == "--temperature") sampling.temperature = number<float>(flag, value);
-      else if (flag == "--top-k") sampling.top_k = number<int64_t>(flag, value);
-      else if (flag == "--top-p") sampling.top_p = number<float>(flag, value);
-      else if (flag == "--seed") seed = number<uint64_t>(flag, value);
-      else if (flag == "--eos") eos = number<int64_t>(flag, value);
+      if (flag == "--new") new_tokens = qwen3::parse_number<int64_t>(flag, value);
+      else if (flag == "--temperature") sampling.temperature = qwen3::parse_number<float>(flag, value);
+      else if (flag == "--top-k") sampling.top_k = qwen3::parse_number<int64_t>(flag, value);
+      else if (flag == "--top-p") sampling.top_p = qwen3::parse_number<float>(flag, value);
+      else if (flag == "--seed") seed = qwen3::parse_number<uint64_t>(flag, value);
+      else if (flag == "--eos") eos = qwen3::parse_number<int64_t>(flag, value);
       else throw std::invalid_argument("error: unknown option " + flag + "\n" + usage);
     }
     if (new_tokens < 1) throw std::invalid_argument("error: --new takes 1 or more tokens");

@@ -8,8 +8,8 @@
 
 #include <cutejit/core/error.hpp>
 
+#include "qwen3/command_line.hpp"
 #include "qwen3/reference.hpp"
-#include "qwen3/token_list.hpp"
 
 int main(int argc, char** argv) {
   if (argc != 4) {

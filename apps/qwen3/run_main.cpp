@@ -11,8 +11,8 @@
 
 #include <cutejit/cutejit.hpp>
 
+#include "qwen3/command_line.hpp"
 #include "qwen3/model.hpp"
-#include "qwen3/token_list.hpp"
 
 namespace {
 
@@ -32,7 +32,7 @@ int main(int argc, char** argv) {
   try {
     const qwen3::Checkpoint checkpoint(argv[1]);
     const std::vector<int32_t> tokens = qwen3::parse_token_list(argv[2]);
-    const size_t prompt = std::stoul(argv[3]);
+    const size_t prompt = qwen3::parse_number<size_t>("PROMPT", argv[3]);
     if (prompt < 1 || prompt > tokens.size()) throw cutejit::Error("error: PROMPT is 1 to the number of tokens, not " + std::string(argv[3]));
     cutejit::Device gpu;
     const qwen3::Model model(gpu, checkpoint);

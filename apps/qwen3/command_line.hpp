@@ -1,4 +1,5 @@
-// Token ids as the apps' programs take them on the command line: comma-separated integers.
+// What the apps' programs read from their command lines: numbers, and token ids as
+// comma-separated integers.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +10,16 @@
 #include <vector>
 
 namespace qwen3 {
+
+/// The whole of `text` as a number of type T; else std::invalid_argument naming `what` (the
+/// option or argument it was given for).
+template <class T>
+T parse_number(const std::string& what, const std::string& text) {
+  std::istringstream in(text);
+  T value{};
+  if (!(in >> value) || !in.eof()) throw std::invalid_argument("error: " + what + " takes a number, not '" + text + "'");
+  return value;
+}
 
 /// "1,22,333" as token ids. Throws std::invalid_argument naming the list for anything but
 /// comma-separated whole numbers from 0 up (the model checks them against its vocabulary).
