@@ -95,6 +95,8 @@ TEST_CASE("the norm and elementwise operators' SASS: 16-byte loads and stores, n
     const Target target = Target::parse(t);
     for (const CompiledKernel& k : {kernels::rmsnorm_compile(target, DType::bf16, 8, hidden),
                                     kernels::rmsnorm_compile(target, DType::bf16, 8, hidden, /*add_residual=*/true),
+                                    kernels::layernorm_compile(target, DType::bf16, 8, hidden),
+                                    kernels::softmax_compile(target, DType::bf16, 8, 151936),
                                     kernels::silu_mul_compile(target, DType::bf16, 8, intermediate),
                                     kernels::rope_compile(target, DType::bf16, 8, heads, head_dim)}) {
       INFO(k.name);
