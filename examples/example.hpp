@@ -1,5 +1,7 @@
-// What every example shares: a runner that checks the kernel on the GPU when there is one,
-// and otherwise cross-compiles it for the three newest targets and says that nothing ran.
+// What the example programs share: random inputs, the error against a float64 host reference,
+// and a runner that checks the kernel on the device when there is one (a GPU, or the emulated
+// device CUTEJIT_DEVICE=emulator:<target> names) and otherwise cross-compiles it for the
+// newest targets and says that nothing ran.
 #pragma once
 
 #include <cutejit/cutejit.hpp>
@@ -8,15 +10,12 @@
 #include <cstdio>
 #include <functional>
 #include <random>
+#include <string>
 #include <vector>
 
-// The kernel library's kernels (cutejit/kernels/...) by their short names.
-namespace cutejit::kernels {}
+namespace example {
 
-namespace examples {
-using namespace cutejit::kernels;
-
-/// Random floats in [-1, 1), from a seed, for inputs.
+/// Random floats in [-1, 1), from a seed.
 inline std::vector<float> random_floats(size_t n, unsigned seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
@@ -25,70 +24,67 @@ inline std::vector<float> random_floats(size_t n, unsigned seed) {
   return v;
 }
 
-/// random_floats rounded to T (bf16, f16, an FP8 type, ...).
+/// random_floats rounded to T (bf16, f16, ...).
 template <class T>
 std::vector<T> random_values(size_t n, unsigned seed) {
   std::vector<T> v;
-  v.reserve(n);
   for (float x : random_floats(n, seed)) v.push_back(T(x));
   return v;
 }
 
-/// ||out - ref|| / ||ref||, with NaN (a poisoned, unwritten element) making it infinite.
-inline double relative_error(const std::vector<float>& out, const std::vector<double>& ref) {
+/// ||got - want|| / ||want||, infinite where `got` holds a NaN (an element never written: the
+/// outputs start poisoned).
+template <class T>
+double relative_error(const std::vector<T>& got, const std::vector<double>& want) {
   double num = 0, den = 0;
-  for (size_t i = 0; i < ref.size(); ++i) {
-    if (!std::isfinite(out[i])) return INFINITY;
-    num += (out[i] - ref[i]) * (out[i] - ref[i]);
-    den += ref[i] * ref[i];
+  for (size_t i = 0; i < want.size(); ++i) {
+    double g = double(float(got[i]));
+    if (!std::isfinite(g)) return INFINITY;
+    num += (g - want[i]) * (g - want[i]);
+    den += want[i] * want[i];
   }
   return std::sqrt(num / (den > 0 ? den : 1));
 }
 
-/// The transpose of a row-major rows x cols matrix, in float64, row-major cols x rows.
-inline std::vector<double> transposed(const std::vector<float>& h, int64_t rows, int64_t cols) {
-  std::vector<double> t(h.size());
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < cols; ++c) t[c * rows + r] = h[r * cols + c];
-  return t;
-}
-
-/// A check runs the kernel on fresh random inputs with a poisoned output and returns the
-/// relative error against a float64 host reference.
-struct Example {
+struct Program {
   const char* name;
+  /// Runs the kernel on the device and returns relative_error against the host reference.
   std::function<double(const cutejit::Device&)> check;
-  std::function<cutejit::CompiledKernel(const cutejit::Target&)> compile;
+  /// The kernels for a target, compiled with no device.
+  std::function<std::vector<cutejit::CompiledKernel>(const cutejit::Target&)> compile;
   double tolerance;
-  /// What `run` cross-compiles for when there is no GPU (an sm_90a-only kernel names just that).
+  /// What it cross-compiles for with no device.
   std::vector<const char*> targets = {"sm_90a", "sm_100a", "sm_120a"};
+  /// The devices it runs on; absent: any. On another it cross-compiles instead.
+  std::function<bool(const cutejit::Target&)> runs_on = nullptr;
 };
 
-inline int run(const Example& e) {
+inline int run(const Program& p) {
   using namespace cutejit;
-  // A setup problem (no toolkit, no driver) is a message and an exit code, not an abort.
+  // A setup problem (no toolkit, a bad CUTEJIT_DEVICE) is a message and an exit code, not an abort.
   try {
-    if (Device::count() == 0) {
-      std::printf("No GPU here: cross-compiling %s for %zu target(s); nothing runs.\n", e.name, e.targets.size());
-      for (const char* name : e.targets) {
-        CompiledKernel k = e.compile(Target::parse(name));
-        std::printf("  %-8s cubin %6zu bytes (%s), trace→cubin %.1f ms: trace %.2f, verify %.2f, lower %.2f, "
-                    "O3+PTX %.2f, assemble %.2f\n",
-                    name, k.cubin.size(), k.assembler.c_str(), k.times.total_ms(), k.times.trace_ms, k.times.verify_ms,
-                    k.times.lower_ms, k.times.codegen_ms, k.times.assemble_ms);
-      }
+    const bool any = Device::count() > 0;
+    if (!any || (p.runs_on && !p.runs_on(Device().target()))) {
+      std::string targets;
+      for (const char* name : p.targets) targets += std::string(targets.empty() ? "" : ", ") + name;
+      std::printf("%s%s: cross-compiling it for %s; nothing runs.\n", p.name,
+                  any ? (" does not run on this device (" + Device().target().name() + ")").c_str() : " (no device here)", targets.c_str());
+      for (const char* name : p.targets)
+        for (const CompiledKernel& k : p.compile(Target::parse(name)))
+          std::printf("  %-8s %-40s cubin %7zu bytes, trace to cubin %6.1f ms\n", name, k.name.c_str(), k.cubin.size(),
+                      k.times.total_ms());
       return 0;
     }
-    Device gpu;
-    double err = e.check(gpu);
-    bool ok = err <= e.tolerance;
-    std::printf("%s on %s (%s): relative error %.3g (tolerance %.1g): %s\n", e.name, gpu.name().c_str(),
-                gpu.target().name().c_str(), err, e.tolerance, ok ? "OK" : "FAILED");
+    Device device;
+    double err = p.check(device);
+    bool ok = err <= p.tolerance;
+    std::printf("%s on %s (%s): relative error %.3g (tolerance %.1g): %s\n", p.name, device.name().c_str(),
+                device.target().name().c_str(), err, p.tolerance, ok ? "OK" : "FAILED");
     return ok ? 0 : 1;
   } catch (const Error& error) {
-    std::fprintf(stderr, "%s: %s\n", e.name, error.what());
+    std::fprintf(stderr, "%s: %s\n", p.name, error.what());
     return 1;
   }
 }
 
-}  // namespace examples
+}  // namespace example

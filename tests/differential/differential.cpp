@@ -204,16 +204,16 @@ std::vector<Output> run_approximate(const Device& d) {
 template <class Op, Element Out>
 std::vector<Output> run_tma_tensorop(const Device& d) {
   const int64_t m = 300, n = 200, k = 520;
-  auto a = d.upload(examples::gemm::random_operand<bf16>(size_t(m * k), 5));
-  auto b = d.upload(examples::gemm::random_operand<bf16>(size_t(n * k), 6));
-  auto c = d.upload(examples::gemm::poisoned<Out>(m, n));
-  examples::gemm_tma_tensorop_prepare<Op, Out>(d, a, b, c, m, n, k)();
+  auto a = d.upload(fixtures::gemm::random_operand<bf16>(size_t(m * k), 5));
+  auto b = d.upload(fixtures::gemm::random_operand<bf16>(size_t(n * k), 6));
+  auto c = d.upload(fixtures::gemm::poisoned<Out>(m, n));
+  fixtures::gemm_tma_tensorop_prepare<Op, Out>(d, a, b, c, m, n, k)();
   d.synchronize();
   return {{as_floats(c), false, 7}};
 }
 
 std::vector<Case> cases() {
-  using namespace examples;
+  using namespace fixtures;
   std::vector<Case> list;
   list.push_back({"integer arithmetic, division and shifts (i32, u32; zero divisors, INT_MIN / -1, shift counts -3..40)", true, 0,
                   "fixed by the ISA and docs/dsl.md", [](const Device& d) {

@@ -10,15 +10,15 @@
 using Catch::Contains;
 
 namespace {
-examples::DecodeProblem valid() {
+fixtures::DecodeProblem valid() {
   return {.batch = 2, .heads = 32, .kv_heads = 8, .head_dim = 128, .q_len = 1, .pages = 10, .page_size = 16,
           .pages_per_sequence = 4, .max_seqlen_k = 64};
 }
 }  // namespace
 
 TEST_CASE("the paged decode refuses head dims, head counts, query counts and page sizes it does not support", "[error]") {
-  using examples::check_decode;
-  examples::DecodeProblem p = valid();
+  using fixtures::check_decode;
+  fixtures::DecodeProblem p = valid();
   CHECK_NOTHROW(check_decode(p));
   p.head_dim = 96;
   CHECK_THROWS_WITH(check_decode(p), Contains("test_fmha_decode_errors.cpp") &&
@@ -49,8 +49,8 @@ TEST_CASE("the paged decode refuses head dims, head counts, query counts and pag
 }
 
 TEST_CASE("the paged decode refuses lengths and page tables that do not fit the cache", "[error]") {
-  using examples::check_block_table;
-  examples::DecodeProblem p = valid();
+  using fixtures::check_block_table;
+  fixtures::DecodeProblem p = valid();
   std::vector<int32_t> lens = {64, 17}, table = {0, 1, 2, 3, 9, 8, -1, 12};  // sequence 1 uses two pages: 9 and 8
   CHECK_NOTHROW(check_block_table(p, lens, table));
   table[5] = 10;

@@ -10,26 +10,26 @@
 using Catch::Contains;
 
 TEST_CASE("the FA2 forward refuses head dims, head counts and token counts it does not support", "[error]") {
-  examples::FmhaProblem p{.batch = 2, .heads = 8, .kv_heads = 2, .head_dim = 128, .total_q = 100, .total_k = 100, .max_seqlen_q = 50};
-  CHECK_NOTHROW(examples::fmha80::check(p));
+  fixtures::FmhaProblem p{.batch = 2, .heads = 8, .kv_heads = 2, .head_dim = 128, .total_q = 100, .total_k = 100, .max_seqlen_q = 50};
+  CHECK_NOTHROW(fixtures::fmha80::check(p));
   p.head_dim = 96;
-  CHECK_THROWS_WITH(examples::fmha80::check(p),
+  CHECK_THROWS_WITH(fixtures::fmha80::check(p),
                     Contains("test_fmha_errors.cpp") && Contains("fmha_forward: head dims 64 and 128 are supported, not 96"));
   p.head_dim = 64;
   p.kv_heads = 3;
-  CHECK_THROWS_WITH(examples::fmha80::check(p),
+  CHECK_THROWS_WITH(fixtures::fmha80::check(p),
                     Contains("test_fmha_errors.cpp") && Contains("query heads a multiple of the key/value heads") && Contains("8 query and 3"));
   p.kv_heads = 2;
   p.max_seqlen_q = 101;
-  CHECK_THROWS_WITH(examples::fmha80::check(p), Contains("test_fmha_errors.cpp") && Contains("max_seqlen_q at most total_q"));
+  CHECK_THROWS_WITH(fixtures::fmha80::check(p), Contains("test_fmha_errors.cpp") && Contains("max_seqlen_q at most total_q"));
   p.max_seqlen_q = 50;
   p.total_k = int64_t(1) << 30;
-  CHECK_THROWS_WITH(examples::fmha80::check(p), Contains("test_fmha_errors.cpp") && Contains("(32-bit offsets)"));
+  CHECK_THROWS_WITH(fixtures::fmha80::check(p), Contains("test_fmha_errors.cpp") && Contains("(32-bit offsets)"));
 }
 
 TEST_CASE("the Hopper forward refuses head dims, windows and token counts it does not support", "[error]") {
-  using examples::fmha90::check;
-  examples::FmhaProblem p{.batch = 2, .heads = 8, .kv_heads = 2, .head_dim = 256, .total_q = 100, .total_k = 100, .max_seqlen_q = 50};
+  using fixtures::fmha90::check;
+  fixtures::FmhaProblem p{.batch = 2, .heads = 8, .kv_heads = 2, .head_dim = 256, .total_q = 100, .total_k = 100, .max_seqlen_q = 50};
   CHECK_NOTHROW(check(p));
   p.head_dim = 96;
   CHECK_THROWS_WITH(check(p), Contains("test_fmha_errors.cpp") && Contains("fmha_forward_sm90: head dims 64, 128 and 256 are supported, not 96"));
@@ -53,37 +53,37 @@ TEST_CASE("the Hopper forward refuses head dims, windows and token counts it doe
 }
 
 TEST_CASE("the FA2 forward refuses the masks only the Hopper forward has", "[error]") {
-  examples::FmhaProblem p{.batch = 1, .heads = 2, .kv_heads = 2, .head_dim = 64, .total_q = 100, .total_k = 100, .max_seqlen_q = 100};
+  fixtures::FmhaProblem p{.batch = 1, .heads = 2, .kv_heads = 2, .head_dim = 64, .total_q = 100, .total_k = 100, .max_seqlen_q = 100};
   p.window_left = 10;
-  CHECK_THROWS_WITH(examples::fmha80::check(p), Contains("test_fmha_errors.cpp") &&
+  CHECK_THROWS_WITH(fixtures::fmha80::check(p), Contains("test_fmha_errors.cpp") &&
                                                     Contains("sliding windows and top-left aligned masks are not supported by this kernel"));
   p.window_left = -1;
   p.top_left = true;
-  CHECK_THROWS_WITH(examples::fmha80::check(p), Contains("fmha_forward_sm90_prepare and fmha_backward_sm90_prepare, have both"));
+  CHECK_THROWS_WITH(fixtures::fmha80::check(p), Contains("fmha_forward_sm90_prepare and fmha_backward_sm90_prepare, have both"));
 }
 
 TEST_CASE("host copies of cu_seqlens that do not describe the problem are refused", "[error]") {
-  examples::FmhaProblem p{.batch = 3, .heads = 2, .kv_heads = 2, .head_dim = 64, .total_q = 30, .total_k = 40, .max_seqlen_q = 15};
+  fixtures::FmhaProblem p{.batch = 3, .heads = 2, .kv_heads = 2, .head_dim = 64, .total_q = 30, .total_k = 40, .max_seqlen_q = 15};
   using V = std::vector<int32_t>;
-  CHECK_NOTHROW(examples::check_seqlens(p, V{0, 10, 15, 30}, V{0, 0, 20, 40}));  // an empty key sequence is allowed
-  CHECK_THROWS_WITH(examples::check_seqlens(p, V{0, 10, 30}, V{0, 0, 20, 40}),
+  CHECK_NOTHROW(fixtures::check_seqlens(p, V{0, 10, 15, 30}, V{0, 0, 20, 40}));  // an empty key sequence is allowed
+  CHECK_THROWS_WITH(fixtures::check_seqlens(p, V{0, 10, 30}, V{0, 0, 20, 40}),
                     Contains("test_fmha_errors.cpp") && Contains("cu_seqlens_q has 3 offsets; a batch of 3 needs 4"));
-  CHECK_THROWS_WITH(examples::check_seqlens(p, V{0, 10, 15, 30}, V{0, 25, 20, 40}),
+  CHECK_THROWS_WITH(fixtures::check_seqlens(p, V{0, 10, 15, 30}, V{0, 25, 20, 40}),
                     Contains("cu_seqlens_k decreases from 25 to 20 at sequence 1"));
-  CHECK_THROWS_WITH(examples::check_seqlens(p, V{0, 10, 15, 30}, V{0, 0, 20, 41}),
+  CHECK_THROWS_WITH(fixtures::check_seqlens(p, V{0, 10, 15, 30}, V{0, 0, 20, 41}),
                     Contains("cu_seqlens_k ends at 41, but the tensors hold 40 tokens"));
-  CHECK_THROWS_WITH(examples::check_seqlens(p, V{1, 10, 15, 30}, V{0, 0, 20, 40}), Contains("cu_seqlens_q starts at 1, not 0"));
-  CHECK_THROWS_WITH(examples::check_seqlens(p, V{0, 5, 10, 30}, V{0, 0, 20, 40}),
+  CHECK_THROWS_WITH(fixtures::check_seqlens(p, V{1, 10, 15, 30}, V{0, 0, 20, 40}), Contains("cu_seqlens_q starts at 1, not 0"));
+  CHECK_THROWS_WITH(fixtures::check_seqlens(p, V{0, 5, 10, 30}, V{0, 0, 20, 40}),
                     Contains("cu_seqlens_q gives sequence 2 20 queries, more than max_seqlen_q (15)"));
 }
 
 TEST_CASE("the Hopper forward on dense tensors refuses tensors that do not hold the problem or that TMA cannot read", "[error]") {
   using cutejit::DeviceTensor;
-  using examples::fmha90::check_dense;
+  using fixtures::fmha90::check_dense;
   using A4 = std::array<int64_t, 4>;
   // Two sequences of 100 queries and 120 keys, 8 query and 2 key/value heads, head dim 64:
   // BSHD q, k, v, o (no memory behind them: only the checks run), lse (batch, heads, seqlen_q).
-  auto p = examples::FmhaProblem::dense(2, 8, 2, 64, 100, 120);
+  auto p = fixtures::FmhaProblem::dense(2, 8, 2, 64, 100, 120);
   auto tensor = [](A4 shape, A4 stride, uint64_t at = 1 << 20) { return DeviceTensor<cutejit::bf16>::make(at, shape, stride); };
   auto q = tensor({2, 100, 8, 64}, {100 * 512, 512, 64, 1}), o = q;
   auto k = tensor({2, 120, 2, 64}, {120 * 128, 128, 64, 1}), v = k;
@@ -113,6 +113,6 @@ TEST_CASE("the Hopper forward on dense tensors refuses tensors that do not hold 
   windowed.window_left = 120;  // shorter than all 240 keys of the batch, not than a sequence's 120
   CHECK_THROWS_WITH(check_dense(windowed, q, k, v, o, lse),
                     Contains("test_fmha_errors.cpp") && Contains("a window of 120 keys is as long as a sequence's 120 keys; give -1 for no bound"));
-  auto bad_heads = examples::FmhaProblem::dense(2, 8, 3, 64, 100, 120);
+  auto bad_heads = fixtures::FmhaProblem::dense(2, 8, 3, 64, 100, 120);
   CHECK_THROWS_WITH(check_dense(bad_heads, q, k, v, o, lse), Contains("query heads a multiple of the key/value heads"));
 }

@@ -14,8 +14,8 @@ int main(int argc, char** argv) {
   auto vector = [](int64_t n) { return DeviceTensor<float>::make(256, std::array<int64_t, 1>{n}, std::array<int64_t, 1>{1}); };
   auto v = vector(1 << 20), one = vector(1);
   std::remove(argv[1]);
-  for (const cutejit::Specialization& s : {examples::vector_add.specialization(v, v, v), examples::saxpy.specialization(2.0f, v, v),
-                                           examples::block_reduce.specialization(v, one, 256)}) {
+  for (const cutejit::Specialization& s : {fixtures::vector_add.specialization(v, v, v), fixtures::saxpy.specialization(2.0f, v, v),
+                                           fixtures::block_reduce.specialization(v, one, 256)}) {
     std::string error = cutejit::append_to_manifest(argv[1], s);
     if (!error.empty()) return std::fprintf(stderr, "%s\n", error.c_str()), 1;
   }

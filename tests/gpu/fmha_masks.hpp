@@ -19,7 +19,7 @@ struct MaskCase {
 
   bool windowed() const { return window_left >= 0 || window_right >= 0; }
   /// The problem with this mask (its causal flag, alignment and window bounds).
-  void apply(examples::FmhaProblem& p) const {
+  void apply(fixtures::FmhaProblem& p) const {
     p.causal = causal;
     p.top_left = top_left;
     p.window_left = window_left;

@@ -55,20 +55,20 @@ TEST_CASE("the Hopper GEMM with its tuned tile width computes A * B^T", "[gpu]")
   detail::forget_tune_decisions();
   Device gpu;
   const int64_t m = 256, n = 1024, k = 512;
-  auto ha = examples::random_bf16(size_t(m * k), 31), hb = examples::random_bf16(size_t(n * k), 32);
+  auto ha = fixtures::random_bf16(size_t(m * k), 31), hb = fixtures::random_bf16(size_t(n * k), 32);
   auto a = gpu.upload(ha), b = gpu.upload(hb);
-  auto c = gpu.upload(examples::gemm::poisoned_output(m, n));
-  Tuned<int> t = examples::gemm_bf16_tune(gpu, a, b, c, m, n, k);
+  auto c = gpu.upload(fixtures::gemm::poisoned_output(m, n));
+  Tuned<int> t = fixtures::gemm_bf16_tune(gpu, a, b, c, m, n, k);
   REQUIRE(t.timings.size() == 3);
   for (const TuneTiming& timing : t.timings) {
     INFO(timing.name << ": " << timing.error);
     CHECK(timing.error.empty());
     CHECK(timing.median_ms > 0);
   }
-  c.copy_from(gpu.upload(examples::gemm::poisoned_output(m, n)));  // the timing runs wrote C
-  examples::gemm_bf16_tuned_prepare(gpu, a, b, c, m, n, k)();
+  c.copy_from(gpu.upload(fixtures::gemm::poisoned_output(m, n)));  // the timing runs wrote C
+  fixtures::gemm_bf16_tuned_prepare(gpu, a, b, c, m, n, k)();
   gpu.synchronize();
-  CHECK(examples::gemm::error(examples::gemm::to_floats(c), examples::gemm::reference(ha, hb, m, n, k)) < 1e-2);
+  CHECK(fixtures::gemm::error(fixtures::gemm::to_floats(c), fixtures::gemm::reference(ha, hb, m, n, k)) < 1e-2);
 }
 
 TEST_CASE("cutejit-cache tune answers a manifest's question, and a later process reads the answer", "[gpu][timing]") {
@@ -88,7 +88,7 @@ TEST_CASE("cutejit-cache tune answers a manifest's question, and a later process
 
   Device gpu;  // this process asks the same question: the CLI's record answers it
   auto a = gpu.alloc<bf16>(128 * 8192), b = gpu.alloc<bf16>(8192 * 8192), c = gpu.alloc<bf16>(128 * 8192);
-  Tuned<int> t = examples::gemm_bf16_tune(gpu, a, b, c, 128, 8192, 8192);
+  Tuned<int> t = fixtures::gemm_bf16_tune(gpu, a, b, c, 128, 8192, 8192);
   CHECK(t.from_record);
   CHECK_THAT(first.output, Contains(": " + t.name + " (timed)"));
 }

@@ -1,4 +1,4 @@
-// The attention backwards (examples/fmha_backward.hpp on mma.sync, fmha_backward_sm90.hpp on
+// The attention backwards (tests/fixtures/fmha_backward.hpp on mma.sync, fmha_backward_sm90.hpp on
 // wgmma) on the GPU, against float64 gradients
 // computed on the host, on fresh random inputs with poisoned outputs: every element type x head
 // dim x mask x (fixed, variable) lengths x (MHA, GQA), dQ, dK and dV each bounded element by
@@ -39,8 +39,8 @@ void check_all(const Device& gpu, const char* type, double bound, Check&& check)
     for (bool causal : {false, true})
       for (const test::Lengths& l : sweep.lengths)
         for (auto [heads, kv_heads] : sweep.heads) {
-          auto in = examples::backward_inputs(examples::fmha_inputs<T>(l.q, l.k, heads, kv_heads, head_dim, causal, seed += 5), seed + 4);
-          examples::BackwardErrors e = check(gpu, in);
+          auto in = fixtures::backward_inputs(fixtures::fmha_inputs<T>(l.q, l.k, heads, kv_heads, head_dim, causal, seed += 5), seed + 4);
+          fixtures::BackwardErrors e = check(gpu, in);
           INFO(type << " hd " << head_dim << (causal ? " causal" : "") << ", " << l.name << " lengths, " << heads << " query / "
                     << kv_heads << " key-value heads: dQ " << e.dq << ", dK " << e.dk << ", dV " << e.dv);
           CHECK(e.dq < bound);
@@ -62,10 +62,10 @@ void check_windows(const Device& gpu, const char* type, double bound) {
     for (const test::MaskCase& m : std::span(test::fmha_masks).subspan(2))  // check_all has none and causal
       for (const test::Lengths& l : sweep.lengths)
         for (auto [heads, kv_heads] : sweep.heads) {
-          auto forward = examples::fmha_inputs<T>(l.q, l.k, heads, kv_heads, head_dim, m.causal, seed += 5);
+          auto forward = fixtures::fmha_inputs<T>(l.q, l.k, heads, kv_heads, head_dim, m.causal, seed += 5);
           m.apply(forward.problem);
-          auto in = examples::backward_inputs(std::move(forward), seed + 4);
-          examples::BackwardErrors e = examples::backward_sm90_check(gpu, in);
+          auto in = fixtures::backward_inputs(std::move(forward), seed + 4);
+          fixtures::BackwardErrors e = fixtures::backward_sm90_check(gpu, in);
           INFO(type << " hd " << head_dim << ", " << m.name << ", " << l.name << " lengths, " << heads << " query / " << kv_heads
                     << " key-value heads: dQ " << e.dq << ", dK " << e.dk << ", dV " << e.dv);
           CHECK(e.dq < bound);
@@ -80,15 +80,15 @@ void check_windows(const Device& gpu, const char* type, double bound) {
 TEST_CASE("the attention backward matches float64 gradients for every mask, head dim and length mix, bit for bit on a rerun",
           "[gpu]") {
   Device gpu;
-  check_all<bf16>(gpu, "bf16", 4e-2, examples::backward_check<bf16>);
-  check_all<f16>(gpu, "f16", 8e-3, examples::backward_check<f16>);
+  check_all<bf16>(gpu, "bf16", 4e-2, fixtures::backward_check<bf16>);
+  check_all<f16>(gpu, "f16", 8e-3, fixtures::backward_check<f16>);
 }
 
 TEST_CASE("the Hopper attention backward matches float64 gradients for every mask, head dim and length mix, bit for bit on a rerun",
           "[gpu]") {
   Device gpu;
-  check_all<bf16>(gpu, "bf16", 4e-2, examples::backward_sm90_check<bf16>);
-  check_all<f16>(gpu, "f16", 8e-3, examples::backward_sm90_check<f16>);
+  check_all<bf16>(gpu, "bf16", 4e-2, fixtures::backward_sm90_check<bf16>);
+  check_all<f16>(gpu, "f16", 8e-3, fixtures::backward_sm90_check<f16>);
 }
 
 TEST_CASE("the Hopper attention backward matches float64 gradients for top-left and sliding-window masks", "[gpu]") {

@@ -1,4 +1,4 @@
-// The paged-KV decode (examples/fmha_decode.hpp) on the GPU, against the float64 reference on
+// The paged-KV decode (tests/fixtures/fmha_decode.hpp) on the GPU, against the float64 reference on
 // the same keys gathered out of the pages, with fresh random inputs, shuffled page tables and
 // poisoned outputs: every head dim x (MHA, GQA of 8, GQA of 7 over two tiles, 16 heads x 4
 // queries over four tiles) x page size x split counts (one, several, more than the blocks, the
@@ -48,10 +48,10 @@ void check_head_dim(const Device& gpu, int64_t head_dim, const char* type) {
   unsigned seed = 700 + unsigned(head_dim);
   for (const Shape& s : shapes)
     for (int64_t splits : sweep.splits) {
-      auto in = examples::decode_inputs<T>(sweep.lengths, s.q_len, s.heads, s.kv_heads, head_dim, s.page_size, seed += 5);
+      auto in = fixtures::decode_inputs<T>(sweep.lengths, s.q_len, s.heads, s.kv_heads, head_dim, s.page_size, seed += 5);
       in.problem.causal = s.causal;
       in.problem.splits = splits;
-      double error = examples::decode_check(gpu, in);
+      double error = fixtures::decode_check(gpu, in);
       INFO(type << " hd " << head_dim << ", " << s.name << ", " << (splits ? std::to_string(splits) : std::string("chosen")) << " splits");
       CHECK(error < 1e-2);
     }

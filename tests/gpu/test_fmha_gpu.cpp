@@ -1,4 +1,4 @@
-// The FlashAttention-2 forward (examples/fmha_sm80.hpp) on the GPU, against a float64 host
+// The FlashAttention-2 forward (tests/fixtures/fmha_sm80.hpp) on the GPU, against a float64 host
 // reference on fresh random inputs with poisoned outputs: every element type x head dim x
 // mask x (fixed, variable) lengths x (MHA, GQA), the error bounded element by element for O
 // and for the log-sum-exp.
@@ -30,8 +30,8 @@ void check_all(const Device& gpu, const char* type) {
     for (bool causal : {false, true})
       for (const Lengths& l : lengths)
         for (auto [heads, kv_heads] : {std::pair{2, 2}, std::pair{4, 1}}) {
-          auto in = examples::fmha_inputs<T>(l.q, l.k, heads, kv_heads, head_dim, causal, seed += 3);
-          double error = examples::fmha_check(gpu, in);
+          auto in = fixtures::fmha_inputs<T>(l.q, l.k, heads, kv_heads, head_dim, causal, seed += 3);
+          double error = fixtures::fmha_check(gpu, in);
           INFO(type << " hd " << head_dim << (causal ? " causal" : "") << ", " << l.name << " lengths, " << heads << " query / "
                     << kv_heads << " key-value heads");
           CHECK(error < 1e-2);

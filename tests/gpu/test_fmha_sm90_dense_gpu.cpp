@@ -1,5 +1,5 @@
 // The Hopper attention forward on dense (batch, seqlen, heads, head_dim) tensors of any strides
-// (examples/fmha_sm90.hpp, fmha90::Dense), against the float64 reference of the same problem
+// (tests/fixtures/fmha_sm90.hpp, fmha90::Dense), against the float64 reference of the same problem
 // packed: Q, K and V scattered into BSHD, BHSD, a fused QKV and padded rows, whose gaps hold
 // NaNs (a read of them would show in O), O and the log-sum-exp gathered back from poisoned
 // memory, and every element of the output allocations outside the tensors checked untouched.
@@ -101,10 +101,10 @@ bool is_nan(T x) {
 /// float64 reference (infinite if an element outside the output tensors was written).
 template <Element T>
 double dense_error(const Device& gpu, const Shape& s, const Placements& l, const test::MaskCase& m, unsigned seed) {
-  auto in = examples::fmha_inputs<T>(std::vector<int32_t>(size_t(s.batch), int32_t(s.seqlen_q)),
+  auto in = fixtures::fmha_inputs<T>(std::vector<int32_t>(size_t(s.batch), int32_t(s.seqlen_q)),
                                      std::vector<int32_t>(size_t(s.batch), int32_t(s.seqlen_k)), s.heads, s.kv_heads, s.head_dim, m.causal,
                                      seed);
-  examples::FmhaProblem p = examples::FmhaProblem::dense(s.batch, s.heads, s.kv_heads, s.head_dim, s.seqlen_q, s.seqlen_k);
+  fixtures::FmhaProblem p = fixtures::FmhaProblem::dense(s.batch, s.heads, s.kv_heads, s.head_dim, s.seqlen_q, s.seqlen_k);
   m.apply(p);
   m.apply(in.problem);
 
@@ -129,7 +129,7 @@ double dense_error(const Device& gpu, const Shape& s, const Placements& l, const
     return DeviceTensor<T>::make(buffer.data() + uint64_t(at.offset) * sizeof(T), shape, at.stride);
   };
   auto lse_view = DeviceTensor<f32>::make(lse.data(), std::array<int64_t, 3>{s.batch, s.heads, s.seqlen_q}, l.lse_stride);
-  examples::fmha_forward_sm90_prepare(gpu, p, view(input, l.q, s.seqlen_q, s.heads), view(input, l.k, s.seqlen_k, s.kv_heads),
+  fixtures::fmha_forward_sm90_prepare(gpu, p, view(input, l.q, s.seqlen_q, s.heads), view(input, l.k, s.seqlen_k, s.kv_heads),
                                       view(input, l.v, s.seqlen_k, s.kv_heads), view(o, l.o, s.seqlen_q, s.heads), lse_view)();
   gpu.synchronize();
 
@@ -155,8 +155,8 @@ double dense_error(const Device& gpu, const Shape& s, const Placements& l, const
   for (size_t i = 0; i < lse_host.size(); ++i)
     if (!lse_seen[i] && !std::isnan(lse_host[i])) return INFINITY;
   std::vector<double> o_ref, lse_ref;
-  examples::fmha_reference(in, o_ref, lse_ref);
-  return examples::fmha_error(out, o_ref, lse_out, lse_ref);
+  fixtures::fmha_reference(in, o_ref, lse_ref);
+  return fixtures::fmha_error(out, o_ref, lse_out, lse_ref);
 }
 
 struct LayoutCase {

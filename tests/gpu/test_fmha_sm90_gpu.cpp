@@ -1,4 +1,4 @@
-// The Hopper attention forward (examples/fmha_sm90.hpp) on the GPU, against a float64 host
+// The Hopper attention forward (tests/fixtures/fmha_sm90.hpp) on the GPU, against a float64 host
 // reference on fresh random inputs with poisoned outputs: for each head dim, every mask
 // (none; causal, aligned bottom-right and top-left; sliding windows) x (fixed, variable)
 // lengths x (MHA, GQA), in bf16 (f16 for the unwindowed masks), the error bounded element by
@@ -31,9 +31,9 @@ void check_head_dim(const Device& gpu, int64_t head_dim, const char* type, bool 
     if (!windows && m.windowed()) continue;
     for (const test::Lengths& l : sweep.lengths)
       for (auto [heads, kv_heads] : sweep.heads) {
-        auto in = examples::fmha_inputs<T>(l.q, l.k, heads, kv_heads, head_dim, m.causal, seed += 3);
+        auto in = fixtures::fmha_inputs<T>(l.q, l.k, heads, kv_heads, head_dim, m.causal, seed += 3);
         m.apply(in.problem);
-        double error = examples::fmha_sm90_check(gpu, in);
+        double error = fixtures::fmha_sm90_check(gpu, in);
         INFO(type << " hd " << head_dim << ", " << m.name << ", " << l.name << " lengths, " << heads << " query / " << kv_heads
                   << " key-value heads");
         CHECK(error < 1e-2);
@@ -50,12 +50,12 @@ void check_pingpong(const Device& gpu, int64_t head_dim, bool on) {
   for (const test::MaskCase& m : test::fmha_masks)
     for (const test::Lengths& l : sweep.lengths)
       for (auto [heads, kv_heads] : sweep.heads) {
-        auto in = examples::fmha_inputs<bf16>(l.q, l.k, heads, kv_heads, head_dim, m.causal, seed += 3);
+        auto in = fixtures::fmha_inputs<bf16>(l.q, l.k, heads, kv_heads, head_dim, m.causal, seed += 3);
         m.apply(in.problem);
-        double error = examples::fmha_check_with(gpu, in, [&](auto&&... buffers) {
-          return examples::fmha90::with_config(in.problem, [&]<examples::fmha90::Config C>() {
-            return on ? examples::fmha90::prepare<bf16, examples::fmha90::with_pingpong(C, true)>(gpu, in.problem, buffers...)
-                      : examples::fmha90::prepare<bf16, examples::fmha90::with_pingpong(C, false)>(gpu, in.problem, buffers...);
+        double error = fixtures::fmha_check_with(gpu, in, [&](auto&&... buffers) {
+          return fixtures::fmha90::with_config(in.problem, [&]<fixtures::fmha90::Config C>() {
+            return on ? fixtures::fmha90::prepare<bf16, fixtures::fmha90::with_pingpong(C, true)>(gpu, in.problem, buffers...)
+                      : fixtures::fmha90::prepare<bf16, fixtures::fmha90::with_pingpong(C, false)>(gpu, in.problem, buffers...);
           });
         });
         INFO("ping-pong " << (on ? "on" : "off") << ", hd " << head_dim << ", " << m.name << ", " << l.name << " lengths, " << heads << " query / " << kv_heads

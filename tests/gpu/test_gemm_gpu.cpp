@@ -10,7 +10,7 @@
 #include "gemm_fp8_e4m3_out.hpp"
 #include "gemm_sm80.hpp"
 #include "gemm_tma_tensorop.hpp"
-#include "check_examples.hpp"
+#include "check_all.hpp"
 #include "support.hpp"
 
 using namespace cutejit;
@@ -128,13 +128,13 @@ TEST_CASE("the BF16 GEMM matches its float64 host reference", "[gpu]") {
   // kernels: 64 wide for 128 x 2048 (and the one-tile shapes) and 128 x 14720 (230 tiles, so
   // some CTAs take two: chunk buffers and the 8-stage ring carry over from tile to tile), 128
   // wide for 1024 x 2048 x 200 and 1280 x 2816 (220 tiles).
-  test::check_examples(gpu, {
-      examples::gemm_bf16_example(), examples::gemm_bf16_example(128, 128, 64), examples::gemm_bf16_example(512, 1024, 768),
-      examples::gemm_bf16_example(2304, 1920, 128), examples::gemm_bf16_example(1, 8, 8),
-      examples::gemm_bf16_example(100, 200, 72), examples::gemm_bf16_example(1000, 1000, 1000),
-      examples::gemm_bf16_example(2344, 1944, 136), examples::gemm_bf16_example(128, 2048, 256),
-      examples::gemm_bf16_example(1024, 2048, 200), examples::gemm_bf16_example(128, 14720, 256),
-      examples::gemm_bf16_example(1280, 2816, 136)
+  test::check_all(gpu, {
+      fixtures::gemm_bf16_check(), fixtures::gemm_bf16_check(128, 128, 64), fixtures::gemm_bf16_check(512, 1024, 768),
+      fixtures::gemm_bf16_check(2304, 1920, 128), fixtures::gemm_bf16_check(1, 8, 8),
+      fixtures::gemm_bf16_check(100, 200, 72), fixtures::gemm_bf16_check(1000, 1000, 1000),
+      fixtures::gemm_bf16_check(2344, 1944, 136), fixtures::gemm_bf16_check(128, 2048, 256),
+      fixtures::gemm_bf16_check(1024, 2048, 200), fixtures::gemm_bf16_check(128, 14720, 256),
+      fixtures::gemm_bf16_check(1280, 2816, 136)
   });
 }
 
@@ -143,9 +143,9 @@ TEST_CASE("the BF16 GEMM refuses shapes TMA cannot address", "[gpu]") {
   auto a = gpu.alloc<bf16>(200 * 64), b = gpu.alloc<bf16>(128 * 64), c = gpu.alloc<bf16>(200 * 128);
   const char* need = "gemm_bf16 needs M, N and K from 1 to 2^31 - 256 with N a multiple of 8 and K a multiple of 8 (TMA reads and "
                      "writes rows that start 16-byte multiples apart), not ";
-  CHECK_THROWS_WITH(examples::gemm_bf16_run(gpu, a, b, c, 200, 100, 64), Catch::Contains(std::string(need) + "200 x 100 x 64"));
-  CHECK_THROWS_WITH(examples::gemm_bf16_run(gpu, a, b, c, 200, 128, 60), Catch::Contains(std::string(need) + "200 x 128 x 60"));
-  CHECK_THROWS_WITH(examples::gemm_bf16_run(gpu, a, b, c, 0, 128, 64), Catch::Contains(std::string(need) + "0 x 128 x 64"));
+  CHECK_THROWS_WITH(fixtures::gemm_bf16_run(gpu, a, b, c, 200, 100, 64), Catch::Contains(std::string(need) + "200 x 100 x 64"));
+  CHECK_THROWS_WITH(fixtures::gemm_bf16_run(gpu, a, b, c, 200, 128, 60), Catch::Contains(std::string(need) + "200 x 128 x 60"));
+  CHECK_THROWS_WITH(fixtures::gemm_bf16_run(gpu, a, b, c, 0, 128, 64), Catch::Contains(std::string(need) + "0 x 128 x 64"));
 }
 
 TEST_CASE("the FP8 (e4m3) GEMM matches its float64 host reference", "[gpu]") {
@@ -155,12 +155,12 @@ TEST_CASE("the FP8 (e4m3) GEMM matches its float64 host reference", "[gpu]") {
   // rows), shapes the tile does not divide (K ragged by 16 elements), and the narrower kernels
   // (64 wide for 128 x 2048 and 128 x 14720, 128 wide for 1000 x 2048 and 1280 x 2816; the
   // second of each with more tiles than CTAs).
-  test::check_examples(gpu, {
-      examples::gemm_fp8_example(), examples::gemm_fp8_example(128, 128, 128), examples::gemm_fp8_example(512, 1024, 768),
-      examples::gemm_fp8_example(2304, 1920, 256), examples::gemm_fp8_example(100, 200, 144),
-      examples::gemm_fp8_example(1000, 1000, 1008), examples::gemm_fp8_example(128, 2048, 256),
-      examples::gemm_fp8_example(1000, 2048, 272), examples::gemm_fp8_example(128, 14720, 256),
-      examples::gemm_fp8_example(1280, 2816, 144)
+  test::check_all(gpu, {
+      fixtures::gemm_fp8_check(), fixtures::gemm_fp8_check(128, 128, 128), fixtures::gemm_fp8_check(512, 1024, 768),
+      fixtures::gemm_fp8_check(2304, 1920, 256), fixtures::gemm_fp8_check(100, 200, 144),
+      fixtures::gemm_fp8_check(1000, 1000, 1008), fixtures::gemm_fp8_check(128, 2048, 256),
+      fixtures::gemm_fp8_check(1000, 2048, 272), fixtures::gemm_fp8_check(128, 14720, 256),
+      fixtures::gemm_fp8_check(1280, 2816, 144)
   });
 }
 
@@ -168,14 +168,14 @@ TEST_CASE("the FP8 GEMM with an e4m3 result matches its float64 host reference",
   Device gpu;
   // One tile, several tiles per CTA (2304 x 1920), and shapes the tile does not divide (C's
   // rows a multiple of 16 bytes).
-  test::check_examples(gpu, {
-      examples::gemm_fp8_e4m3_out_example(), examples::gemm_fp8_e4m3_out_example(128, 128, 128),
-      examples::gemm_fp8_e4m3_out_example(2304, 1920, 256), examples::gemm_fp8_e4m3_out_example(100, 208, 144),
-      examples::gemm_fp8_e4m3_out_example(1000, 1008, 1008)
+  test::check_all(gpu, {
+      fixtures::gemm_fp8_e4m3_out_check(), fixtures::gemm_fp8_e4m3_out_check(128, 128, 128),
+      fixtures::gemm_fp8_e4m3_out_check(2304, 1920, 256), fixtures::gemm_fp8_e4m3_out_check(100, 208, 144),
+      fixtures::gemm_fp8_e4m3_out_check(1000, 1008, 1008)
   });
   auto a = gpu.alloc<f8e4m3>(256 * 64), b = gpu.alloc<f8e4m3>(128 * 64);
   auto c = gpu.alloc<f8e4m3>(256 * 128);
-  CHECK_THROWS_WITH(examples::gemm_fp8_e4m3_out_prepare(gpu, a, b, c, 1.0f, 1.0f, 1.0f, 256, 120, 64),
+  CHECK_THROWS_WITH(fixtures::gemm_fp8_e4m3_out_prepare(gpu, a, b, c, 1.0f, 1.0f, 1.0f, 256, 120, 64),
                     Catch::Contains("gemm_fp8_e4m3_out needs M, N and K from 1 to 2^31 - 256 with N a multiple of 16 and K a "
                                     "multiple of 16 (TMA reads and writes rows that start 16-byte multiples apart), not 256 x 120 x 64"));
 }
@@ -184,7 +184,7 @@ TEST_CASE("the FP8 GEMM refuses shapes TMA cannot address", "[gpu]") {
   Device gpu;
   auto a = gpu.alloc<f8e4m3>(256 * 64), b = gpu.alloc<f8e4m3>(128 * 64);
   auto c = gpu.alloc<bf16>(256 * 128);
-  CHECK_THROWS_WITH(examples::gemm_fp8_run(gpu, a, b, c, 1.0f, 1.0f, 256, 128, 40),
+  CHECK_THROWS_WITH(fixtures::gemm_fp8_run(gpu, a, b, c, 1.0f, 1.0f, 256, 128, 40),
                     Catch::Contains("gemm_fp8 needs M, N and K from 1 to 2^31 - 256 with N a multiple of 8 and K a multiple of 16 (TMA "
                                     "reads and writes rows that start 16-byte multiples apart), not 256 x 128 x 40"));
 }
@@ -195,10 +195,10 @@ TEST_CASE("the fused bias + GELU GEMM matches its float64 host reference", "[gpu
   // column clamped, so the bias (exactly N values) is never read past its end. A read past it
   // would not change any stored value, so this test cannot see one; scripts/run_gpu.sh runs it
   // under compute-sanitizer's memcheck, which can.
-  test::check_examples(gpu, {
-      examples::gemm_bf16_bias_gelu_example(), examples::gemm_bf16_bias_gelu_example(512, 1024, 768),
-      examples::gemm_bf16_bias_gelu_example(2304, 1920, 128), examples::gemm_bf16_bias_gelu_example(100, 200, 72),
-      examples::gemm_bf16_bias_gelu_example(1000, 1000, 1000)
+  test::check_all(gpu, {
+      fixtures::gemm_bf16_bias_gelu_check(), fixtures::gemm_bf16_bias_gelu_check(512, 1024, 768),
+      fixtures::gemm_bf16_bias_gelu_check(2304, 1920, 128), fixtures::gemm_bf16_bias_gelu_check(100, 200, 72),
+      fixtures::gemm_bf16_bias_gelu_check(1000, 1000, 1000)
   });
 }
 
@@ -208,35 +208,35 @@ TEST_CASE("the row-major BF16 GEMM (C = A * B, B stored K x N) matches its float
   // tiles, more than one per CTA), a non-square one with M > N and a short K, one with N an odd
   // multiple of 128 and several tiles per CTA, and ragged ones (B's MN-major boxes then
   // overhang N and K).
-  test::check_examples(gpu, {
-      examples::gemm_bf16_nn_example(), examples::gemm_bf16_nn_example(128, 128, 64),
-      examples::gemm_bf16_nn_example(512, 1024, 768), examples::gemm_bf16_nn_example(2304, 1920, 128),
-      examples::gemm_bf16_nn_example(1024, 384, 64), examples::gemm_bf16_nn_example(384, 2944, 320),
-      examples::gemm_bf16_nn_example(100, 200, 72), examples::gemm_bf16_nn_example(1000, 1000, 1000)
+  test::check_all(gpu, {
+      fixtures::gemm_bf16_nn_check(), fixtures::gemm_bf16_nn_check(128, 128, 64),
+      fixtures::gemm_bf16_nn_check(512, 1024, 768), fixtures::gemm_bf16_nn_check(2304, 1920, 128),
+      fixtures::gemm_bf16_nn_check(1024, 384, 64), fixtures::gemm_bf16_nn_check(384, 2944, 320),
+      fixtures::gemm_bf16_nn_check(100, 200, 72), fixtures::gemm_bf16_nn_check(1000, 1000, 1000)
   });
 }
 
 TEST_CASE("the BF16 GEMMs with A stored K x M (tn: B stored K x N, tt: B stored N x K) match float64 references", "[gpu]") {
   Device gpu;
-  using examples::gemm_bf16_layout_example;
-  test::check_examples(gpu, {
-      gemm_bf16_layout_example<WgmmaMajor::mn, WgmmaMajor::mn>(256, 384, 512),
-      gemm_bf16_layout_example<WgmmaMajor::mn, WgmmaMajor::mn>(2304, 1920, 128),
-      gemm_bf16_layout_example<WgmmaMajor::mn, WgmmaMajor::k>(256, 384, 512),
-      gemm_bf16_layout_example<WgmmaMajor::mn, WgmmaMajor::k>(512, 1024, 768),
-      gemm_bf16_layout_example<WgmmaMajor::mn, WgmmaMajor::mn>(104, 200, 72),
-      gemm_bf16_layout_example<WgmmaMajor::mn, WgmmaMajor::k>(1000, 1000, 1000)
+  using fixtures::gemm_bf16_layout_check;
+  test::check_all(gpu, {
+      gemm_bf16_layout_check<WgmmaMajor::mn, WgmmaMajor::mn>(256, 384, 512),
+      gemm_bf16_layout_check<WgmmaMajor::mn, WgmmaMajor::mn>(2304, 1920, 128),
+      gemm_bf16_layout_check<WgmmaMajor::mn, WgmmaMajor::k>(256, 384, 512),
+      gemm_bf16_layout_check<WgmmaMajor::mn, WgmmaMajor::k>(512, 1024, 768),
+      gemm_bf16_layout_check<WgmmaMajor::mn, WgmmaMajor::mn>(104, 200, 72),
+      gemm_bf16_layout_check<WgmmaMajor::mn, WgmmaMajor::k>(1000, 1000, 1000)
   });
 }
 
 TEST_CASE("the row-major BF16 GEMMs refuse shapes TMA cannot address", "[gpu]") {
   Device gpu;
   auto a = gpu.alloc<bf16>(256 * 96), b = gpu.alloc<bf16>(96 * 128), c = gpu.alloc<bf16>(256 * 128);
-  CHECK_THROWS_WITH(examples::gemm_bf16_nn_run(gpu, a, b, c, 256, 100, 96),
+  CHECK_THROWS_WITH(fixtures::gemm_bf16_nn_run(gpu, a, b, c, 256, 100, 96),
                     Catch::Contains("gemm_bf16_nn needs M, N and K from 1 to 2^31 - 256 with N a multiple of 8 and K a multiple of 8 "
                                     "(TMA reads and writes rows that start 16-byte multiples apart), not 256 x 100 x 96"));
   // With A stored K x M, A's rows are M long: M must be a multiple of 8, and K need not be.
-  auto tn = examples::gemm_bf16_layout_prepare<WgmmaMajor::mn, WgmmaMajor::mn>;
+  auto tn = fixtures::gemm_bf16_layout_prepare<WgmmaMajor::mn, WgmmaMajor::mn>;
   CHECK_THROWS_WITH(tn(gpu, a, b, c, 100, 128, 96),
                     Catch::Contains("gemm_bf16_tn needs M, N and K from 1 to 2^31 - 256 with M a multiple of 8 and N a multiple of 8 "
                                     "(TMA reads and writes rows that start 16-byte multiples apart), not 100 x 128 x 96"));
@@ -249,10 +249,10 @@ TEST_CASE("the BF16 GEMM in clusters of two with B multicast matches its float64
   // one and few tiles.
   // 300 x 200 x 72: three tile rows, so the last pair's second CTA lies wholly past M, loads
   // zeros and stores nothing; 1000 x 1000 x 1000: ragged in all three dimensions.
-  test::check_examples(gpu, {
-      examples::gemm_bf16_cluster_example(), examples::gemm_bf16_cluster_example(256, 128, 64),
-      examples::gemm_bf16_cluster_example(2304, 1920, 128), examples::gemm_bf16_cluster_example(1024, 2048, 1024),
-      examples::gemm_bf16_cluster_example(300, 200, 72), examples::gemm_bf16_cluster_example(1000, 1000, 1000)
+  test::check_all(gpu, {
+      fixtures::gemm_bf16_cluster_check(), fixtures::gemm_bf16_cluster_check(256, 128, 64),
+      fixtures::gemm_bf16_cluster_check(2304, 1920, 128), fixtures::gemm_bf16_cluster_check(1024, 2048, 1024),
+      fixtures::gemm_bf16_cluster_check(300, 200, 72), fixtures::gemm_bf16_cluster_check(1000, 1000, 1000)
   });
 }
 
@@ -261,14 +261,14 @@ TEST_CASE("the multistage mma.sync GEMM matches a float64 product on every shape
   // One tile and less (1 x 2 x 8, 100 x 200 x 72), ragged in all three with K tiles fewer than
   // the stages (300 x 200 x 520 has 9, 64 x 64 x 64 has 1), several CTAs per multiprocessor's
   // worth (2304 x 1920 x 256), and a K of 8 that is not a multiple of the 64-wide k tile.
-  test::check_examples(gpu, {
-      examples::gemm_tensorop_bf16_example(), examples::gemm_tensorop_bf16_example(64, 64, 64),
-      examples::gemm_tensorop_bf16_example(1, 2, 8), examples::gemm_tensorop_bf16_example(100, 200, 72),
-      examples::gemm_tensorop_bf16_example(1000, 1000, 1000), examples::gemm_tensorop_bf16_example(2304, 1920, 256),
-      examples::gemm_tensorop_bf16_example(130, 258, 8)
+  test::check_all(gpu, {
+      fixtures::gemm_tensorop_bf16_check(), fixtures::gemm_tensorop_bf16_check(64, 64, 64),
+      fixtures::gemm_tensorop_bf16_check(1, 2, 8), fixtures::gemm_tensorop_bf16_check(100, 200, 72),
+      fixtures::gemm_tensorop_bf16_check(1000, 1000, 1000), fixtures::gemm_tensorop_bf16_check(2304, 1920, 256),
+      fixtures::gemm_tensorop_bf16_check(130, 258, 8)
   });
   auto a = gpu.alloc<bf16>(1 << 16), b = gpu.alloc<bf16>(1 << 16), c = gpu.alloc<bf16>(1 << 16);
-  CHECK_THROWS_WITH(examples::gemm_tensorop_bf16_run(gpu, a, b, c, 64, 64, 60),
+  CHECK_THROWS_WITH(fixtures::gemm_tensorop_bf16_run(gpu, a, b, c, 64, 64, 60),
                     Catch::Contains("test_gemm_gpu.cpp") &&
                         Catch::Contains("gemm_tensorop_bf16_bf16_128x128_s3 needs M, N and K from 1 to 2^31 - 256, N a multiple of 2, "
                                         "and A's K and B's K (their contiguous indices) multiples of 8, not 64 x 64 x 60"));
@@ -276,42 +276,42 @@ TEST_CASE("the multistage mma.sync GEMM matches a float64 product on every shape
 
 TEST_CASE("the multistage mma.sync GEMM in FP16, TF32, INT8 and FP8, and with row- and column-major operands", "[gpu]") {
   Device gpu;
-  using examples::gemm_sm80::Major;
-  using examples::gemm_tensorop_example;
+  using fixtures::gemm_sm80::Major;
+  using fixtures::gemm_tensorop_check;
   // Ragged in M and N, K several tiles with a residue; INT8 is compared exactly.
-  test::check_examples(gpu, {
-      gemm_tensorop_example<SM80_16x8x16_F32F16F16F32_TN, f16>(300, 200, 520),
-      gemm_tensorop_example<SM80_16x8x8_F32TF32TF32F32_TN, float>(300, 200, 260),
-      gemm_tensorop_example<SM80_16x8x32_S32S8S8S32_TN, int32_t>(300, 200, 528),
-      gemm_tensorop_example<SM80_16x8x32_S32U8S8S32_TN, int32_t>(130, 66, 272),
-      gemm_tensorop_example<SM89_16x8x32_F32E4M3E4M3F32_TN, bf16>(300, 200, 528),
+  test::check_all(gpu, {
+      gemm_tensorop_check<SM80_16x8x16_F32F16F16F32_TN, f16>(300, 200, 520),
+      gemm_tensorop_check<SM80_16x8x8_F32TF32TF32F32_TN, float>(300, 200, 260),
+      gemm_tensorop_check<SM80_16x8x32_S32S8S8S32_TN, int32_t>(300, 200, 528),
+      gemm_tensorop_check<SM80_16x8x32_S32U8S8S32_TN, int32_t>(130, 66, 272),
+      gemm_tensorop_check<SM89_16x8x32_F32E4M3E4M3F32_TN, bf16>(300, 200, 528),
       // A column-major (M-major), B row-major K x N (N-major), and both: ldmatrix.trans.
-      gemm_tensorop_example<SM80_16x8x16_F32BF16BF16F32_TN, bf16>(296, 200, 520, Major::mn, Major::k),
-      gemm_tensorop_example<SM80_16x8x16_F32BF16BF16F32_TN, bf16>(300, 264, 520, Major::k, Major::mn),
-      gemm_tensorop_example<SM80_16x8x16_F32BF16BF16F32_TN, bf16>(296, 264, 100, Major::mn, Major::mn),
-      gemm_tensorop_example<SM80_16x8x16_F32F16F16F32_TN, f16>(1024, 1024, 1024, Major::mn, Major::mn),
+      gemm_tensorop_check<SM80_16x8x16_F32BF16BF16F32_TN, bf16>(296, 200, 520, Major::mn, Major::k),
+      gemm_tensorop_check<SM80_16x8x16_F32BF16BF16F32_TN, bf16>(300, 264, 520, Major::k, Major::mn),
+      gemm_tensorop_check<SM80_16x8x16_F32BF16BF16F32_TN, bf16>(296, 264, 100, Major::mn, Major::mn),
+      gemm_tensorop_check<SM80_16x8x16_F32F16F16F32_TN, f16>(1024, 1024, 1024, Major::mn, Major::mn),
   });
 }
 
 TEST_CASE("the TMA-fed mma.sync GEMM (the sm_120 family's) matches a float64 product, ragged shapes zero-filled by the copy engine",
           "[gpu][sm120]") {
   Device gpu;
-  using examples::gemm_tma_tensorop_example;
+  using fixtures::gemm_tma_tensorop_check;
   // Less than a tile (1 x 2 x 8), ragged in M, N and K with fewer K tiles than stages (100 x
   // 200 x 72: 2), many K tiles (300 x 200 x 520: 9), several CTAs per multiprocessor's worth
   // (on a GPU; the emulated device runs the ragged shapes only).
-  test::check_examples(gpu, {
-      gemm_tma_tensorop_example<SM80_16x8x16_F32BF16BF16F32_TN, bf16>(300, 200, 520),
-      gemm_tma_tensorop_example<SM80_16x8x16_F32BF16BF16F32_TN, bf16>(1, 2, 8),
-      gemm_tma_tensorop_example<SM80_16x8x16_F32BF16BF16F32_TN, bf16>(100, 200, 72),
-      gemm_tma_tensorop_example<SM80_16x8x16_F32F16F16F32_TN, f16>(256, 384, 512),
-      gemm_tma_tensorop_example<SM89_16x8x32_F32E4M3E4M3F32_TN, bf16>(300, 200, 528),
+  test::check_all(gpu, {
+      gemm_tma_tensorop_check<SM80_16x8x16_F32BF16BF16F32_TN, bf16>(300, 200, 520),
+      gemm_tma_tensorop_check<SM80_16x8x16_F32BF16BF16F32_TN, bf16>(1, 2, 8),
+      gemm_tma_tensorop_check<SM80_16x8x16_F32BF16BF16F32_TN, bf16>(100, 200, 72),
+      gemm_tma_tensorop_check<SM80_16x8x16_F32F16F16F32_TN, f16>(256, 384, 512),
+      gemm_tma_tensorop_check<SM89_16x8x32_F32E4M3E4M3F32_TN, bf16>(300, 200, 528),
       // The epilogue hook: relu(A B^T + bias), ragged (its column clamp keeps the bias read in bounds).
-      examples::gemm_tma_tensorop_bias_relu_example(300, 200, 520),
+      fixtures::gemm_tma_tensorop_bias_relu_check(300, 200, 520),
   });
   if (!gpu.is_emulated())
-    test::check_examples(gpu, {
-        gemm_tma_tensorop_example<SM80_16x8x16_F32BF16BF16F32_TN, bf16>(2304, 1920, 1024),
-        examples::gemm_tma_tensorop_bias_relu_example(1000, 1000, 1000),
+    test::check_all(gpu, {
+        gemm_tma_tensorop_check<SM80_16x8x16_F32BF16BF16F32_TN, bf16>(2304, 1920, 1024),
+        fixtures::gemm_tma_tensorop_bias_relu_check(1000, 1000, 1000),
     });
 }

@@ -10,7 +10,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "example.hpp"
+#include "kernel_check.hpp"
 
 using namespace cutejit;
 
@@ -49,7 +49,7 @@ TEST_CASE("NCCL: a cutejit kernel's output is all-reduced by NCCL on the kernel'
   REQUIRE(comm_init_all(&comm, 1, &device) == ncclSuccess);
 
   const int n = (1 << 20) + 5;
-  std::vector<float> hx = examples::random_floats(n, 31);
+  std::vector<float> hx = fixtures::random_floats(n, 31);
   Buffer<float> x = gpu.upload(hx), y = gpu.alloc<float>(n), w = gpu.alloc<float>(n), z = gpu.alloc<float>(n);
   w.fill(NAN), z.fill(NAN);
   gpu.synchronize();

@@ -44,7 +44,7 @@ Kernel ring{"nvshmem_ring", [](Tensor<f32> mine, Tensor<f32> theirs, Tensor<f32>
   nvshmem::barrier_all(nvshmem::Scope::block);
 }};
 
-std::vector<float> ring_input(int pe, int n) { return examples::random_floats(size_t(n), 500u + unsigned(pe)); }
+std::vector<float> ring_input(int pe, int n) { return fixtures::random_floats(size_t(n), 500u + unsigned(pe)); }
 
 /// The ring on this PE, checked against the neighbours' inputs; `epoch` counts the calls.
 void check_ring(const nvshmem::Session& s, uint64_t epoch) {
@@ -69,7 +69,7 @@ void check_allgather_gemm(const nvshmem::Session& s) {
   for (auto [m, n, k] : {std::array<int64_t, 3>{128 * p, 256, 512}, std::array<int64_t, 3>{512 * p, 1000, 1024},
                          std::array<int64_t, 3>{1024 * p, 2048, 512}}) {
     INFO("M = " << m << ", N = " << n << ", K = " << k << " on PE " << s.my_pe() << " of " << p);
-    CHECK(examples::allgather_gemm_error(s, m, n, k) < 1e-2);
+    CHECK(fixtures::allgather_gemm_error(s, m, n, k) < 1e-2);
   }
 }
 
@@ -77,7 +77,7 @@ void check_allgather_gemm(const nvshmem::Session& s) {
 void check_allreduce(const nvshmem::Session& s) {
   for (size_t n : {size_t(8), size_t(4096 + 8), size_t(1 << 20) + 8, size_t(1) << 24}) {
     INFO("n = " << n << " on PE " << s.my_pe() << " of " << s.n_pes());
-    CHECK(examples::allreduce_mismatches(s, n) == 0);
+    CHECK(fixtures::allreduce_mismatches(s, n) == 0);
   }
 }
 

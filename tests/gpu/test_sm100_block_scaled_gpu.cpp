@@ -15,7 +15,7 @@
 #include "support.hpp"
 
 using namespace cutejit;
-namespace g100 = examples::gemm_sm100;
+namespace g100 = fixtures::gemm_sm100;
 namespace bs = test::block_scaled;
 
 namespace {
@@ -79,12 +79,12 @@ TEST_CASE("the block-scaled sm_100 GEMMs run and match a float64 product of the 
   // K is more stages than the ring holds (5 for NVFP4, 6 for MXFP8), the last partial: the ring
   // wraps within a tile, so each stage's TMEM scale columns are overwritten while the other
   // accumulator is drained.
-  SECTION("NVFP4, persistent") { run<g100::Nvfp4>(dev, examples::gemm_nvfp4_sm100, 392, 264, 6 * 256 + 160, 2); }
+  SECTION("NVFP4, persistent") { run<g100::Nvfp4>(dev, fixtures::gemm_nvfp4_sm100, 392, 264, 6 * 256 + 160, 2); }
   SECTION("NVFP4, cluster launch control") {
-    run<g100::Nvfp4, g100::Scheduling::clc>(dev, examples::gemm_nvfp4_sm100_clc, 264, 136, 480, dev.multiprocessors());
+    run<g100::Nvfp4, g100::Scheduling::clc>(dev, fixtures::gemm_nvfp4_sm100_clc, 264, 136, 480, dev.multiprocessors());
   }
-  SECTION("MXFP8, persistent") { run<g100::Mxfp8>(dev, examples::gemm_mxfp8_sm100, 392, 264, 7 * 128 + 96, 2); }
+  SECTION("MXFP8, persistent") { run<g100::Mxfp8>(dev, fixtures::gemm_mxfp8_sm100, 392, 264, 7 * 128 + 96, 2); }
   SECTION("MXFP8, cluster launch control") {
-    run<g100::Mxfp8, g100::Scheduling::clc>(dev, examples::gemm_mxfp8_sm100_clc, 136, 264, 416, dev.multiprocessors());
+    run<g100::Mxfp8, g100::Scheduling::clc>(dev, fixtures::gemm_mxfp8_sm100_clc, 136, 264, 416, dev.multiprocessors());
   }
 }

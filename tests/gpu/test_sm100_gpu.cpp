@@ -14,7 +14,7 @@
 #include "support.hpp"
 
 using namespace cutejit;
-namespace g100 = examples::gemm_sm100;
+namespace g100 = fixtures::gemm_sm100;
 namespace bs = test::block_scaled;
 
 namespace {
@@ -79,18 +79,18 @@ TEST_CASE("the sm_100 BF16 and FP8 GEMMs run at ragged shapes and match a float6
   // Tiles are 128 x 256 (a pair's 256 x 256, a cluster of two pairs' 512 x 256) and 64 bf16 or
   // 128 FP8 of K a stage; every shape ends each way in a partial tile.
   SECTION("one CTA a tile, persistent") {
-    CHECK(run<g100::Dense<bf16>>(dev, examples::gemm_bf16_sm100, 300, 520, 200) < tolerance);
+    CHECK(run<g100::Dense<bf16>>(dev, fixtures::gemm_bf16_sm100, 300, 520, 200) < tolerance);
   }
   SECTION("FP8, one CTA a tile, persistent") {
-    CHECK(run<g100::Dense<f8e4m3>>(dev, examples::gemm_fp8_sm100, 200, 264, 272) < tolerance);
+    CHECK(run<g100::Dense<f8e4m3>>(dev, fixtures::gemm_fp8_sm100, 200, 264, 272) < tolerance);
   }
   SECTION("cluster launch control") {
-    CHECK((run<g100::Dense<bf16>, g100::Scheduling::clc>(dev, examples::gemm_bf16_sm100_clc, 264, 392, 136)) < tolerance);
+    CHECK((run<g100::Dense<bf16>, g100::Scheduling::clc>(dev, fixtures::gemm_bf16_sm100_clc, 264, 392, 136)) < tolerance);
   }
   SECTION("the 2-CTA pair") {
-    CHECK(run<g100::Dense<bf16, 2>>(dev, examples::gemm_bf16_sm100_2cta, 392, 264, 72) < tolerance);
+    CHECK(run<g100::Dense<bf16, 2>>(dev, fixtures::gemm_bf16_sm100_2cta, 392, 264, 72) < tolerance);
   }
   SECTION("pairs along M sharing B by multicast") {
-    CHECK((run<g100::Dense<bf16, 2, 2>>(dev, examples::gemm_bf16_sm100_2cta_multicast, 520, 136, 72)) < tolerance);
+    CHECK((run<g100::Dense<bf16, 2, 2>>(dev, fixtures::gemm_bf16_sm100_2cta_multicast, 520, 136, 72)) < tolerance);
   }
 }

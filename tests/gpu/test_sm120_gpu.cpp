@@ -60,12 +60,12 @@ void compare(const std::vector<float>& got, const std::vector<double>& ref, int6
 /// C (m x n, f32) of the plain GEMM `kernel` of `Op`, scales row-major.
 template <class Op, class K>
 void run_gemm(const Device& dev, K& kernel, int64_t m, int64_t n, int64_t k) {
-  examples::gemm_sm120_block_scaled::check_shape(kernel.name().c_str(), m, n, k);
+  fixtures::gemm_sm120_block_scaled::check_shape(kernel.name().c_str(), m, n, k);
   auto [a, sfa] = random_operand<Op>(m, k, 1);
   auto [b, sfb] = random_operand<Op>(n, k, 2);
   auto da = dev.upload(a), db = dev.upload(b), dsfa = dev.upload(sfa), dsfb = dev.upload(sfb);
   auto dc = dev.upload(std::vector<float>(size_t(m * n), std::nanf("")));
-  kernel(dev, examples::gemm_sm120_block_scaled::launch_config(m, n), da, db, dsfa, dsfb, dc, int32_t(m), int32_t(n), int32_t(k));
+  kernel(dev, fixtures::gemm_sm120_block_scaled::launch_config(m, n), da, db, dsfa, dsfb, dc, int32_t(m), int32_t(n), int32_t(k));
   dev.synchronize();
   compare(dc.to_host(), reference<Op>(a, b, sfa, sfb, m, n, k), n);
 }
@@ -73,12 +73,12 @@ void run_gemm(const Device& dev, K& kernel, int64_t m, int64_t n, int64_t k) {
 /// Y (tokens x n) = X W^T: the reference is the product with X as the rows.
 template <class Op, class K>
 void run_gemv(const Device& dev, K& kernel, int64_t n, int64_t tokens, int64_t k) {
-  examples::gemv_sm120::check_shape(kernel.name().c_str(), n, tokens, k);
+  fixtures::gemv_sm120::check_shape(kernel.name().c_str(), n, tokens, k);
   auto [w, sfw] = random_operand<Op>(n, k, 3);
   auto [x, sfx] = random_operand<Op>(tokens, k, 4);
   auto dw = dev.upload(w), dx = dev.upload(x), dsfw = dev.upload(sfw), dsfx = dev.upload(sfx);
   auto dy = dev.upload(std::vector<float>(size_t(tokens * n), std::nanf("")));
-  kernel(dev, examples::gemv_sm120::launch_config(n), dw, dx, dsfw, dsfx, dy, int32_t(n), int32_t(tokens), int32_t(k));
+  kernel(dev, fixtures::gemv_sm120::launch_config(n), dw, dx, dsfw, dsfx, dy, int32_t(n), int32_t(tokens), int32_t(k));
   dev.synchronize();
   compare(dy.to_host(), reference<Op>(x, w, sfx, sfw, tokens, n, k), n);
 }
@@ -95,9 +95,9 @@ void run_tma_gemm(const Device& dev, int64_t m, int64_t n, int64_t k) {
   // gemm_tma_block_scaled_prepare's launch, spelled out: that helper does not compile (it calls
   // the non-const Kernel::prepare through a const reference).
   namespace tma = cutejit::kernels::gemm_sm120;
-  tma::check_block_scaled_shape<Op>(examples::gemm_tma_block_scaled<Op, Out>.name(), m, n, k);
+  tma::check_block_scaled_shape<Op>(fixtures::gemm_tma_block_scaled<Op, Out>.name(), m, n, k);
   const int64_t row_bytes = k / (Op::k_elements / Op::k);
-  examples::gemm_tma_block_scaled<Op, Out>(dev, tma::launch(m, n, tma::Resources<uint8_t>::shared_bytes), tma::operand_map(da, m, row_bytes),
+  fixtures::gemm_tma_block_scaled<Op, Out>(dev, tma::launch(m, n, tma::Resources<uint8_t>::shared_bytes), tma::operand_map(da, m, row_bytes),
                                            tma::operand_map(db, n, row_bytes), dsfa, dsfb, dc.view({m, n}), int32_t(m), int32_t(n), int32_t(k));
   dev.synchronize();
   std::vector<float> got;
@@ -116,9 +116,9 @@ TEST_CASE("the block-scaled sm_120 GEMMs run and match a float64 product of the 
   }
   // 3 x 2 tiles of 64 x 64, the last each way partial (M and N ragged, odd N among them), 8 (FP4)
   // or 16 (FP8) atoms' K steps.
-  SECTION("NVFP4") { run_gemm<SM120_16x8x64_F32E2M1E2M1F32_UE4M3_TN>(dev, examples::gemm_nvfp4_sm120, 150, 100, 512); }
-  SECTION("MXFP4") { run_gemm<SM120_16x8x64_F32E2M1E2M1F32_UE8M0_TN>(dev, examples::gemm_mxfp4_sm120, 129, 127, 512); }
-  SECTION("MXFP8") { run_gemm<SM120_16x8x32_F32E4M3E4M3F32_UE8M0_TN>(dev, examples::gemm_mxfp8_sm120, 192, 70, 512); }
+  SECTION("NVFP4") { run_gemm<SM120_16x8x64_F32E2M1E2M1F32_UE4M3_TN>(dev, fixtures::gemm_nvfp4_sm120, 150, 100, 512); }
+  SECTION("MXFP4") { run_gemm<SM120_16x8x64_F32E2M1E2M1F32_UE8M0_TN>(dev, fixtures::gemm_mxfp4_sm120, 129, 127, 512); }
+  SECTION("MXFP8") { run_gemm<SM120_16x8x32_F32E4M3E4M3F32_UE8M0_TN>(dev, fixtures::gemm_mxfp8_sm120, 192, 70, 512); }
 }
 
 TEST_CASE("the block-scaled sm_120 GEMVs run and match a float64 product of the decoded operands", "[gpu][sm120]") {
@@ -130,10 +130,10 @@ TEST_CASE("the block-scaled sm_120 GEMVs run and match a float64 product of the 
   // 4 CTAs of 16 weight rows (N, a model's width, is a multiple of 16; the tokens are ragged:
   // 1 to 8 of the atom's 8 columns). The four warps take every fourth K step, 4 at a time
   // (Unroll{4}): K of 20, 8, 12 and 22 steps leave each warp a whole number of unrolled groups or not.
-  SECTION("NVFP4, 1 token") { run_gemv<SM120_16x8x64_F32E2M1E2M1F32_UE4M3_TN>(dev, examples::gemv_nvfp4_sm120, 64, 1, 1280); }
-  SECTION("NVFP4, 5 tokens") { run_gemv<SM120_16x8x64_F32E2M1E2M1F32_UE4M3_TN>(dev, examples::gemv_nvfp4_sm120, 64, 5, 512); }
-  SECTION("MXFP4, 8 tokens") { run_gemv<SM120_16x8x64_F32E2M1E2M1F32_UE8M0_TN>(dev, examples::gemv_mxfp4_sm120, 64, 8, 768); }
-  SECTION("MXFP8, 3 tokens") { run_gemv<SM120_16x8x32_F32E4M3E4M3F32_UE8M0_TN>(dev, examples::gemv_mxfp8_sm120, 64, 3, 704); }
+  SECTION("NVFP4, 1 token") { run_gemv<SM120_16x8x64_F32E2M1E2M1F32_UE4M3_TN>(dev, fixtures::gemv_nvfp4_sm120, 64, 1, 1280); }
+  SECTION("NVFP4, 5 tokens") { run_gemv<SM120_16x8x64_F32E2M1E2M1F32_UE4M3_TN>(dev, fixtures::gemv_nvfp4_sm120, 64, 5, 512); }
+  SECTION("MXFP4, 8 tokens") { run_gemv<SM120_16x8x64_F32E2M1E2M1F32_UE8M0_TN>(dev, fixtures::gemv_mxfp4_sm120, 64, 8, 768); }
+  SECTION("MXFP8, 3 tokens") { run_gemv<SM120_16x8x32_F32E4M3E4M3F32_UE8M0_TN>(dev, fixtures::gemv_mxfp8_sm120, 64, 3, 704); }
   SECTION("NVFP4 with the SiLU-and-gate epilogue, 6 tokens") {
     const int64_t n = 64, tokens = 6, k = 512;
     using Op = SM120_16x8x64_F32E2M1E2M1F32_UE4M3_TN;
@@ -144,7 +144,7 @@ TEST_CASE("the block-scaled sm_120 GEMVs run and match a float64 product of the 
     auto dw = dev.upload(w), dx = dev.upload(x), dsfw = dev.upload(sfw), dsfx = dev.upload(sfx);
     auto dgate = dev.upload(gate);
     auto dy = dev.upload(std::vector<float>(size_t(tokens * n), std::nanf("")));
-    examples::gemv_nvfp4_sm120_silu_gate(dev, examples::gemv_sm120::launch_config(n), dw, dx, dsfw, dsfx, dy, dgate, int32_t(n),
+    fixtures::gemv_nvfp4_sm120_silu_gate(dev, fixtures::gemv_sm120::launch_config(n), dw, dx, dsfw, dsfx, dy, dgate, int32_t(n),
                                          int32_t(tokens), int32_t(k));
     dev.synchronize();
     std::vector<double> ref = reference<Op>(x, w, sfx, sfw, tokens, n, k);

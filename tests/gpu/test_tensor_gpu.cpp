@@ -6,19 +6,19 @@
 #include <cstdio>
 
 #include "elementwise_add_tv.hpp"
-#include "check_examples.hpp"
+#include "check_all.hpp"
 #include "transpose_swizzle.hpp"
 
 using namespace cutejit;
 
 TEST_CASE("tensor examples match their host references on the GPU", "[gpu]") {
   Device gpu;
-  test::check_examples(gpu, {
-      examples::elementwise_add_tv_example(), examples::elementwise_add_tv_example(4096, 4096),
-      examples::elementwise_add_tv_example(33, 4099), examples::elementwise_add_tv_example(7, 12),
-      examples::elementwise_add_tv_example(2051, 4100, 8), examples::elementwise_add_tv_example(33, 4099, 8),
-      examples::transpose_swizzle_example(), examples::transpose_swizzle_example(64, 96),
-      examples::transpose_swizzle_example(5, 3)
+  test::check_all(gpu, {
+      fixtures::elementwise_add_tv_check(), fixtures::elementwise_add_tv_check(4096, 4096),
+      fixtures::elementwise_add_tv_check(33, 4099), fixtures::elementwise_add_tv_check(7, 12),
+      fixtures::elementwise_add_tv_check(2051, 4100, 8), fixtures::elementwise_add_tv_check(33, 4099, 8),
+      fixtures::transpose_swizzle_check(), fixtures::transpose_swizzle_check(64, 96),
+      fixtures::transpose_swizzle_check(5, 3)
   });
 }
 

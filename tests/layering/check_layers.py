@@ -4,7 +4,9 @@
 Public headers (include/cutejit/<layer>/...): each layer may include only itself and the layers
 listed for it below. Sources (src/<part>/...): the pipeline runs one way (trace -> verify ->
 lower -> assemble -> cache -> jit), so no stage includes a later one; src/core and src/emulator
-include nothing of src/ but themselves. Run from anywhere; prints every violation.
+include nothing of src/ but themselves. The example programs stand above everything: nothing in
+src/, tests/, tools/, apps/ or python/ includes them or puts examples/ on an include path. Run
+from anywhere; prints every violation.
 """
 import pathlib
 import re
@@ -73,8 +75,20 @@ def source_violations():
                 yield f"src/{rel}: includes {target} (the {part} stage comes before {other})"
 
 
+def example_violations():
+    include_dir = re.compile(r"include_directories\([^)]*examples", re.DOTALL)
+    for part in ["src", "tests", "tools", "apps", "python"]:
+        for path in sorted((ROOT / part).rglob("*")):
+            if path.name == "CMakeLists.txt" and include_dir.search(path.read_text()):
+                yield f"{path.relative_to(ROOT)}: puts examples/ on an include path"
+            elif path.suffix in {".cpp", ".hpp"}:
+                for target in INCLUDE.findall(path.read_text()):
+                    if target.startswith("examples/") or "/examples/" in target:
+                        yield f"{path.relative_to(ROOT)}: includes {target} (nothing includes the example programs)"
+
+
 def main():
-    found = list(public_violations()) + list(source_violations())
+    found = list(public_violations()) + list(source_violations()) + list(example_violations())
     for line in found:
         print(line)
     print(f"{len(found)} include(s) against the layers")

@@ -1,4 +1,4 @@
-// The NVSHMEM all-reduces (examples/allreduce.hpp) over every GPU of this machine, one process
+// The NVSHMEM all-reduces (tests/fixtures/allreduce.hpp) over every GPU of this machine, one process
 // each, as nccl-tests reports them: for BF16 messages of 1 MiB to 1 GiB, the median time of one
 // all-reduce, its algorithm bandwidth (bytes / time) and bus bandwidth (algbw x 2(P-1)/P).
 // peers_allreduce.py measures NCCL's all-reduce the same way in the same device call.
@@ -10,7 +10,7 @@
 #include "ranks.hpp"
 
 using namespace cutejit;
-using examples::AllReduce;
+using fixtures::AllReduce;
 
 namespace {
 
@@ -20,7 +20,7 @@ int rank_main(const nvshmem::Session& session) {
   AllReduce reduce(session);
   const size_t largest = size_t(1) << 29;  // 1 GiB of bf16
   Buffer<bf16> x = session.alloc<bf16>(largest), y = session.alloc<bf16>(largest);
-  x.upload(examples::allreduce_input(largest, rank));  // full-entropy random floats
+  x.upload(fixtures::allreduce_input(largest, rank));  // full-entropy random floats
   if (rank == 0)
     std::printf("cutejit NVSHMEM all-reduce, bf16, %d PEs on %s\n%10s %10s %12s %12s %12s %12s\n", ranks, gpu.name().c_str(), "bytes",
                 "shape", "time_us", "algbw_GB/s", "busbw_GB/s", "max_us");

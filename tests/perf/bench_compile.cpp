@@ -28,7 +28,7 @@ int main(int argc, char** argv) {
   Target target = Target::parse(argc > 1 ? argv[1] : "sm_90a");
   auto v = DeviceTensor<f32>::make(0, std::array<int64_t, 1>{1 << 20}, std::array<int64_t, 1>{1});
   auto t0 = std::chrono::steady_clock::now();
-  CompiledKernel first = examples::vector_add.compile(target, v, v, v);
+  CompiledKernel first = fixtures::vector_add.compile(target, v, v, v);
   double first_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   std::printf("cold JIT, first kernel of the process (%s): %.1f ms wall (pipeline %.1f ms: trace %.2f, verify %.2f, "
               "lower %.2f, O3+PTX %.2f, assemble %.2f)\n",

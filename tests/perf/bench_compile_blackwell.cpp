@@ -23,31 +23,31 @@ int main(int argc, char** argv) {
   const std::string which = argc > 1 ? argv[1] : "gemm_bf16_sm100";
   auto t0 = std::chrono::steady_clock::now();
   CompiledKernel k;
-  if (which == "gemm_bf16_sm100") k = examples::gemm_bf16_sm100_compile(Target::parse("sm_100a"));
-  else if (which == "gemm_bf16_sm100_clc") k = examples::gemm_bf16_sm100_clc_compile(Target::parse("sm_100a"));
-  else if (which == "gemm_bf16_sm100_2cta") k = examples::gemm_bf16_sm100_2cta_compile(Target::parse("sm_100a"));
-  else if (which == "gemm_bf16_sm100_2cta_multicast") k = examples::gemm_bf16_sm100_2cta_multicast_compile(Target::parse("sm_100a"));
-  else if (which == "gemm_fp8_sm100") k = examples::gemm_fp8_sm100_compile(Target::parse("sm_100a"));
-  else if (which == "gemm_nvfp4_sm100") k = examples::gemm_nvfp4_sm100_compile(Target::parse("sm_100a"));
-  else if (which == "gemm_mxfp8_sm100") k = examples::gemm_mxfp8_sm100_compile(Target::parse("sm_100a"));
+  if (which == "gemm_bf16_sm100") k = fixtures::gemm_bf16_sm100_compile(Target::parse("sm_100a"));
+  else if (which == "gemm_bf16_sm100_clc") k = fixtures::gemm_bf16_sm100_clc_compile(Target::parse("sm_100a"));
+  else if (which == "gemm_bf16_sm100_2cta") k = fixtures::gemm_bf16_sm100_2cta_compile(Target::parse("sm_100a"));
+  else if (which == "gemm_bf16_sm100_2cta_multicast") k = fixtures::gemm_bf16_sm100_2cta_multicast_compile(Target::parse("sm_100a"));
+  else if (which == "gemm_fp8_sm100") k = fixtures::gemm_fp8_sm100_compile(Target::parse("sm_100a"));
+  else if (which == "gemm_nvfp4_sm100") k = fixtures::gemm_nvfp4_sm100_compile(Target::parse("sm_100a"));
+  else if (which == "gemm_mxfp8_sm100") k = fixtures::gemm_mxfp8_sm100_compile(Target::parse("sm_100a"));
   else if (which == "gemm_nvfp4_sm120")
-    k = examples::gemm_block_scaled_compile<SM120_16x8x64_F32E2M1E2M1F32_UE4M3_TN>(examples::gemm_nvfp4_sm120, Target::parse("sm_120a"));
+    k = fixtures::gemm_block_scaled_compile<SM120_16x8x64_F32E2M1E2M1F32_UE4M3_TN>(fixtures::gemm_nvfp4_sm120, Target::parse("sm_120a"));
   else if (which == "gemm_mxfp4_sm120")
-    k = examples::gemm_block_scaled_compile<SM120_16x8x64_F32E2M1E2M1F32_UE8M0_TN>(examples::gemm_mxfp4_sm120, Target::parse("sm_120a"));
+    k = fixtures::gemm_block_scaled_compile<SM120_16x8x64_F32E2M1E2M1F32_UE8M0_TN>(fixtures::gemm_mxfp4_sm120, Target::parse("sm_120a"));
   else if (which == "gemm_mxfp8_sm120")
-    k = examples::gemm_block_scaled_compile<SM120_16x8x32_F32E4M3E4M3F32_UE8M0_TN>(examples::gemm_mxfp8_sm120, Target::parse("sm_120a"));
+    k = fixtures::gemm_block_scaled_compile<SM120_16x8x32_F32E4M3E4M3F32_UE8M0_TN>(fixtures::gemm_mxfp8_sm120, Target::parse("sm_120a"));
   else if (which == "gemm_tma_tensorop_bf16_sm120")
-    k = examples::gemm_tma_tensorop_example<SM80_16x8x16_F32BF16BF16F32_TN, bf16>(8192, 8192, 8192).compile(Target::parse("sm_120a"));
+    k = fixtures::gemm_tma_tensorop_check<SM80_16x8x16_F32BF16BF16F32_TN, bf16>(8192, 8192, 8192).compile(Target::parse("sm_120a"));
   else if (which == "gemm_tma_tensorop_fp8_sm120")
-    k = examples::gemm_tma_tensorop_example<SM89_16x8x32_F32E4M3E4M3F32_TN, bf16>(8192, 8192, 8192).compile(Target::parse("sm_120a"));
+    k = fixtures::gemm_tma_tensorop_check<SM89_16x8x32_F32E4M3E4M3F32_TN, bf16>(8192, 8192, 8192).compile(Target::parse("sm_120a"));
   else if (which == "gemm_tma_nvfp4_sm120")
-    k = examples::gemm_tma_block_scaled_compile<SM120_16x8x64_F32E2M1E2M1F32_UE4M3_TN, bf16>(
-        examples::gemm_tma_block_scaled<SM120_16x8x64_F32E2M1E2M1F32_UE4M3_TN, bf16>, Target::parse("sm_120a"), 8192, 8192, 8192);
+    k = fixtures::gemm_tma_block_scaled_compile<SM120_16x8x64_F32E2M1E2M1F32_UE4M3_TN, bf16>(
+        fixtures::gemm_tma_block_scaled<SM120_16x8x64_F32E2M1E2M1F32_UE4M3_TN, bf16>, Target::parse("sm_120a"), 8192, 8192, 8192);
   else if (which == "gemm_tma_mxfp8_sm120")
-    k = examples::gemm_tma_block_scaled_compile<SM120_16x8x32_F32E4M3E4M3F32_UE8M0_TN, bf16>(
-        examples::gemm_tma_block_scaled<SM120_16x8x32_F32E4M3E4M3F32_UE8M0_TN, bf16>, Target::parse("sm_120a"), 8192, 8192, 8192);
+    k = fixtures::gemm_tma_block_scaled_compile<SM120_16x8x32_F32E4M3E4M3F32_UE8M0_TN, bf16>(
+        fixtures::gemm_tma_block_scaled<SM120_16x8x32_F32E4M3E4M3F32_UE8M0_TN, bf16>, Target::parse("sm_120a"), 8192, 8192, 8192);
   else if (which == "gemv_nvfp4_sm120")
-    k = examples::gemv_block_scaled_compile<SM120_16x8x64_F32E2M1E2M1F32_UE4M3_TN>(examples::gemv_nvfp4_sm120, Target::parse("sm_120a"));
+    k = fixtures::gemv_block_scaled_compile<SM120_16x8x64_F32E2M1E2M1F32_UE4M3_TN>(fixtures::gemv_nvfp4_sm120, Target::parse("sm_120a"));
   else {
     std::fprintf(stderr, "unknown kernel '%s'; see the comment at the top of bench_compile_blackwell.cpp\n", which.c_str());
     return 2;

@@ -1,4 +1,4 @@
-// The paged-KV decode (examples/fmha_decode.hpp) on the GPU: one query per sequence, 16-token
+// The paged-KV decode (tests/fixtures/fmha_decode.hpp) on the GPU: one query per sequence, 16-token
 // pages in shuffled order, BF16, head dim 128, GQA 32:8 (Llama-3-8B's) and 64:8 (-70B's), batch
 // x cached length from 1 x 32k to 128 x 1k. The median of 30 timed runs after warm-up (CUDA
 // events), rotating through copies of the cache; the bandwidth counts K and V once (Q and O
@@ -24,7 +24,7 @@ namespace {
 void time_decode(const Device& gpu, const std::vector<bf16>& pool, int64_t batch, int64_t seqlen, int64_t heads, int64_t kv_heads,
                  int64_t splits = 0, int64_t stages = 0) {
   const int64_t D = 128, page = 16, per_sequence = seqlen / page;
-  examples::DecodeProblem p{.batch = batch, .heads = heads, .kv_heads = kv_heads, .head_dim = D, .pages = batch * per_sequence,
+  fixtures::DecodeProblem p{.batch = batch, .heads = heads, .kv_heads = kv_heads, .head_dim = D, .pages = batch * per_sequence,
                             .page_size = page, .pages_per_sequence = per_sequence, .max_seqlen_k = seqlen, .splits = splits,
                             .stages = stages};
   const int64_t cache = p.pages * page * kv_heads * D;
@@ -37,7 +37,7 @@ void time_decode(const Device& gpu, const std::vector<bf16>& pool, int64_t batch
   const int sets = bench::rotation_sets(kv_bytes);
   std::vector<Buffer<bf16>> q, k, v, o;
   std::vector<Buffer<float>> lse;
-  std::vector<examples::DecodeLaunch> launches;
+  std::vector<fixtures::DecodeLaunch> launches;
   auto slice = [&](size_t at, int64_t n) {
     return gpu.upload(std::span<const bf16>(pool.data() + at % (pool.size() - size_t(n) + 1), size_t(n)));
   };
@@ -47,7 +47,7 @@ void time_decode(const Device& gpu, const std::vector<bf16>& pool, int64_t batch
     v.push_back(slice(size_t(i) * 4096 + 2048, cache));
     o.push_back(gpu.alloc<bf16>(size_t(batch * heads * D)));
     lse.push_back(gpu.alloc<float>(size_t(batch * heads)));
-    launches.push_back(examples::fmha_decode_prepare(gpu, p, q.back(), k.back(), v.back(), block_table, lens, o.back(), lse.back()));
+    launches.push_back(fixtures::fmha_decode_prepare(gpu, p, q.back(), k.back(), v.back(), block_table, lens, o.back(), lse.back()));
   }
   double ms = bench::median_gpu_ms_rotated([&](int i) { launches[size_t(i)](); }, sets, 30);
   std::printf("fmha_decode_bf16 b%lld s%lld h%lld/%lld d128 page16 (%lld splits, %lld stages%s): %.4f ms, %.0f GB/s, %.2f of 4.2 TB/s\n",
@@ -60,7 +60,7 @@ void time_decode(const Device& gpu, const std::vector<bf16>& pool, int64_t batch
 int main(int argc, char** argv) {
   setenv("CUTEJIT_CACHE", "off", 1);  // the JIT figures below are cold, not cache hits
   Device gpu;
-  using namespace examples;
+  using namespace fixtures;
   for (int group : {4, 8}) {
     auto t0 = std::chrono::steady_clock::now();
     auto [split, combine] = decode_compile<bf16>(gpu.target(), {.head_dim = 128, .group = group, .q_len = 1, .kv_heads = 8, .stages = 4});

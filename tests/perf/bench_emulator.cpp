@@ -39,7 +39,7 @@ void sgemm_run(int m, int n, int k, unsigned threads) {
   auto ta = DeviceTensor<f32>::make(pa, std::array<int64_t, 2>{m, k}, std::array<int64_t, 2>{k, 1});
   auto tb = DeviceTensor<f32>::make(pb, std::array<int64_t, 2>{k, n}, std::array<int64_t, 2>{n, 1});
   auto tc = DeviceTensor<f32>::make(pc, std::array<int64_t, 2>{m, n}, std::array<int64_t, 2>{n, 1});
-  CompiledKernel compiled = examples::sgemm.compile(Target::parse("sm_90a"), ta, tb, tc);
+  CompiledKernel compiled = fixtures::sgemm.compile(Target::parse("sm_90a"), ta, tb, tc);
   auto module = emu::parse_ptx(compiled.ptx, [&](const emu::GlobalVariable& g) { return memory.allocate(g.init.size()); });
   const emu::Function& fn = module->functions.at(0);
   // The kernel's parameters: each tensor's pointer, shape and strides (core/kernel_abi.hpp).
@@ -80,7 +80,7 @@ void sgemm_run(int m, int n, int k, unsigned threads) {
 /// library as a program calls it: the first launch (compiling, or reading the disk cache) and
 /// then a launch alone.
 void tcgen05_gemm(int64_t m, int64_t n, int64_t k) {
-  namespace g = examples::gemm_sm100;
+  namespace g = fixtures::gemm_sm100;
   using Mainloop = g::Dense<bf16>;
   Device dev = Device::emulated(Target::parse("sm_100a"));
   std::vector<bf16> a(size_t(m * k)), b(size_t(n * k));
@@ -95,7 +95,7 @@ void tcgen05_gemm(int64_t m, int64_t n, int64_t k) {
   Launch launch = g::launch_config<Mainloop>(dev.multiprocessors(), m, n);
   auto time = [&] {
     auto t0 = std::chrono::steady_clock::now();
-    examples::gemm_bf16_sm100(dev, launch, ta, tb, tc, int32_t(m), int32_t(n), int32_t(k));
+    fixtures::gemm_bf16_sm100(dev, launch, ta, tb, tc, int32_t(m), int32_t(n), int32_t(k));
     dev.synchronize();
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   };

@@ -1,5 +1,5 @@
-// The attention forwards on the GPU: the Hopper one (examples/fmha_sm90.hpp) and the FA2 one
-// (examples/fmha_sm80.hpp). TFLOP/s for 32k tokens (batch x sequence length), 16 heads,
+// The attention forwards on the GPU: the Hopper one (tests/fixtures/fmha_sm90.hpp) and the FA2 one
+// (tests/fixtures/fmha_sm80.hpp). TFLOP/s for 32k tokens (batch x sequence length), 16 heads,
 // sequence lengths 1k to 16k, head dims 64, 128 and 256 (FA2: 64 and 128), causal and not, the
 // median of 30 timed runs after warm-up (CUDA events), rotating through copies of Q, K, V and
 // O; the Hopper one also on BHSD views of the same memory (its dense form); plus the cold JIT
@@ -33,9 +33,9 @@ void time_jit(Compile&& compile, uint32_t shared_bytes) {
 enum class Forward { sm90, sm90_bhsd, sm90_serial, sm90_pingpong, sm90_no_pingpong, sm90_keys, fa2 };
 
 /// The Hopper forward without its overlap (fmha90::*_serial).
-PreparedLaunch serial(const Device& gpu, const examples::FmhaProblem& p, const Buffer<bf16>& q, const Buffer<bf16>& k,
+PreparedLaunch serial(const Device& gpu, const fixtures::FmhaProblem& p, const Buffer<bf16>& q, const Buffer<bf16>& k,
                       const Buffer<bf16>& v, const Buffer<bf16>& o, const Buffer<float>& lse, const Buffer<int32_t>& cu) {
-  using namespace examples::fmha90;
+  using namespace fixtures::fmha90;
   if (p.head_dim == 64) return prepare<bf16, hd64_serial>(gpu, p, q, k, v, o, lse, cu, cu);
   if (p.causal) return prepare<bf16, hd128_causal_serial>(gpu, p, q, k, v, o, lse, cu, cu);
   return prepare<bf16, hd128_serial>(gpu, p, q, k, v, o, lse, cu, cu);
@@ -43,9 +43,9 @@ PreparedLaunch serial(const Device& gpu, const examples::FmhaProblem& p, const B
 
 /// The Hopper forward with ping-pong between its consumer warpgroups forced on or off, whatever
 /// the launch would pick (fmha90::pingpong_pays).
-PreparedLaunch pingpong(bool on, const Device& gpu, const examples::FmhaProblem& p, const Buffer<bf16>& q, const Buffer<bf16>& k,
+PreparedLaunch pingpong(bool on, const Device& gpu, const fixtures::FmhaProblem& p, const Buffer<bf16>& q, const Buffer<bf16>& k,
                         const Buffer<bf16>& v, const Buffer<bf16>& o, const Buffer<float>& lse, const Buffer<int32_t>& cu) {
-  using namespace examples::fmha90;
+  using namespace fixtures::fmha90;
   return with_config(p, [&]<Config C>() {
     return on ? prepare<bf16, with_pingpong(C, true)>(gpu, p, q, k, v, o, lse, cu, cu)
               : prepare<bf16, with_pingpong(C, false)>(gpu, p, q, k, v, o, lse, cu, cu);
@@ -55,9 +55,9 @@ PreparedLaunch pingpong(bool on, const Device& gpu, const examples::FmhaProblem&
 /// The Hopper forward with `keys` keys a block instead of config_for's (ping-pong as the launch
 /// picks it): 160 or 176 at head dim 128 (FlashAttention-3 takes 176), 64 at 256 (config_for
 /// takes 80, FlashAttention-3's choice).
-PreparedLaunch keys_per_block(int keys, const Device& gpu, const examples::FmhaProblem& p, const Buffer<bf16>& q, const Buffer<bf16>& k,
+PreparedLaunch keys_per_block(int keys, const Device& gpu, const fixtures::FmhaProblem& p, const Buffer<bf16>& q, const Buffer<bf16>& k,
                               const Buffer<bf16>& v, const Buffer<bf16>& o, const Buffer<float>& lse, const Buffer<int32_t>& cu) {
-  using namespace examples::fmha90;
+  using namespace fixtures::fmha90;
   auto go = [&]<Config C>() {
     return pingpong_pays(C.head_dim, C.mask, p.max_seqlen_q) ? prepare<bf16, with_pingpong(C)>(gpu, p, q, k, v, o, lse, cu, cu)
                                                              : prepare<bf16, C>(gpu, p, q, k, v, o, lse, cu, cu);
@@ -78,7 +78,7 @@ PreparedLaunch keys_per_block(int keys, const Device& gpu, const examples::FmhaP
 void time_forward(const Device& gpu, Forward which, const std::vector<bf16>& pool, int64_t seqlen, int64_t head_dim, bool causal,
                   int keys = 0) {
   const int64_t batch = 32768 / seqlen, heads = 16, tokens = batch * seqlen, elements = tokens * heads * head_dim;
-  examples::FmhaProblem p{.batch = batch, .heads = heads, .kv_heads = heads, .head_dim = head_dim, .total_q = tokens,
+  fixtures::FmhaProblem p{.batch = batch, .heads = heads, .kv_heads = heads, .head_dim = head_dim, .total_q = tokens,
                           .total_k = tokens, .max_seqlen_q = seqlen, .causal = causal};
   std::vector<int32_t> cu;
   for (int64_t b = 0; b <= batch; ++b) cu.push_back(int32_t(b * seqlen));
@@ -100,13 +100,13 @@ void time_forward(const Device& gpu, Forward which, const std::vector<bf16>& poo
       return b.view({batch, seqlen, heads, head_dim}, {heads * seqlen * head_dim, head_dim, seqlen * head_dim, 1});
     };
     if (which == Forward::sm90_bhsd) {
-      examples::FmhaProblem dense = examples::FmhaProblem::dense(batch, heads, heads, head_dim, seqlen, seqlen);
+      fixtures::FmhaProblem dense = fixtures::FmhaProblem::dense(batch, heads, heads, head_dim, seqlen, seqlen);
       dense.causal = causal;
-      launches.push_back(examples::fmha_forward_sm90_prepare(gpu, dense, bhsd(q.back()), bhsd(k.back()), bhsd(v.back()), bhsd(o.back()),
+      launches.push_back(fixtures::fmha_forward_sm90_prepare(gpu, dense, bhsd(q.back()), bhsd(k.back()), bhsd(v.back()), bhsd(o.back()),
                                                              lse.back().view({batch, heads, seqlen})));
     } else if (which == Forward::sm90)
       launches.push_back(
-          examples::fmha_forward_sm90_prepare(gpu, p, q.back(), k.back(), v.back(), o.back(), lse.back(), cu_seqlens, cu_seqlens));
+          fixtures::fmha_forward_sm90_prepare(gpu, p, q.back(), k.back(), v.back(), o.back(), lse.back(), cu_seqlens, cu_seqlens));
     else if (which == Forward::sm90_serial)
       launches.push_back(serial(gpu, p, q.back(), k.back(), v.back(), o.back(), lse.back(), cu_seqlens));
     else if (which == Forward::sm90_pingpong || which == Forward::sm90_no_pingpong)
@@ -114,7 +114,7 @@ void time_forward(const Device& gpu, Forward which, const std::vector<bf16>& poo
     else if (which == Forward::sm90_keys)
       launches.push_back(keys_per_block(keys, gpu, p, q.back(), k.back(), v.back(), o.back(), lse.back(), cu_seqlens));
     else
-      launches.push_back(examples::fmha_forward_prepare(gpu, p, q.back(), k.back(), v.back(), o.back(), lse.back(), cu_seqlens, cu_seqlens));
+      launches.push_back(fixtures::fmha_forward_prepare(gpu, p, q.back(), k.back(), v.back(), o.back(), lse.back(), cu_seqlens, cu_seqlens));
   }
   double ms = bench::median_gpu_ms_rotated([&](int i) { launches[size_t(i)](); }, sets, 30);
   double flops = 4.0 * double(batch * heads) * double(seqlen) * double(seqlen) * double(head_dim) / (causal ? 2 : 1);
@@ -135,7 +135,7 @@ void time_forward(const Device& gpu, Forward which, const std::vector<bf16>& poo
 int main(int argc, char** argv) {
   setenv("CUTEJIT_CACHE", "off", 1);  // the JIT figures below are cold, not cache hits
   Device gpu;
-  using namespace examples;
+  using namespace fixtures;
   std::vector<bf16> pool = random_bf16(size_t(32768) * 16 * 256 + 8192, 5);
   if (argc > 1 && std::string(argv[1]) == "pingpong") {
     // Only the Hopper forward without and with ping-pong, each shape's two timed back to back.

@@ -1,4 +1,4 @@
-// The Hopper tensor-core GEMMs (examples/gemm_bf16.hpp, examples/gemm_fp8.hpp) on the GPU:
+// The Hopper tensor-core GEMMs (tests/fixtures/gemm_bf16.hpp, gemm_fp8.hpp) on the GPU:
 // TFLOP/s on 8192^3, 4096^3, 8192x8192x1024, 16384x1024x8192 and 128x8192x8192 (M x N x K;
 // the mma.sync GEMMs of gemm_sm80.hpp and gemm_tma_tensorop.hpp on the two square ones),
 // the median of 30 timed runs after warm-up (CUDA events through the driver API), rotating
@@ -33,14 +33,14 @@ struct GemmShape {
 template <int GroupM>
 auto grouped_tn(const char* name) {
   return Kernel{name, [](TmaDescriptor<bf16> a, TmaDescriptor<bf16> b, TmaDescriptor<bf16> c, Int m, Int n, Int k) {
-    examples::gemm_sm90::kernel<bf16, examples::gemm_sm90::Config{.group_m = GroupM}>(a, b, c, m, n, k);
+    fixtures::gemm_sm90::kernel<bf16, fixtures::gemm_sm90::Config{.group_m = GroupM}>(a, b, c, m, n, k);
   }};
 }
 auto group4 = grouped_tn<4>("gemm_bf16_group4");
 auto group16 = grouped_tn<16>("gemm_bf16_group16");
 const GemmShape shapes[] = {{8192, 8192, 8192}, {4096, 4096, 4096}, {8192, 8192, 1024}, {16384, 1024, 8192}, {128, 8192, 8192}};
 
-void report_jit(const char* name, const examples::Example& e, const Device& gpu, uint32_t shared = examples::gemm_sm90::Config{}.shared_bytes()) {
+void report_jit(const char* name, const fixtures::KernelCheck& e, const Device& gpu, uint32_t shared = fixtures::gemm_sm90::Config{}.shared_bytes()) {
   auto t0 = std::chrono::steady_clock::now();
   CompiledKernel k = e.compile(gpu.target());
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -84,7 +84,7 @@ void bench_shapes(const char* name, const Device& gpu, const std::vector<T>& poo
     }
     double ms = bench::median_gpu_ms_rotated([&](int i) { launches[size_t(i)](); }, sets, 30);
     report(name, s, ms);
-    if (tile_widths) std::printf("  (tiles 128 x %d)\n", examples::gemm_sm90::choose_tile_n(gpu.multiprocessors(), s.m, s.n));
+    if (tile_widths) std::printf("  (tiles 128 x %d)\n", fixtures::gemm_sm90::choose_tile_n(gpu.multiprocessors(), s.m, s.n));
   }
 }
 }  // namespace
@@ -92,86 +92,86 @@ void bench_shapes(const char* name, const Device& gpu, const std::vector<T>& poo
 int main() {
   setenv("CUTEJIT_CACHE", "off", 1);  // the JIT figures below are cold, not cache hits
   Device gpu;
-  report_jit("gemm_bf16", examples::gemm_bf16_example(8192, 8192, 8192), gpu);
-  report_jit("gemm_fp8", examples::gemm_fp8_example(8192, 8192, 8192), gpu);
-  report_jit(examples::gemm_tensorop_bf16.name().c_str(), examples::gemm_tensorop_bf16_example(8192, 8192, 8192), gpu,
-             examples::gemm_sm80::Config{}.shared_bytes<bf16>());
+  report_jit("gemm_bf16", fixtures::gemm_bf16_check(8192, 8192, 8192), gpu);
+  report_jit("gemm_fp8", fixtures::gemm_fp8_check(8192, 8192, 8192), gpu);
+  report_jit(fixtures::gemm_tensorop_bf16.name().c_str(), fixtures::gemm_tensorop_bf16_check(8192, 8192, 8192), gpu,
+             fixtures::gemm_sm80::Config{}.shared_bytes<bf16>());
   // The largest A (16384 x 8192) is the largest operand.
   const size_t pool = size_t(16384) * 8192;
   {
-    std::vector<bf16> host = examples::random_bf16(pool, 1);
+    std::vector<bf16> host = fixtures::random_bf16(pool, 1);
     bench_shapes("gemm_bf16", gpu, host, [&](const Buffer<bf16>& a, const Buffer<bf16>& b, const Buffer<bf16>& c, const GemmShape& s) {
-      return examples::gemm_bf16_prepare(gpu, a, b, c, s.m, s.n, s.k);
+      return fixtures::gemm_bf16_prepare(gpu, a, b, c, s.m, s.n, s.k);
     }, shapes, true);
   }
   {  // the same kernel with the tile width autotune measured (on the first input set) instead of the rule's,
      // on the shapes above and on ones where the rule's threshold is near (few tiles per multiprocessor)
-    std::vector<bf16> host = examples::random_bf16(pool, 1);
+    std::vector<bf16> host = fixtures::random_bf16(pool, 1);
     const GemmShape near_threshold[] = {{256, 8192, 8192}, {512, 8192, 8192}, {1024, 4096, 8192}, {2048, 2048, 8192}};
     bench_shapes("gemm_bf16", gpu, host, [&](const Buffer<bf16>& a, const Buffer<bf16>& b, const Buffer<bf16>& c, const GemmShape& s) {
-      return examples::gemm_bf16_prepare(gpu, a, b, c, s.m, s.n, s.k);
+      return fixtures::gemm_bf16_prepare(gpu, a, b, c, s.m, s.n, s.k);
     }, near_threshold, true);
     std::vector<GemmShape> tuned(std::begin(shapes), std::end(shapes));
     tuned.insert(tuned.end(), std::begin(near_threshold), std::end(near_threshold));
     bench_shapes("gemm_bf16_tuned", gpu, host, [&](const Buffer<bf16>& a, const Buffer<bf16>& b, const Buffer<bf16>& c, const GemmShape& s) {
-      Tuned<int> t = examples::gemm_bf16_tune(gpu, a, b, c, s.m, s.n, s.k);
+      Tuned<int> t = fixtures::gemm_bf16_tune(gpu, a, b, c, s.m, s.n, s.k);
       if (!t.from_record) {
         std::printf("  (autotune: tiles 128 x %s;", t.name.c_str());
         for (const TuneTiming& timing : t.timings)
           if (timing.error.empty()) std::printf(" %s: %.3f ms", timing.name.c_str(), timing.median_ms);
           else std::printf(" %s: failed (%s)", timing.name.c_str(), timing.error.c_str());
-        std::printf("; the rule picks %d)\n", examples::gemm_sm90::choose_tile_n(gpu.multiprocessors(), s.m, s.n));
+        std::printf("; the rule picks %d)\n", fixtures::gemm_sm90::choose_tile_n(gpu.multiprocessors(), s.m, s.n));
       }
-      return examples::gemm_bf16_prepare_tile(gpu, t.config, a, b, c, s.m, s.n, s.k);
+      return fixtures::gemm_bf16_prepare_tile(gpu, t.config, a, b, c, s.m, s.n, s.k);
     }, tuned);
   }
   {
-    std::vector<f8e4m3> host = examples::random_e4m3(pool, 2);
+    std::vector<f8e4m3> host = fixtures::random_e4m3(pool, 2);
     bench_shapes("gemm_fp8", gpu, host, [&](const Buffer<f8e4m3>& a, const Buffer<f8e4m3>& b, const Buffer<bf16>& c, const GemmShape& s) {
-      return examples::gemm_fp8_prepare(gpu, a, b, c, 0.5f, 0.25f, s.m, s.n, s.k);
+      return fixtures::gemm_fp8_prepare(gpu, a, b, c, 0.5f, 0.25f, s.m, s.n, s.k);
     }, shapes, true);
   }
   {  // FP8 with an e4m3 C, on the square shapes
-    std::vector<f8e4m3> host = examples::random_e4m3(pool, 3);
+    std::vector<f8e4m3> host = fixtures::random_e4m3(pool, 3);
     const GemmShape square[] = {shapes[0], shapes[1]};
     auto prepare = [&](const Buffer<f8e4m3>& a, const Buffer<f8e4m3>& b, const Buffer<f8e4m3>& c, const GemmShape& s) {
-      return examples::gemm_fp8_e4m3_out_prepare(gpu, a, b, c, 0.5f, 0.25f, 4.0f, s.m, s.n, s.k);
+      return fixtures::gemm_fp8_e4m3_out_prepare(gpu, a, b, c, 0.5f, 0.25f, 4.0f, s.m, s.n, s.k);
     };
     bench_shapes<f8e4m3, decltype(prepare)&, f8e4m3>("gemm_fp8_e4m3_out", gpu, host, prepare, square);
   }
   {  // the warp-level path (mma.sync, cp.async, ldmatrix) on the square shapes
-    std::vector<bf16> host = examples::random_bf16(pool, 1);
+    std::vector<bf16> host = fixtures::random_bf16(pool, 1);
     const GemmShape square[] = {shapes[0], shapes[1]};
     bench_shapes("gemm_tensorop_bf16", gpu, host, [&](const Buffer<bf16>& a, const Buffer<bf16>& b, const Buffer<bf16>& c, const GemmShape& s) {
-      return examples::gemm_tensorop_bf16_prepare(gpu, a, b, c, s.m, s.n, s.k);
+      return fixtures::gemm_tensorop_bf16_prepare(gpu, a, b, c, s.m, s.n, s.k);
     }, square);
     // Other tile shapes and ring depths, to choose the default from.
-    auto variant = [&](const char* name, auto& kernel, const examples::gemm_sm80::Config& config) {
+    auto variant = [&](const char* name, auto& kernel, const fixtures::gemm_sm80::Config& config) {
       bench_shapes(name, gpu, host, [&](const Buffer<bf16>& a, const Buffer<bf16>& b, const Buffer<bf16>& c, const GemmShape& s) {
-        return kernel.prepare(gpu, examples::gemm_sm80::launch<bf16>(s.m, s.n, config), a.view({s.m, s.k}), b.view({s.n, s.k}),
+        return kernel.prepare(gpu, fixtures::gemm_sm80::launch<bf16>(s.m, s.n, config), a.view({s.m, s.k}), b.view({s.n, s.k}),
                               c.view({s.m, s.n}));
       }, square);
     };
-    constexpr examples::gemm_sm80::Config s4{.stages = 4}, wide{.tile_n = 256, .warps_n = 4}, wide4{.tile_n = 256, .warps_n = 4, .stages = 4};
-    variant("gemm_tensorop_bf16_128x128_s4", examples::gemm_tensorop_bf16_config<s4>, s4);
-    variant("gemm_tensorop_bf16_128x256_s3", examples::gemm_tensorop_bf16_config<wide>, wide);
-    variant("gemm_tensorop_bf16_128x256_s4", examples::gemm_tensorop_bf16_config<wide4>, wide4);
+    constexpr fixtures::gemm_sm80::Config s4{.stages = 4}, wide{.tile_n = 256, .warps_n = 4}, wide4{.tile_n = 256, .warps_n = 4, .stages = 4};
+    variant("gemm_tensorop_bf16_128x128_s4", fixtures::gemm_tensorop_bf16_config<s4>, s4);
+    variant("gemm_tensorop_bf16_128x256_s3", fixtures::gemm_tensorop_bf16_config<wide>, wide);
+    variant("gemm_tensorop_bf16_128x256_s4", fixtures::gemm_tensorop_bf16_config<wide4>, wide4);
     // The same mma.sync tile fed by TMA with a producer warp (the sm_120 family's GEMM).
     bench_shapes("gemm_tma_tensorop_bf16", gpu, host, [&](const Buffer<bf16>& a, const Buffer<bf16>& b, const Buffer<bf16>& c, const GemmShape& s) {
-      return examples::gemm_tma_tensorop_prepare<SM80_16x8x16_F32BF16BF16F32_TN, bf16>(gpu, a, b, c, s.m, s.n, s.k);
+      return fixtures::gemm_tma_tensorop_prepare<SM80_16x8x16_F32BF16BF16F32_TN, bf16>(gpu, a, b, c, s.m, s.n, s.k);
     }, square);
   }
   {  // last: the variants must not cost the kernels above their figures
-    std::vector<bf16> host = examples::random_bf16(pool, 1);
+    std::vector<bf16> host = fixtures::random_bf16(pool, 1);
     bench_shapes("gemm_bf16_cluster", gpu, host, [&](const Buffer<bf16>& a, const Buffer<bf16>& b, const Buffer<bf16>& c, const GemmShape& s) {
-      return examples::gemm_bf16_cluster_prepare(gpu, a, b, c, s.m, s.n, s.k);
+      return fixtures::gemm_bf16_cluster_prepare(gpu, a, b, c, s.m, s.n, s.k);
     });
     // The tile order: groups of 4 and 16 tile rows instead of 8, on the square shapes.
     const GemmShape square[] = {shapes[0], shapes[1]};
     auto grouped = [&](const char* name, auto& k) {
       bench_shapes(name, gpu, host, [&](const Buffer<bf16>& a, const Buffer<bf16>& b, const Buffer<bf16>& c, const GemmShape& s) {
-        auto [ta, tb] = examples::gemm_sm90::tensor_maps(a, b, s.m, s.n, s.k);
-        return k.prepare(gpu, examples::gemm_sm90::launch_config(gpu, s.m, s.n), ta, tb, examples::gemm_sm90::output_map(c, s.m, s.n),
+        auto [ta, tb] = fixtures::gemm_sm90::tensor_maps(a, b, s.m, s.n, s.k);
+        return k.prepare(gpu, fixtures::gemm_sm90::launch_config(gpu, s.m, s.n), ta, tb, fixtures::gemm_sm90::output_map(c, s.m, s.n),
                          int32_t(s.m), int32_t(s.n), int32_t(s.k));
       }, square);
     };

@@ -49,7 +49,7 @@ int main() {
   auto context_ready = Clock::now();
   {
     auto a = gpu.alloc<float>(1024), b = gpu.alloc<float>(1024), c = gpu.alloc<float>(1024);
-    examples::vector_add(gpu, examples::vector_add_launch(1024), a, b, c);
+    fixtures::vector_add(gpu, fixtures::vector_add_launch(1024), a, b, c);
     gpu.synchronize();
   }
   auto first_done = Clock::now();
@@ -60,7 +60,7 @@ int main() {
   {
     auto t0 = Clock::now();
     auto v = DeviceTensor<f32>::make(0, std::array<int64_t, 1>{1 << 20}, std::array<int64_t, 1>{1});
-    CompiledKernel k = examples::vector_add.compile(gpu.target(), v, v, DeviceTensor<f32>::make(0, std::array<int64_t, 1>{1 << 20}, std::array<int64_t, 1>{1}));
+    CompiledKernel k = fixtures::vector_add.compile(gpu.target(), v, v, DeviceTensor<f32>::make(0, std::array<int64_t, 1>{1 << 20}, std::array<int64_t, 1>{1}));
     std::printf("cold_jit_after_first: vector_add trace->cubin %.1f ms (pipeline %.1f ms: trace %.2f verify %.2f lower %.2f "
                 "O3+PTX %.2f assemble %.2f)\n",
                 ms(t0, Clock::now()), k.times.total_ms(), k.times.trace_ms, k.times.verify_ms, k.times.lower_ms,
@@ -70,9 +70,9 @@ int main() {
   // Bandwidth: 3 x 1 GiB.
   {
     const int64_t n = int64_t(1) << 28;
-    auto a = gpu.upload(examples::random_floats(n, 1)), b = gpu.upload(examples::random_floats(n, 2));
+    auto a = gpu.upload(fixtures::random_floats(n, 1)), b = gpu.upload(fixtures::random_floats(n, 2));
     auto c = gpu.alloc<float>(n);
-    auto launch = examples::vector_add.prepare(gpu, examples::vector_add_launch(n), a, b, c);
+    auto launch = fixtures::vector_add.prepare(gpu, fixtures::vector_add_launch(n), a, b, c);
     double t = bench::median_gpu_ms([&] { launch(); }, 30);
     double gbs = 3.0 * double(n) * 4 / (t * 1e-3) / 1e9;
     std::printf("vector_add_bandwidth: %.3f ms per call, %.1f GB/s (3 x 1 GiB f32)\n", t, gbs);
@@ -81,19 +81,19 @@ int main() {
   // The layout-algebra examples on an 8192 x 8192 f32 matrix (peers.py times torch on the same).
   {
     const int64_t m = 8192, n = 8192;
-    auto a = gpu.upload(examples::random_floats(m * n, 1)), b = gpu.upload(examples::random_floats(m * n, 2));
+    auto a = gpu.upload(fixtures::random_floats(m * n, 1)), b = gpu.upload(fixtures::random_floats(m * n, 2));
     auto c = gpu.alloc<float>(m * n);
-    auto add = examples::elementwise_add_tv.prepare(gpu, examples::elementwise_add_tv_launch(m, n), a.view({m, n}),
+    auto add = fixtures::elementwise_add_tv.prepare(gpu, fixtures::elementwise_add_tv_launch(m, n), a.view({m, n}),
                                                     b.view({m, n}), c.view({m, n}));
     double t = bench::median_gpu_ms([&] { add(); }, 30);
     std::printf("elementwise_add_tv_bandwidth: %.3f ms per call, %.1f GB/s (8192 x 8192 f32, 3 tensors)\n", t,
                 3.0 * m * n * 4 / (t * 1e-3) / 1e9);
-    auto add256 = examples::elementwise_add_tv_256.prepare(gpu, examples::elementwise_add_tv_launch(m, n, 8), a.view({m, n}),
+    auto add256 = fixtures::elementwise_add_tv_256.prepare(gpu, fixtures::elementwise_add_tv_launch(m, n, 8), a.view({m, n}),
                                                            b.view({m, n}), c.view({m, n}));
     t = bench::median_gpu_ms([&] { add256(); }, 30);
     std::printf("elementwise_add_tv_256_bandwidth: %.3f ms per call, %.1f GB/s (8192 x 8192 f32, 3 tensors, 256 threads)\n", t,
                 3.0 * m * n * 4 / (t * 1e-3) / 1e9);
-    auto transpose = examples::transpose_swizzle.prepare(
+    auto transpose = fixtures::transpose_swizzle.prepare(
         gpu, Launch{.grid = {ceil_div(n, 32), ceil_div(m, 32)}, .block = {32, 8}}, a.view({m, n}), c.view({n, m}));
     t = bench::median_gpu_ms([&] { transpose(); }, 30);
     std::printf("transpose_swizzle_bandwidth: %.3f ms per call, %.1f GB/s (8192 x 8192 f32, read + write)\n", t,
@@ -104,8 +104,8 @@ int main() {
   {
     const int64_t n = 1024;
     auto a = gpu.alloc<float>(n), b = gpu.alloc<float>(n), c = gpu.alloc<float>(n);
-    Launch cfg = examples::vector_add_launch(n);
-    CompiledKernel k = examples::vector_add.compile(gpu.target(), DeviceTensor<f32>(a), DeviceTensor<f32>(b), DeviceTensor<f32>(c));
+    Launch cfg = fixtures::vector_add_launch(n);
+    CompiledKernel k = fixtures::vector_add.compile(gpu.target(), DeviceTensor<f32>(a), DeviceTensor<f32>(b), DeviceTensor<f32>(c));
     CUmodule module;
     CUfunction raw;
     bench::check(cuModuleLoadData(&module, k.cubin.data()), "cuModuleLoadData");
@@ -115,8 +115,8 @@ int main() {
     void* params[] = {&pa, &shape, &stride, &pb, &shape, &stride, &pc, &shape, &stride};
     double raw_us = host_us_per_launch(
         [&] { bench::check(cuLaunchKernel(raw, cfg.grid.x, 1, 1, cfg.block.x, 1, 1, 0, nullptr, params, nullptr), "cuLaunchKernel"); });
-    double ours_us = host_us_per_launch([&] { examples::vector_add(gpu, cfg, a, b, c); });
-    auto prepared = examples::vector_add.prepare(gpu, cfg, a, b, c);
+    double ours_us = host_us_per_launch([&] { fixtures::vector_add(gpu, cfg, a, b, c); });
+    auto prepared = fixtures::vector_add.prepare(gpu, cfg, a, b, c);
     double prepared_us = host_us_per_launch([&] { prepared(); });
     std::printf("launch_overhead: raw cuLaunchKernel %.3f us, Kernel::operator() %.3f us (+%.3f), PreparedLaunch %.3f us (+%.3f)\n",
                 raw_us, ours_us, ours_us - raw_us, prepared_us, prepared_us - raw_us);

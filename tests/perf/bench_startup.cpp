@@ -36,12 +36,12 @@ int child(const std::string& which, int64_t spawned_ns) {
   double at_context = ms_since_spawn(spawned_ns);
   if (which == "vector_add") {
     auto a = gpu.alloc<float>(1 << 20), b = gpu.alloc<float>(1 << 20), c = gpu.alloc<float>(1 << 20);
-    examples::vector_add(gpu, examples::vector_add_launch(1 << 20), a, b, c);
+    fixtures::vector_add(gpu, fixtures::vector_add_launch(1 << 20), a, b, c);
     gpu.synchronize();
   } else {
     const int64_t n = 1024;
     auto a = gpu.alloc<bf16>(n * n), b = gpu.alloc<bf16>(n * n), c = gpu.alloc<bf16>(n * n);
-    examples::gemm_bf16_run(gpu, a, b, c, n, n, n);
+    fixtures::gemm_bf16_run(gpu, a, b, c, n, n, n);
     gpu.synchronize();
   }
   double at_first = ms_since_spawn(spawned_ns);
@@ -49,7 +49,7 @@ int child(const std::string& which, int64_t spawned_ns) {
   const int64_t n = which == "vector_add" ? 1 << 20 : 1024;
   auto v = DeviceTensor<f32>::make(256, std::array<int64_t, 1>{n}, std::array<int64_t, 1>{1});
   CompiledKernel hit =
-      which == "vector_add" ? examples::vector_add.compile(gpu.target(), v, v, v) : examples::gemm_bf16_example(n, n, n).compile(gpu.target());
+      which == "vector_add" ? fixtures::vector_add.compile(gpu.target(), v, v, v) : fixtures::gemm_bf16_check(n, n, n).compile(gpu.target());
   std::printf("%s %.2f %.2f %.2f %.2f %.2f %.2f %d\n", which.c_str(), at_main, at_context, at_first, hit.times.trace_ms,
               hit.times.verify_ms, hit.times.cache_ms, int(hit.from_cache));
   return 0;

@@ -17,10 +17,10 @@ int main(int argc, char** argv) {
   // Lengths divisible by 1, 2, 4, 8, 16; for saxpy also pointers aligned to 4, 8, 16 bytes
   // (vector_add's 16-byte accesses need 16-byte aligned data).
   for (int64_t n : {1001, 1002, 1004, 1032, 1040}) {
-    specs.push_back(examples::vector_add.specialization(vector(256, n), vector(256, n), vector(256, n)));
-    for (uint64_t ptr : {260, 264, 256}) specs.push_back(examples::saxpy.specialization(2.0f, vector(ptr, n), vector(ptr, n)));
+    specs.push_back(fixtures::vector_add.specialization(vector(256, n), vector(256, n), vector(256, n)));
+    for (uint64_t ptr : {260, 264, 256}) specs.push_back(fixtures::saxpy.specialization(2.0f, vector(ptr, n), vector(ptr, n)));
   }
-  for (int block = 32; specs.size() < 50; block += 32) specs.push_back(examples::block_reduce.specialization(vector(256, 1 << 20), vector(256, 1), block));
+  for (int block = 32; specs.size() < 50; block += 32) specs.push_back(fixtures::block_reduce.specialization(vector(256, 1 << 20), vector(256, 1), block));
   std::remove(argv[1]);
   for (const cutejit::Specialization& s : specs) {
     std::string error = cutejit::append_to_manifest(argv[1], s);

@@ -6,10 +6,10 @@
 #include "saxpy.hpp"
 #include "vector_add.hpp"
 
-CUTEJIT_REGISTER(examples::vector_add);
-CUTEJIT_REGISTER(examples::saxpy);
-CUTEJIT_REGISTER(examples::block_reduce);
-CUTEJIT_REGISTER(examples::gemm_bf16);
+CUTEJIT_REGISTER(fixtures::vector_add);
+CUTEJIT_REGISTER(fixtures::saxpy);
+CUTEJIT_REGISTER(fixtures::block_reduce);
+CUTEJIT_REGISTER(fixtures::gemm_bf16);
 
 // A TMA kernel that takes any box and swizzle: the export's tensor-map checks use it.
 cutejit::Kernel tma_prefetch{"tma_prefetch", [](cutejit::TmaDescriptor<float> map) { map.prefetch(); }};
@@ -43,7 +43,7 @@ CUTEJIT_REGISTER(sum7);
 // shape: what `cutejit-cache tune` answers from a manifest.
 CUTEJIT_REGISTER_TUNING("gemm_bf16", [](const cutejit::Device& gpu, std::span<const int64_t> v, const cutejit::TuneOptions& options) {
   if (v.size() != 3) throw cutejit::Error("error: gemm_bf16's tuning question is its shape {m, n, k}, not " + std::to_string(v.size()) + " values");
-  auto a = gpu.upload(examples::random_bf16(size_t(v[0] * v[2]), 1)), b = gpu.upload(examples::random_bf16(size_t(v[1] * v[2]), 2));
+  auto a = gpu.upload(fixtures::random_bf16(size_t(v[0] * v[2]), 1)), b = gpu.upload(fixtures::random_bf16(size_t(v[1] * v[2]), 2));
   auto c = gpu.alloc<cutejit::bf16>(size_t(v[0] * v[1]));
-  return cutejit::TuneOutcome(examples::gemm_bf16_tune(gpu, a, b, c, v[0], v[1], v[2], options));
+  return cutejit::TuneOutcome(fixtures::gemm_bf16_tune(gpu, a, b, c, v[0], v[1], v[2], options));
 });

@@ -1,4 +1,4 @@
-// The block-scaled GEMM on the TMA mma.sync ring (examples/gemm_tma_tensorop.hpp), which no GPU
+// The block-scaled GEMM on the TMA mma.sync ring (tests/fixtures/gemm_tma_tensorop.hpp), which no GPU
 // here can run: its SASS on sm_120a and sm_121a (the block-scaled MMAs, the ring's ldmatrix and
 // TMA loads, one word of NVFP4 scales per row and MMA step, no local memory), its epilogue
 // hook, and its refusals. What it computes rests on pieces checked elsewhere: the ring and its
@@ -26,7 +26,7 @@ TEST_CASE("the block-scaled TMA GEMMs' SASS: 128 block-scaled MMAs, 2 TMA loads 
   for (const char* t : {"sm_120a", "sm_121a"}) {
     INFO(t);
     const Target target = Target::parse(t);
-    CompiledKernel nv = examples::gemm_tma_block_scaled_compile<Nvfp4, bf16>(examples::gemm_tma_block_scaled<Nvfp4, bf16>, target);
+    CompiledKernel nv = fixtures::gemm_tma_block_scaled_compile<Nvfp4, bf16>(fixtures::gemm_tma_block_scaled<Nvfp4, bf16>, target);
     CHECK(nv.name == "gemm_tma_nvfp4_bf16");
     std::string sass = test::disassemble(nv.cubin, "-sass");
     // A stage (128 bytes of K, 4 MMA steps) per warp: 4 x 8 atoms of 16 x 8 a step.
@@ -41,13 +41,13 @@ TEST_CASE("the block-scaled TMA GEMMs' SASS: 128 block-scaled MMAs, 2 TMA loads 
     test::check_no_local_memory(nv.cubin, nv.name, sass);
     CHECK(test::resource_usage(nv.cubin, nv.name, "REG") <= 255);  // 255
 
-    CompiledKernel mx4 = examples::gemm_tma_block_scaled_compile<Mxfp4, float>(examples::gemm_tma_block_scaled<Mxfp4, float>, target);
+    CompiledKernel mx4 = fixtures::gemm_tma_block_scaled_compile<Mxfp4, float>(fixtures::gemm_tma_block_scaled<Mxfp4, float>, target);
     std::string mx4_sass = test::disassemble(mx4.cubin, "-sass");
     CHECK(test::count(mx4_sass, "OMMA.SF.16864.F32.E2M1.E2M1.E8") == 128);
     CHECK(test::count(mx4_sass, "LDG.E.U16.CONSTANT") == 4 * (4 + 8));  // two scales a row and step
     test::check_no_local_memory(mx4.cubin, mx4.name, mx4_sass);
 
-    CompiledKernel mx8 = examples::gemm_tma_block_scaled_compile<Mxfp8, bf16>(examples::gemm_tma_block_scaled<Mxfp8, bf16>, target);
+    CompiledKernel mx8 = fixtures::gemm_tma_block_scaled_compile<Mxfp8, bf16>(fixtures::gemm_tma_block_scaled<Mxfp8, bf16>, target);
     CHECK(mx8.name == "gemm_tma_mxfp8_bf16");
     std::string mx8_sass = test::disassemble(mx8.cubin, "-sass");
     CHECK(test::count(mx8_sass, "QMMA.SF.16832.F32.E4M3.E4M3.E8") == 128);
@@ -62,12 +62,12 @@ TEST_CASE("the block-scaled TMA GEMM's epilogue hook reads its bias; the plain o
   const Target target = Target::parse("sm_120a");
   const int64_t m = 1000, n = 600, k = 1024;
   namespace tma = cutejit::kernels::gemm_sm120;
-  CompiledKernel biased = examples::gemm_tma_nvfp4_bias_relu.compile(
+  CompiledKernel biased = fixtures::gemm_tma_nvfp4_bias_relu.compile(
       target, tma::operand_map_for_compile<uint8_t>(), tma::operand_map_for_compile<uint8_t>(),
       DeviceTensor<uint8_t>::for_compile({tma::scale_bytes<Nvfp4>(m, k)}), DeviceTensor<uint8_t>::for_compile({tma::scale_bytes<Nvfp4>(n, k)}),
       DeviceTensor<bf16>::make(256, std::array<int64_t, 2>{m, n}, std::array<int64_t, 2>{n, 1}), test::vector_arg<float>(n, 256),
       int32_t(m), int32_t(n), int32_t(k));
-  CompiledKernel plain = examples::gemm_tma_block_scaled_compile<Nvfp4, bf16>(examples::gemm_tma_block_scaled<Nvfp4, bf16>, target);
+  CompiledKernel plain = fixtures::gemm_tma_block_scaled_compile<Nvfp4, bf16>(fixtures::gemm_tma_block_scaled<Nvfp4, bf16>, target);
   CHECK(test::contains(biased.ptx, "max.f32"));
   CHECK_FALSE(test::contains(plain.ptx, "max.f32"));
   // The plain kernel reads only its scales from global memory (12 vector loads per stage), the
@@ -80,15 +80,15 @@ TEST_CASE("the block-scaled TMA GEMM's epilogue hook reads its bias; the plain o
 }
 
 TEST_CASE("the block-scaled TMA GEMM refuses shapes without whole stages of scales, and targets without block-scaled mma.sync", "[unit]") {
-  const auto& nv = examples::gemm_tma_block_scaled<Nvfp4, bf16>;
+  const auto& nv = fixtures::gemm_tma_block_scaled<Nvfp4, bf16>;
   auto compile = [&](const char* t, int64_t m, int64_t n, int64_t k) {
-    return examples::gemm_tma_block_scaled_compile<Nvfp4, bf16>(nv, Target::parse(t), m, n, k);
+    return fixtures::gemm_tma_block_scaled_compile<Nvfp4, bf16>(nv, Target::parse(t), m, n, k);
   };
   CHECK_THROWS_WITH(compile("sm_120a", 256, 256, 1000), Contains("test_gemm_tma_block_scaled.cpp") &&
                                                             Contains("gemm_tma_nvfp4_bf16 needs M, N and K from 1 below 2^31, K a multiple of 256 "
                                                                      "and N of 2, not 256 x 256 x 1000"));
   CHECK_THROWS_WITH(compile("sm_120a", 256, 255, 1024), Contains("not 256 x 255 x 1024"));
-  CHECK_THROWS_WITH((examples::gemm_tma_block_scaled_compile<Mxfp8, bf16>(examples::gemm_tma_block_scaled<Mxfp8, bf16>,
+  CHECK_THROWS_WITH((fixtures::gemm_tma_block_scaled_compile<Mxfp8, bf16>(fixtures::gemm_tma_block_scaled<Mxfp8, bf16>,
                                                                            Target::parse("sm_120a"), 256, 256, 192)),
                     Contains("K a multiple of 128"));
   // Block-scaled mma.sync is the sm_120 family's: sm_100a and sm_90a refuse it at the atom's line.

@@ -1,4 +1,4 @@
-// The TMA-fed mma.sync GEMM (examples/gemm_tma_tensorop.hpp) on the CPU: its stage tiles are
+// The TMA-fed mma.sync GEMM (tests/fixtures/gemm_tma_tensorop.hpp) on the CPU: its stage tiles are
 // laid out as the TMA's 128-byte swizzle leaves a box, its SASS on sm_120a and sm_121a (the
 // targets it cannot run on here) has the tensor-core, ldmatrix and TMA instructions and no
 // local memory, and a bad shape is an error at the caller's line.
@@ -49,7 +49,7 @@ TEST_CASE("the TMA GEMM's stage tiles are where the 128-byte-swizzled boxes put 
 TEST_CASE("the TMA GEMM's SASS on sm_120a, sm_121a and sm_90a: HMMA or QMMA, LDSM, two TMA loads per stage, no local memory", "[unit]") {
   for (const char* t : {"sm_120a", "sm_121a", "sm_90a"}) {
     INFO(t);
-    CompiledKernel k = examples::gemm_tma_tensorop_example<SM80_16x8x16_F32BF16BF16F32_TN, bf16>(256, 256, 512).compile(Target::parse(t));
+    CompiledKernel k = fixtures::gemm_tma_tensorop_check<SM80_16x8x16_F32BF16BF16F32_TN, bf16>(256, 256, 512).compile(Target::parse(t));
     std::string sass = test::disassemble(k.cubin, "-sass");
     // A warp's 64 x 64 of a 64-wide k tile: 4 x 8 atoms of 16 x 8 x 16, four k steps.
     CHECK(test::count(sass, "HMMA.16816.F32.BF16") == 128);
@@ -58,7 +58,7 @@ TEST_CASE("the TMA GEMM's SASS on sm_120a, sm_121a and sm_90a: HMMA or QMMA, LDS
     CHECK(test::count(sass, "UTMALDG.2D") == 2);
     CHECK(test::contains(sass, "SYNCS.PHASECHK.TRANS64.TRYWAIT"));  // the ring's barriers
     test::check_no_local_memory(k.cubin, k.name, sass);
-    CompiledKernel f = examples::gemm_tma_tensorop_example<SM89_16x8x32_F32E4M3E4M3F32_TN, bf16>(256, 256, 512).compile(Target::parse(t));
+    CompiledKernel f = fixtures::gemm_tma_tensorop_check<SM89_16x8x32_F32E4M3E4M3F32_TN, bf16>(256, 256, 512).compile(Target::parse(t));
     std::string fp8 = test::disassemble(f.cubin, "-sass");
     CHECK(test::count(fp8, "UTMALDG.2D") == 2);
     // sm_120 has FP8 mma.sync (QMMA); Hopper's is emulated, 255 registers and a stack.
@@ -74,13 +74,13 @@ TEST_CASE("the TMA GEMM's SASS on sm_120a, sm_121a and sm_90a: HMMA or QMMA, LDS
 TEST_CASE("the TMA GEMM's epilogue hook is traced into its epilogue: a bias read per column, and nothing read without it", "[unit]") {
   for (const char* t : {"sm_120a", "sm_90a"}) {
     INFO(t);
-    CompiledKernel biased = examples::gemm_tma_tensorop_bias_relu_example(300, 200, 520).compile(Target::parse(t));
+    CompiledKernel biased = fixtures::gemm_tma_tensorop_bias_relu_check(300, 200, 520).compile(Target::parse(t));
     CHECK(test::contains(biased.ptx, "ld.global"));  // the bias
     CHECK(test::contains(biased.ptx, "max.f32"));    // the ReLU
     std::string sass = test::disassemble(biased.cubin, "-sass");
     CHECK(test::count(sass, "HMMA.16816.F32.BF16") == 128);
     test::check_no_local_memory(biased.cubin, biased.name, sass);
-    CompiledKernel plain = examples::gemm_tma_tensorop_example<SM80_16x8x16_F32BF16BF16F32_TN, bf16>(300, 200, 520).compile(Target::parse(t));
+    CompiledKernel plain = fixtures::gemm_tma_tensorop_check<SM80_16x8x16_F32BF16BF16F32_TN, bf16>(300, 200, 520).compile(Target::parse(t));
     CHECK_FALSE(test::contains(plain.ptx, "ld.global"));  // the operands come by TMA, and Identity reads nothing
     CHECK_FALSE(test::contains(plain.ptx, "max.f32"));
   }
@@ -93,6 +93,6 @@ TEST_CASE("the TMA GEMM refuses shapes its tensor maps cannot describe", "[unit]
   CHECK_THROWS_WITH(cutejit::kernels::gemm_sm120::check_shape("g", 64, 64, 8, 1), Contains("K a multiple of 16"));
   CHECK_NOTHROW(cutejit::kernels::gemm_sm120::check_shape("g", 1, 2, 8, 2));
   // On Ampere and Ada there is no TMA.
-  auto bf16_gemm = examples::gemm_tma_tensorop_example<SM80_16x8x16_F32BF16BF16F32_TN, bf16>(256, 256, 512);
+  auto bf16_gemm = fixtures::gemm_tma_tensorop_check<SM80_16x8x16_F32BF16BF16F32_TN, bf16>(256, 256, 512);
   CHECK_THROWS_WITH(bf16_gemm.compile(Target::parse("sm_89")), Contains("is not available on sm_89"));
 }

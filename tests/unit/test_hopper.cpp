@@ -116,7 +116,7 @@ TEST_CASE("wgmma m64nNk16 for bf16 and f16, N in {64, 128, 256}", "[unit]") {
 }
 
 TEST_CASE("the BF16 GEMM example: TMA ring, warp-specialised wgmma, register rebalancing, no spills", "[unit]") {
-  CompiledKernel k = examples::gemm_bf16_example().compile(sm90a);
+  CompiledKernel k = fixtures::gemm_bf16_check().compile(sm90a);
   CHECK(contains(k.ptx, "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16"));
   // setmaxnreg needs a register cap at entry: launch_bounds(384, 1) gives ptxas one.
   CHECK(contains(k.ptx, ".maxntid 384, 1, 1"));
@@ -141,7 +141,7 @@ int count(const std::string& text, const std::string& what) {
 
 TEST_CASE("the FP8 GEMM example: e4m3 TMA boxes of 128 x 128 bytes, four m64n256k32 per stage, scales in the epilogue",
           "[unit]") {
-  CompiledKernel k = examples::gemm_fp8_example().compile(sm90a);
+  CompiledKernel k = fixtures::gemm_fp8_check().compile(sm90a);
   // Four k32 steps cover a stage's 128 K elements; the K loop is not unrolled (a multiple of
   // four, should LLVM ever peel it).
   int mmas = count(k.ptx, "wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3");
@@ -306,10 +306,10 @@ TEST_CASE("bad MN-major wgmma operands are trace-time errors naming the line", "
 }
 
 TEST_CASE("the GEMM layouts: row-major B (nn) and K x M A (tn, tt) read MN-major tiles with the transpose bits", "[unit]") {
-  std::string tn = examples::gemm_bf16_example().compile(sm90a).ptx;
-  std::string nn = examples::gemm_bf16_nn_example().compile(sm90a).ptx;
-  std::string at_b = examples::gemm_bf16_layout_example<WgmmaMajor::mn, WgmmaMajor::mn>(256, 384, 512).compile(sm90a).ptx;
-  std::string at_bt = examples::gemm_bf16_layout_example<WgmmaMajor::mn, WgmmaMajor::k>(256, 384, 512).compile(sm90a).ptx;
+  std::string tn = fixtures::gemm_bf16_check().compile(sm90a).ptx;
+  std::string nn = fixtures::gemm_bf16_nn_check().compile(sm90a).ptx;
+  std::string at_b = fixtures::gemm_bf16_layout_check<WgmmaMajor::mn, WgmmaMajor::mn>(256, 384, 512).compile(sm90a).ptx;
+  std::string at_bt = fixtures::gemm_bf16_layout_check<WgmmaMajor::mn, WgmmaMajor::k>(256, 384, 512).compile(sm90a).ptx;
   CHECK(transposes_are(tn, 0, 0));
   CHECK(transposes_are(nn, 0, 1));
   CHECK(transposes_are(at_b, 1, 1));
@@ -333,8 +333,8 @@ TEST_CASE("the GEMM layouts: row-major B (nn) and K x M A (tn, tt) read MN-major
 }
 
 TEST_CASE("the epilogue hook: the identity adds no code, a fused epilogue is traced into the kernel", "[unit]") {
-  std::string plain = examples::gemm_bf16_example().compile(sm90a).ptx;
-  std::string fused = examples::gemm_bf16_bias_gelu_example().compile(sm90a).ptx;
+  std::string plain = fixtures::gemm_bf16_check().compile(sm90a).ptx;
+  std::string fused = fixtures::gemm_bf16_bias_gelu_check().compile(sm90a).ptx;
   // gemm_bf16 reads no bias; the fused kernel converts its bias values to f32.
   CHECK_FALSE(contains(plain, "cvt.f32.bf16"));
   CHECK(contains(fused, "cvt.f32.bf16"));
@@ -372,11 +372,11 @@ TEST_CASE("Hopper instructions on targets without them: trace-time errors naming
                       Contains("test_hopper.cpp") && Contains(std::string("wgmma.mma_async is not available on ") + t + "; it needs sm_90a only"));
   }
   // The GEMMs share one kernel body (kernels/gemm/sm90.hpp), where the instruction is.
-  CHECK_THROWS_WITH(examples::gemm_bf16_example().compile(Target::parse("sm_120a")),
+  CHECK_THROWS_WITH(fixtures::gemm_bf16_check().compile(Target::parse("sm_120a")),
                     Contains("kernels/gemm/sm90.hpp") && Contains("is not available on sm_120a; it needs sm_90a only"));
   for (const char* t : {"sm_80", "sm_100a", "sm_120a"}) {
     INFO(t);
-    CHECK_THROWS_WITH(examples::gemm_fp8_example().compile(Target::parse(t)),
+    CHECK_THROWS_WITH(fixtures::gemm_fp8_check().compile(Target::parse(t)),
                       Contains("kernels/gemm/sm90.hpp") && Contains(std::string("is not available on ") + t));
   }
 }
@@ -489,8 +489,8 @@ TEST_CASE("narrow tiles: 128- and 64-wide GEMM kernels, and the shapes that get 
       return kernel.compile(sm90a, maps.first, maps.second, kernels::gemm_sm90::output_map_for_compile(), 128, 8192, 8192);
     };
     using kernels::gemm_sm90::tensor_maps_for_compile;
-    CompiledKernel k = width == 128 ? compile(examples::gemm_bf16_tile<128>, tensor_maps_for_compile<bf16, Config{.tile_n = 128}>())
-                                    : compile(examples::gemm_bf16_tile<64>, tensor_maps_for_compile<bf16, Config{.tile_n = 64}>());
+    CompiledKernel k = width == 128 ? compile(fixtures::gemm_bf16_tile<128>, tensor_maps_for_compile<bf16, Config{.tile_n = 128}>())
+                                    : compile(fixtures::gemm_bf16_tile<64>, tensor_maps_for_compile<bf16, Config{.tile_n = 64}>());
     CHECK(k.name == (width == 128 ? "gemm_bf16_n128" : "gemm_bf16_n64"));
     CHECK(contains(k.ptx, "wgmma.mma_async.sync.aligned.m64n" + std::to_string(width) + "k16.f32.bf16.bf16"));
     CHECK_FALSE(contains(k.ptx, "m64n256k16"));

@@ -25,7 +25,7 @@ const char* const tcgen05_targets[] = {"sm_100a", "sm_100f", "sm_103a", "sm_103f
 TEST_CASE("the sm_100 BF16 GEMM has the tcgen05 instructions in its PTX for every tcgen05 target", "[unit]") {
   for (const char* t : tcgen05_targets) {
     INFO(t);
-    CompiledKernel k = examples::gemm_bf16_sm100_compile(Target::parse(t));
+    CompiledKernel k = fixtures::gemm_bf16_sm100_compile(Target::parse(t));
     for (const char* i : {"tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32", "tcgen05.relinquish_alloc_permit.cta_group::1",
                           "tcgen05.mma.cta_group::1.kind::f16", "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64",
                           "tcgen05.ld.sync.aligned.32x32b.x32.b32", "tcgen05.wait::ld.sync.aligned",
@@ -36,7 +36,7 @@ TEST_CASE("the sm_100 BF16 GEMM has the tcgen05 instructions in its PTX for ever
     }
     // The instruction descriptor of 128 x 256 bf16 -> f32 (0x08400490).
     CHECK(test::contains(k.ptx, "138413200"));
-    CompiledKernel f = examples::gemm_fp8_sm100_compile(Target::parse(t));
+    CompiledKernel f = fixtures::gemm_fp8_sm100_compile(Target::parse(t));
     CHECK(test::contains(f.ptx, "tcgen05.mma.cta_group::1.kind::f8f6f4"));
     // e4m3 x e4m3 -> f32, 128 x 256: 0x08400010.
     CHECK(test::contains(f.ptx, "138412048"));
@@ -47,7 +47,7 @@ TEST_CASE("the sm_100 GEMMs' SASS: UTCHMMA or UTCQMMA, UTCBAR, LDTM, TMA loads a
   for (const char* t : {"sm_100a", "sm_103a", "sm_110a"}) {
     for (bool fp8 : {false, true}) {
       INFO(t << (fp8 ? " fp8" : " bf16"));
-      CompiledKernel k = fp8 ? examples::gemm_fp8_sm100_compile(Target::parse(t)) : examples::gemm_bf16_sm100_compile(Target::parse(t));
+      CompiledKernel k = fp8 ? fixtures::gemm_fp8_sm100_compile(Target::parse(t)) : fixtures::gemm_bf16_sm100_compile(Target::parse(t));
       std::string sass = test::disassemble(k.cubin, "-sass");
       // One MMA per K step of a stage (kind::f16 is UTCHMMA, kind::f8f6f4 UTCQMMA), in the loop
       // over its four steps.
@@ -70,7 +70,7 @@ TEST_CASE("the sm_100 BF16 GEMM on cluster launch control: try_cancel in its PTX
           "[unit]") {
   for (const char* t : tcgen05_targets) {
     INFO(t);
-    CompiledKernel k = examples::gemm_bf16_sm100_clc_compile(Target::parse(t));
+    CompiledKernel k = fixtures::gemm_bf16_sm100_clc_compile(Target::parse(t));
     for (const char* i : {"clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes.b128",
                           "clusterlaunchcontrol.query_cancel.is_canceled.pred.b128", "clusterlaunchcontrol.query_cancel.get_first_ctaid::x",
                           "tcgen05.mma.cta_group::1.kind::f16"})
@@ -78,27 +78,27 @@ TEST_CASE("the sm_100 BF16 GEMM on cluster launch control: try_cancel in its PTX
   }
   for (const char* t : {"sm_100a", "sm_103a", "sm_110a"}) {
     INFO(t);
-    CompiledKernel k = examples::gemm_bf16_sm100_clc_compile(Target::parse(t));
+    CompiledKernel k = fixtures::gemm_bf16_sm100_clc_compile(Target::parse(t));
     std::string sass = test::disassemble(k.cubin, "-sass");
     CHECK(test::count(sass, "UGETNEXTWORKID") == 1);  // the producer's one request per tile
     CHECK(test::count(sass, "UTCHMMA") == 4);
     CHECK(test::count(sass, "UTMASTG.2D") == 8);
     test::check_no_local_memory(k.cubin, k.name, sass);
   }
-  using examples::gemm_sm100::Dense;
-  using examples::gemm_sm100::Scheduling;
+  using fixtures::gemm_sm100::Dense;
+  using fixtures::gemm_sm100::Scheduling;
   // 2048 x 4096: 16 x 16 tiles of 128 x 256; on 148 multiprocessors the static walk launches
   // 148 CTAs, cluster launch control one per tile.
-  CHECK(examples::gemm_sm100::launch_config<Dense<bf16>>(148, 2048, 4096).grid.x == 148);
-  CHECK(examples::gemm_sm100::launch_config<Dense<bf16>, Scheduling::clc>(148, 2048, 4096).grid.x == 256);
+  CHECK(fixtures::gemm_sm100::launch_config<Dense<bf16>>(148, 2048, 4096).grid.x == 148);
+  CHECK(fixtures::gemm_sm100::launch_config<Dense<bf16>, Scheduling::clc>(148, 2048, 4096).grid.x == 256);
 }
 
 TEST_CASE("the sm_100 epilogue's chunk buffers are laid out as the 64-byte-swizzled TMA store box reads them", "[unit]") {
   // The box (32 rows of 64 bytes) in shared memory under CU_TENSOR_MAP_SWIZZLE_64B: row r at
   // 64 r, its 16-byte granule g at granule g ^ ((r / 2) % 4) (address bits 4-5 ^= bits 7-8).
-  auto l = examples::gemm_sm100::chunk_buffer_layout();
+  auto l = fixtures::gemm_sm100::chunk_buffer_layout();
   for (int r = 0; r < 32; ++r)
-    for (int c = 0; c < examples::gemm_sm100::chunk_cols; ++c) {
+    for (int c = 0; c < fixtures::gemm_sm100::chunk_cols; ++c) {
       const int byte = 2 * c, want = 64 * r + 16 * ((byte / 16) ^ ((r / 2) % 4)) + byte % 16;
       INFO(r << ", " << c);
       REQUIRE(2 * l(IntTuple{r, c}) == want);
@@ -109,14 +109,14 @@ TEST_CASE("the sm_100 GEMM's epilogue hook is traced into its epilogue", "[unit]
   // A per-column bias: the hook reads global memory at the value's column.
   Kernel biased{"gemm_bf16_sm100_bias", [](TmaDescriptor<bf16> a, TmaDescriptor<bf16> b, TmaDescriptor<bf16> c, Tensor<f32> bias, Int m, Int n,
                                             Int k) {
-    examples::gemm_sm100::kernel(examples::gemm_sm100::Dense<bf16>{a, b}, c, m, n, k, [&](F32 x, Int row, Int col) { return x + F32(bias(col)); });
+    fixtures::gemm_sm100::kernel(fixtures::gemm_sm100::Dense<bf16>{a, b}, c, m, n, k, [&](F32 x, Int row, Int col) { return x + F32(bias(col)); });
   }};
-  auto [ta, tb] = examples::gemm_sm100::tensor_maps_for_compile<examples::gemm_sm100::Dense<bf16>>();
-  CompiledKernel k = biased.compile(Target::parse("sm_100a"), ta, tb, examples::gemm_sm100::c_tensor_map_for_compile(),
+  auto [ta, tb] = fixtures::gemm_sm100::tensor_maps_for_compile<fixtures::gemm_sm100::Dense<bf16>>();
+  CompiledKernel k = biased.compile(Target::parse("sm_100a"), ta, tb, fixtures::gemm_sm100::c_tensor_map_for_compile(),
                                     DeviceTensor<float>::for_compile({512}), int32_t(256), int32_t(512), int32_t(512));
   CHECK(test::contains(k.ptx, "tcgen05.ld.sync.aligned.32x32b.x32.b32"));
   CHECK(test::contains(k.ptx, "ld.global"));  // the bias
-  CompiledKernel plain = examples::gemm_bf16_sm100_compile(Target::parse("sm_100a"));
+  CompiledKernel plain = fixtures::gemm_bf16_sm100_compile(Target::parse("sm_100a"));
   CHECK_FALSE(test::contains(plain.ptx, "ld.global"));  // the identity epilogue reads nothing
 }
 
@@ -124,7 +124,7 @@ TEST_CASE("the sm_100 NVFP4 and MXFP8 GEMMs have the block-scaled MMA, its copie
           "[unit]") {
   for (const char* t : tcgen05_targets) {
     INFO(t);
-    CompiledKernel nv = examples::gemm_nvfp4_sm100_compile(Target::parse(t));
+    CompiledKernel nv = fixtures::gemm_nvfp4_sm100_compile(Target::parse(t));
     for (const char* i : {"tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16", "tcgen05.cp.cta_group::1.32x128b.warpx4",
                           "cp.async.bulk.tensor.3d.shared::cta.global", "cp.async.bulk.tensor.2d.shared::cta.global",
                           "tcgen05.ld.sync.aligned.32x32b.x32.b32"})
@@ -132,7 +132,7 @@ TEST_CASE("the sm_100 NVFP4 and MXFP8 GEMMs have the block-scaled MMA, its copie
     // NVFP4 128 x 128, E2M1 x E2M1, UE4M3, ids 0 (every step reads a whole column): 0x08200480,
     // from the ISA's table by hand.
     CHECK(test::contains(nv.ptx, std::to_string(0x08200480)));
-    CompiledKernel mx = examples::gemm_mxfp8_sm100_compile(Target::parse(t));
+    CompiledKernel mx = fixtures::gemm_mxfp8_sm100_compile(Target::parse(t));
     CHECK(test::contains(mx.ptx, "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.block32"));
     // E4M3 x E4M3, UE8M0, 128 x 128: 0x08A00000, with the steps' scale-factor ids 0-3 in bits
     // 29-30 (A) and 4-5 (B).
@@ -144,7 +144,7 @@ TEST_CASE("the sm_100 block-scaled GEMMs' SASS: UTCOMMA.4X or UTCQMMA per step, 
   for (const char* t : {"sm_100a", "sm_103a", "sm_110a"}) {
     for (bool nvfp4 : {true, false}) {
       INFO(t << (nvfp4 ? " nvfp4" : " mxfp8"));
-      CompiledKernel k = nvfp4 ? examples::gemm_nvfp4_sm100_compile(Target::parse(t)) : examples::gemm_mxfp8_sm100_compile(Target::parse(t));
+      CompiledKernel k = nvfp4 ? fixtures::gemm_nvfp4_sm100_compile(Target::parse(t)) : fixtures::gemm_mxfp8_sm100_compile(Target::parse(t));
       std::string sass = test::disassemble(k.cubin, "-sass");
       // Four MMA steps per 128-byte stage; the scales' 512-byte chunks: NVFP4 4 of SFA and 4 of
       // SFB (16 blocks of 16 per row), MXFP8 one each (4 blocks of 32). The disassembler names
@@ -162,7 +162,7 @@ TEST_CASE("the sm_100 block-scaled GEMMs' SASS: UTCOMMA.4X or UTCQMMA per step, 
     }
   }
   for (const char* t : {"sm_120a", "sm_90a"})
-    CHECK_THROWS_WITH(examples::gemm_nvfp4_sm100_compile(Target::parse(t)), Contains(std::string("is not available on ") + t));
+    CHECK_THROWS_WITH(fixtures::gemm_nvfp4_sm100_compile(Target::parse(t)), Contains(std::string("is not available on ") + t));
 }
 
 TEST_CASE("the sm_100 NVFP4 and MXFP8 GEMMs on cluster launch control: one try_cancel per tile, the block-scaled steps unchanged",
@@ -170,8 +170,8 @@ TEST_CASE("the sm_100 NVFP4 and MXFP8 GEMMs on cluster launch control: one try_c
   for (const char* t : {"sm_100a", "sm_103a", "sm_110a"}) {
     for (bool nvfp4 : {true, false}) {
       INFO(t << (nvfp4 ? " nvfp4" : " mxfp8"));
-      CompiledKernel k = nvfp4 ? examples::gemm_nvfp4_sm100_clc_compile(Target::parse(t))
-                               : examples::gemm_mxfp8_sm100_clc_compile(Target::parse(t));
+      CompiledKernel k = nvfp4 ? fixtures::gemm_nvfp4_sm100_clc_compile(Target::parse(t))
+                               : fixtures::gemm_mxfp8_sm100_clc_compile(Target::parse(t));
       CHECK(test::contains(k.ptx, "clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes.b128"));
       CHECK(test::contains(k.ptx, nvfp4 ? "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16"
                                         : "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.block32"));
@@ -185,11 +185,11 @@ TEST_CASE("the sm_100 NVFP4 and MXFP8 GEMMs on cluster launch control: one try_c
       CHECK(test::resource_usage(k.cubin, k.name, "REG") <= 128);
     }
   }
-  using examples::gemm_sm100::Nvfp4;
-  using examples::gemm_sm100::Scheduling;
+  using fixtures::gemm_sm100::Nvfp4;
+  using fixtures::gemm_sm100::Scheduling;
   // 2048 x 4096 in 128 x 128 tiles: 512 CTAs, one per tile, against 148 for the static walk.
-  CHECK(examples::gemm_sm100::launch_config<Nvfp4, Scheduling::clc>(148, 2048, 4096).grid.x == 512);
-  CHECK(examples::gemm_sm100::launch_config<Nvfp4>(148, 2048, 4096).grid.x == 148);
+  CHECK(fixtures::gemm_sm100::launch_config<Nvfp4, Scheduling::clc>(148, 2048, 4096).grid.x == 512);
+  CHECK(fixtures::gemm_sm100::launch_config<Nvfp4>(148, 2048, 4096).grid.x == 148);
 }
 
 TEST_CASE("the block-scaled GEMM's scale boxes land in shared memory as the tile layout its MMAs check", "[unit]") {
@@ -213,13 +213,13 @@ TEST_CASE("the block-scaled GEMM's scale boxes land in shared memory as the tile
             REQUIRE(global == sm100::blocked_scale_offset(row0 + r, kt * Mainloop::blocks + b, blocks));
           }
   };
-  check(std::type_identity<examples::gemm_sm100::Nvfp4>{}, 128, 256, 1024);
-  check(std::type_identity<examples::gemm_sm100::Mxfp8>{}, 128, 256, 512);
+  check(std::type_identity<fixtures::gemm_sm100::Nvfp4>{}, 128, 256, 1024);
+  check(std::type_identity<fixtures::gemm_sm100::Mxfp8>{}, 128, 256, 512);
   // Partial tiles are fine; K must be whole 16-element scale blocks in whole 16-byte rows.
-  CHECK_NOTHROW(examples::gemm_sm100::check_shape<examples::gemm_sm100::Nvfp4>(200, 136, 96));
-  CHECK_THROWS_WITH(examples::gemm_sm100::check_shape<examples::gemm_sm100::Nvfp4>(256, 256, 80),
+  CHECK_NOTHROW(fixtures::gemm_sm100::check_shape<fixtures::gemm_sm100::Nvfp4>(200, 136, 96));
+  CHECK_THROWS_WITH(fixtures::gemm_sm100::check_shape<fixtures::gemm_sm100::Nvfp4>(256, 256, 80),
                     Contains("K a multiple of 32 and N of 8"));
-  CHECK_THROWS_WITH(examples::gemm_sm100::check_shape<examples::gemm_sm100::Mxfp8>(256, 260, 128), Contains("not 256 x 260 x 128"));
+  CHECK_THROWS_WITH(fixtures::gemm_sm100::check_shape<fixtures::gemm_sm100::Mxfp8>(256, 260, 128), Contains("not 256 x 260 x 128"));
 }
 
 TEST_CASE("block-scaled tcgen05.mma and tcgen05.cp: UTCQMMA, UTCOMMA and UTCCP", "[unit]") {
@@ -342,9 +342,9 @@ TEST_CASE("TMEM stores in each shape are tcgen05.st and STTM", "[unit]") {
 TEST_CASE("tcgen05 on a target without it, and TMEM misuse, are errors at the user's line", "[unit]") {
   for (const char* t : {"sm_90a", "sm_100", "sm_120a", "sm_121f"}) {
     INFO(t);
-    CHECK_THROWS_WITH(examples::gemm_bf16_sm100_compile(Target::parse(t)),
+    CHECK_THROWS_WITH(fixtures::gemm_bf16_sm100_compile(Target::parse(t)),
                       Contains("kernels/gemm/sm100.hpp"));
-    CHECK_THROWS_WITH(examples::gemm_bf16_sm100_compile(Target::parse(t)), Contains(std::string("is not available on ") + t));
+    CHECK_THROWS_WITH(fixtures::gemm_bf16_sm100_compile(Target::parse(t)), Contains(std::string("is not available on ") + t));
   }
   auto v = test::vector_arg<uint32_t>();
   Kernel columns{"tmem_48_columns", [](Tensor<u32> a) {
@@ -419,7 +419,7 @@ TEST_CASE("PipelineAsyncUmma: threads' stores are fenced for the tensor core bef
              launch_bounds(producers + 32);
              Pointer<int8_t> smem = dynamic_shared_aligned<int8_t>(1024);
              auto tile = [&](int64_t offset, const Int& s, int rows) {
-               return examples::gemm_sm100::stage_tile(Pointer<bf16>((smem + (offset + s * (rows * 128))).id()), rows);
+               return fixtures::gemm_sm100::stage_tile(Pointer<bf16>((smem + (offset + s * (rows * 128))).id()), rows);
              };
              PipelineAsyncUmma ring(Pointer<uint64_t>((smem + stages * (a_bytes + b_bytes)).id()), stages, producers);
              Int t = thread_idx().x;
@@ -561,7 +561,7 @@ TEST_CASE("a tcgen05 operand off its swizzle pattern, or not the atom's, is an e
   using Atom = SM100_MMA_F16BF16_SS<bf16, 128, 256>;
   Kernel misaligned{"umma_misaligned", [](Tensor<u32> a) {
     Pointer<bf16> p = dynamic_shared_aligned<bf16>(1024, 512);
-    UmmaOperand<bf16> op(examples::gemm_sm100::stage_tile<bf16>(p, 128), 128, "A");
+    UmmaOperand<bf16> op(fixtures::gemm_sm100::stage_tile<bf16>(p, 128), 128, "A");
   }};
   CHECK_THROWS_WITH(misaligned.compile(Target::parse("sm_100a"), v),
                     Contains("test_sm100.cpp") &&
@@ -571,7 +571,7 @@ TEST_CASE("a tcgen05 operand off its swizzle pattern, or not the atom's, is an e
     Pointer<bf16> p = dynamic_shared_aligned<bf16>(1024);
     Layout mn_major(IntTuple{IntTuple{64, 2}, 64}, IntTuple{IntTuple{1, 64 * 64}, 64});
     auto tile = make_tensor(p, composition(Swizzle(3, 3, 3), mn_major));
-    make_umma_operands(Atom{}, tile, examples::gemm_sm100::stage_tile<bf16>(p, 256));
+    make_umma_operands(Atom{}, tile, fixtures::gemm_sm100::stage_tile<bf16>(p, 256));
   }};
   CHECK_THROWS_WITH(wrong_major.compile(Target::parse("sm_100a"), v),
                     Contains("test_sm100.cpp") && Contains("the atom reads A K-major, but the tile is MN-major"));

@@ -47,7 +47,7 @@ TEST_CASE("cluster_shape declares the kernel's cluster in its PTX, once, within 
 TEST_CASE("the 2-CTA sm_100 GEMM: cta_group::2 allocation, MMA, multicast commits and pair TMA loads in its PTX", "[unit]") {
   for (const char* t : {"sm_100a", "sm_100f", "sm_103a", "sm_103f", "sm_110a", "sm_110f"}) {
     INFO(t);
-    CompiledKernel k = examples::gemm_bf16_sm100_2cta_compile(Target::parse(t));
+    CompiledKernel k = fixtures::gemm_bf16_sm100_2cta_compile(Target::parse(t));
     CHECK(test::contains(k.ptx, ".reqnctapercluster 2, 1, 1"));
     for (const char* i : {"tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32", "tcgen05.relinquish_alloc_permit.cta_group::2.sync.aligned",
                           "tcgen05.dealloc.cta_group::2.sync.aligned.b32", "barrier.cluster.arrive", "barrier.cluster.wait",
@@ -72,7 +72,7 @@ TEST_CASE("the 2-CTA sm_100 GEMM: cta_group::2 allocation, MMA, multicast commit
 TEST_CASE("the 2-CTA sm_100 GEMM's SASS: UTCHMMA.2CTA, UTCBAR.2CTA.MULTICAST, UTMALDG.2D.2CTA, no local memory", "[unit]") {
   for (const char* t : {"sm_100a", "sm_103a", "sm_110a"}) {
     INFO(t);
-    CompiledKernel k = examples::gemm_bf16_sm100_2cta_compile(Target::parse(t));
+    CompiledKernel k = fixtures::gemm_bf16_sm100_2cta_compile(Target::parse(t));
     std::string sass = test::disassemble(k.cubin, "-sass");
     CHECK(test::count(sass, "UTCHMMA.2CTA") == 4);
     CHECK(test::count(sass, "UTCHMMA") == 4);
@@ -88,18 +88,18 @@ TEST_CASE("the 2-CTA sm_100 GEMM's SASS: UTCHMMA.2CTA, UTCBAR.2CTA.MULTICAST, UT
 }
 
 TEST_CASE("the 2-CTA GEMM's shapes and grid: 256 x 256 tiles, a pair per tile, half as many pairs as multiprocessors", "[unit]") {
-  using examples::gemm_sm100::Dense;
+  using fixtures::gemm_sm100::Dense;
   using Pair = Dense<bf16, 2>;
   static_assert(Pair::b_rows == 128 && Pair::stage_bytes == 32 * 1024 && Pair::stages == 6);
-  static_assert(examples::gemm_sm100::Resources<Pair>::tmem_columns == 512);  // two 256-column accumulators per CTA
+  static_assert(fixtures::gemm_sm100::Resources<Pair>::tmem_columns == 512);  // two 256-column accumulators per CTA
   // 2048 x 4096: 8 x 16 pair tiles, more than the 74 pairs of 148 multiprocessors.
-  CHECK(examples::gemm_sm100::launch_config<Pair>(148, 2048, 4096).grid.x == 148);
-  CHECK(examples::gemm_sm100::launch_config<Pair>(148, 512, 512).grid.x == 8);  // 4 tiles, 4 pairs
-  CHECK(examples::gemm_sm100::launch_config<Pair>(148, 512, 512).shared_bytes <= 232448);
+  CHECK(fixtures::gemm_sm100::launch_config<Pair>(148, 2048, 4096).grid.x == 148);
+  CHECK(fixtures::gemm_sm100::launch_config<Pair>(148, 512, 512).grid.x == 8);  // 4 tiles, 4 pairs
+  CHECK(fixtures::gemm_sm100::launch_config<Pair>(148, 512, 512).shared_bytes <= 232448);
   // A partial pair tile: 264 rows are two, the second with 8 (all in the even CTA's half).
-  CHECK(examples::gemm_sm100::launch_config<Pair>(148, 264, 256).grid.x == 4);
-  CHECK_NOTHROW(examples::gemm_sm100::check_shape<Pair>(128, 200, 72));
-  CHECK_THROWS_WITH(examples::gemm_sm100::check_shape<Pair>(128, 256, 60), Contains("K a multiple of 8 and N of 8"));
+  CHECK(fixtures::gemm_sm100::launch_config<Pair>(148, 264, 256).grid.x == 4);
+  CHECK_NOTHROW(fixtures::gemm_sm100::check_shape<Pair>(128, 200, 72));
+  CHECK_THROWS_WITH(fixtures::gemm_sm100::check_shape<Pair>(128, 256, 60), Contains("K a multiple of 8 and N of 8"));
 }
 
 namespace {
@@ -176,7 +176,7 @@ TEST_CASE("a cluster of CTA pairs: each slice of A and B reaches the CTAs that n
 TEST_CASE("the 2-CTA GEMM with multicast between pairs: B's slices multicast, the releases to the pairs' row and column, SASS", "[unit]") {
   for (const char* t : {"sm_100a", "sm_103a", "sm_110a"}) {
     INFO(t);
-    CompiledKernel k = examples::gemm_bf16_sm100_2cta_multicast_compile(Target::parse(t));
+    CompiledKernel k = fixtures::gemm_bf16_sm100_2cta_multicast_compile(Target::parse(t));
     CHECK(test::contains(k.ptx, ".reqnctapercluster 4, 1, 1"));
     // A stage: A's 128 rows as before, B's half as a 64-row slice multicast to the other pair.
     CHECK(test::count(k.ptx, "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::2 ") == 1);
@@ -193,17 +193,17 @@ TEST_CASE("the 2-CTA GEMM with multicast between pairs: B's slices multicast, th
     test::check_no_local_memory(k.cubin, k.name, sass);
     CHECK(test::resource_usage(k.cubin, k.name, "REG") <= 128);
   }
-  using Quad = examples::gemm_sm100::Dense<bf16, 2, 2>;
+  using Quad = fixtures::gemm_sm100::Dense<bf16, 2, 2>;
   static_assert(Quad::cluster_ctas == 4 && Quad::b_box_rows == 64 && Quad::a_box_rows == 128);
   // A cluster's block is 512 x 256: 2048 x 4096 has 64 of them, for 37 clusters of 148 multiprocessors.
-  CHECK(examples::gemm_sm100::launch_config<Quad>(148, 2048, 4096).grid.x == 148);
-  CHECK(examples::gemm_sm100::launch_config<Quad>(148, 512, 512).grid.x == 8);
-  CHECK(examples::gemm_sm100::launch_config<Quad>(148, 520, 256).grid.x == 8);  // two blocks, the second of 8 rows
+  CHECK(fixtures::gemm_sm100::launch_config<Quad>(148, 2048, 4096).grid.x == 148);
+  CHECK(fixtures::gemm_sm100::launch_config<Quad>(148, 512, 512).grid.x == 8);
+  CHECK(fixtures::gemm_sm100::launch_config<Quad>(148, 520, 256).grid.x == 8);  // two blocks, the second of 8 rows
   // Pairs along N share A instead: two 64-row slices of A multicast, B's half as one box.
   Kernel along_n{"gemm_bf16_sm100_2cta_multicast_n", [](TmaDescriptor<bf16> a, TmaDescriptor<bf16> b, TmaDescriptor<bf16> c, Int m, Int n, Int k) {
-                   examples::gemm_sm100::kernel(examples::gemm_sm100::Dense<bf16, 2, 1, 2>{a, b}, c, m, n, k);
+                   fixtures::gemm_sm100::kernel(fixtures::gemm_sm100::Dense<bf16, 2, 1, 2>{a, b}, c, m, n, k);
                  }};
-  CompiledKernel n2 = examples::gemm_sm100_compile<bf16, 2, 1, 2>(along_n, Target::parse("sm_100a"));
+  CompiledKernel n2 = fixtures::gemm_sm100_compile<bf16, 2, 1, 2>(along_n, Target::parse("sm_100a"));
   CHECK(test::contains(n2.ptx, ".reqnctapercluster 4, 1, 1"));
   CHECK(test::count(n2.ptx, ".multicast::cluster.cta_group::2 ") == 1);
   test::check_no_local_memory(n2.cubin, n2.name, test::disassemble(n2.cubin, "-sass"));
@@ -262,7 +262,7 @@ TEST_CASE("a CTA pair's op without a cluster of pairs, or mixed with single-CTA 
                     Contains("tcgen05.mma.cta_group::2 has M = 128 or 256; the instruction descriptor says 64"));
   // The pair GEMM needs tcgen05: not on Hopper or the sm_120 family.
   for (const char* t : {"sm_90a", "sm_120a"})
-    CHECK_THROWS_WITH(examples::gemm_bf16_sm100_2cta_compile(Target::parse(t)), Contains(std::string("is not available on ") + t));
+    CHECK_THROWS_WITH(fixtures::gemm_bf16_sm100_2cta_compile(Target::parse(t)), Contains(std::string("is not available on ") + t));
 }
 
 TEST_CASE("PipelineAsyncUmmaPair: both CTAs' threads fence their halves and arrive on the even CTA's barrier; the pair MMA's commit frees both",
@@ -277,7 +277,7 @@ TEST_CASE("PipelineAsyncUmmaPair: both CTAs' threads fence their halves and arri
              launch_bounds(producers + 32);
              Pointer<int8_t> smem = dynamic_shared_aligned<int8_t>(1024);
              auto tile = [&](int operand, const Int& s) {
-               return examples::gemm_sm100::stage_tile(Pointer<bf16>((smem + (operand * stages + s) * half_bytes).id()), 128);
+               return fixtures::gemm_sm100::stage_tile(Pointer<bf16>((smem + (operand * stages + s) * half_bytes).id()), 128);
              };
              PipelineAsyncUmmaPair ring(Pointer<uint64_t>((smem + 2 * stages * half_bytes).id()), stages, producers);
              Int t = thread_idx().x;

@@ -247,39 +247,39 @@ TEST_CASE("the block-scaled GEMMs' SASS: 8 OMMA.SF or QMMA.SF per K step, 4-byte
   for (const char* t : {"sm_120a", "sm_121a"}) {
     INFO(t);
     std::string nv4 = test::disassemble(
-        examples::gemm_block_scaled_compile<SM120_16x8x64_F32E2M1E2M1F32_UE4M3_TN>(examples::gemm_nvfp4_sm120, Target::parse(t)).cubin,
+        fixtures::gemm_block_scaled_compile<SM120_16x8x64_F32E2M1E2M1F32_UE4M3_TN>(fixtures::gemm_nvfp4_sm120, Target::parse(t)).cubin,
         "-sass");
     CHECK(test::count(nv4, "OMMA.SF.16864.F32.E2M1.E2M1.UE4M3.4X") == 8);
     // A's 16 bytes and B's 8 x 8 per thread and step: 4 + 16 four-byte loads.
     CHECK(test::count(nv4, "LDG.E ") + test::count(nv4, "LDG.E.CONSTANT ") == 20);
     CHECK_FALSE(test::contains(nv4, "LDL"));
     std::string mx4 = test::disassemble(
-        examples::gemm_block_scaled_compile<SM120_16x8x64_F32E2M1E2M1F32_UE8M0_TN>(examples::gemm_mxfp4_sm120, Target::parse(t)).cubin,
+        fixtures::gemm_block_scaled_compile<SM120_16x8x64_F32E2M1E2M1F32_UE8M0_TN>(fixtures::gemm_mxfp4_sm120, Target::parse(t)).cubin,
         "-sass");
     CHECK(test::count(mx4, "OMMA.SF.16864.F32.E2M1.E2M1.E8") == 8);
     std::string mx8 = test::disassemble(
-        examples::gemm_block_scaled_compile<SM120_16x8x32_F32E4M3E4M3F32_UE8M0_TN>(examples::gemm_mxfp8_sm120, Target::parse(t)).cubin,
+        fixtures::gemm_block_scaled_compile<SM120_16x8x32_F32E4M3E4M3F32_UE8M0_TN>(fixtures::gemm_mxfp8_sm120, Target::parse(t)).cubin,
         "-sass");
     CHECK(test::count(mx8, "QMMA.SF.16832.F32.E4M3.E4M3.E8") == 8);
   }
-  CHECK_NOTHROW(examples::gemm_block_scaled_compile<SM120_16x8x32_F32E4M3E4M3F32_UE8M0_TN>(examples::gemm_mxfp8_sm120,
+  CHECK_NOTHROW(fixtures::gemm_block_scaled_compile<SM120_16x8x32_F32E4M3E4M3F32_UE8M0_TN>(fixtures::gemm_mxfp8_sm120,
                                                                                            Target::parse("sm_120f")));
-  CHECK_NOTHROW(examples::gemm_block_scaled_compile<SM120_16x8x64_F32E2M1E2M1F32_UE4M3_TN>(examples::gemm_nvfp4_sm120,
+  CHECK_NOTHROW(fixtures::gemm_block_scaled_compile<SM120_16x8x64_F32E2M1E2M1F32_UE4M3_TN>(fixtures::gemm_nvfp4_sm120,
                                                                                            Target::parse("sm_121f")));
-  CHECK_THROWS_WITH(examples::gemm_block_scaled_compile<SM120_16x8x64_F32E2M1E2M1F32_UE4M3_TN>(examples::gemm_nvfp4_sm120,
+  CHECK_THROWS_WITH(fixtures::gemm_block_scaled_compile<SM120_16x8x64_F32E2M1E2M1F32_UE4M3_TN>(fixtures::gemm_nvfp4_sm120,
                                                                                                Target::parse("sm_100a")),
                     Contains("kernels/gemm/sm120_block_scaled.hpp") && Contains("is not available on sm_100a"));
-  CHECK_THROWS_WITH(examples::gemm_block_scaled_compile<SM120_16x8x64_F32E2M1E2M1F32_UE4M3_TN>(examples::gemm_nvfp4_sm120,
+  CHECK_THROWS_WITH(fixtures::gemm_block_scaled_compile<SM120_16x8x64_F32E2M1E2M1F32_UE4M3_TN>(fixtures::gemm_nvfp4_sm120,
                                                                                                Target::parse("sm_120a"), 64, 64, 96),
                     Contains("needs M and N of at least 1, K a multiple of 64"));
 }
 
 TEST_CASE("the block-scaled GEMVs' SASS: four K steps' loads before their MMAs, one reduction through shared memory, no local memory",
           "[unit]") {
-  using examples::gemv_block_scaled_compile;
+  using fixtures::gemv_block_scaled_compile;
   for (const char* t : {"sm_120a", "sm_121a"}) {
     INFO(t);
-    CompiledKernel nv = gemv_block_scaled_compile<SM120_16x8x64_F32E2M1E2M1F32_UE4M3_TN>(examples::gemv_nvfp4_sm120, Target::parse(t), 4096, 3);
+    CompiledKernel nv = gemv_block_scaled_compile<SM120_16x8x64_F32E2M1E2M1F32_UE4M3_TN>(fixtures::gemv_nvfp4_sm120, Target::parse(t), 4096, 3);
     std::string sass = test::disassemble(nv.cubin, "-sass");
     // The K loop unrolled four times, and its remainder: five steps of one MMA each.
     CHECK(test::count(sass, "OMMA.SF.16864.F32.E2M1.E2M1.UE4M3.4X") == 5);
@@ -298,9 +298,9 @@ TEST_CASE("the block-scaled GEMVs' SASS: four K steps' loads before their MMAs, 
       return at;
     }();
     CHECK(twelfth_load < sass.find("OMMA.SF", first_mma + 1));
-    CompiledKernel mx4 = gemv_block_scaled_compile<SM120_16x8x64_F32E2M1E2M1F32_UE8M0_TN>(examples::gemv_mxfp4_sm120, Target::parse(t), 4096, 8);
+    CompiledKernel mx4 = gemv_block_scaled_compile<SM120_16x8x64_F32E2M1E2M1F32_UE8M0_TN>(fixtures::gemv_mxfp4_sm120, Target::parse(t), 4096, 8);
     CHECK(test::count(test::disassemble(mx4.cubin, "-sass"), "OMMA.SF.16864.F32.E2M1.E2M1.E8") == 5);
-    CompiledKernel mx8 = gemv_block_scaled_compile<SM120_16x8x32_F32E4M3E4M3F32_UE8M0_TN>(examples::gemv_mxfp8_sm120, Target::parse(t), 4096, 1);
+    CompiledKernel mx8 = gemv_block_scaled_compile<SM120_16x8x32_F32E4M3E4M3F32_UE8M0_TN>(fixtures::gemv_mxfp8_sm120, Target::parse(t), 4096, 1);
     std::string mx8_sass = test::disassemble(mx8.cubin, "-sass");
     CHECK(test::count(mx8_sass, "QMMA.SF.16832.F32.E4M3.E4M3.E8") == 5);
     test::check_no_local_memory(mx8.cubin, mx8.name, mx8_sass);
@@ -310,7 +310,7 @@ TEST_CASE("the block-scaled GEMVs' SASS: four K steps' loads before their MMAs, 
   for (const char* t : {"sm_120a", "sm_121a"}) {
     INFO(t);
     const int64_t n = 4096, tokens = 3, k = 4096;
-    CompiledKernel gated = examples::gemv_nvfp4_sm120_silu_gate.compile(
+    CompiledKernel gated = fixtures::gemv_nvfp4_sm120_silu_gate.compile(
         Target::parse(t), DeviceTensor<uint8_t>::for_compile({n * k / 2}), DeviceTensor<uint8_t>::for_compile({tokens * k / 2}),
         DeviceTensor<uint8_t>::for_compile({n * k / 16}), DeviceTensor<uint8_t>::for_compile({tokens * k / 16}),
         DeviceTensor<float>::for_compile({tokens * n}), DeviceTensor<float>::for_compile({tokens * n}), int32_t(n), int32_t(tokens), int32_t(k));
@@ -322,7 +322,7 @@ TEST_CASE("the block-scaled GEMVs' SASS: four K steps' loads before their MMAs, 
     test::check_no_local_memory(gated.cubin, gated.name, sass);
   }
   auto nvfp4 = [](const char* target, int64_t n, int64_t tokens, int64_t k) {
-    return gemv_block_scaled_compile<SM120_16x8x64_F32E2M1E2M1F32_UE4M3_TN>(examples::gemv_nvfp4_sm120, Target::parse(target), n, tokens, k);
+    return gemv_block_scaled_compile<SM120_16x8x64_F32E2M1E2M1F32_UE4M3_TN>(fixtures::gemv_nvfp4_sm120, Target::parse(target), n, tokens, k);
   };
   CHECK_THROWS_WITH(nvfp4("sm_120a", 4096, 9, 4096), Contains("test_sm120.cpp") && Contains("gemv_nvfp4_sm120 needs N a multiple of 16, K of "
                                                                                              "64, N x K below 2^31 and 1 to 8 tokens, not N "

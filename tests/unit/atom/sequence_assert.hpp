@@ -1,5 +1,5 @@
 // What every attention kernel that reads cu_seqlens shows in its code: the device check of each
-// sequence's offsets (examples::sequence).
+// sequence's offsets (fixtures::sequence).
 #pragma once
 
 #include <catch2/catch.hpp>

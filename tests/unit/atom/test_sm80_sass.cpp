@@ -111,8 +111,8 @@ TEST_CASE("TiledMma, ldmatrix and cp.async kernels have their instructions on ev
 TEST_CASE("the FA2 forward is HMMA, LDSM (plain and transposed), LDGSTS and MUFU.EX2 on every target, in registers", "[unit]") {
   for (const char* t : every_target) {
     for (int variant = 0; variant < 2; ++variant) {
-      CompiledKernel k = variant == 0 ? examples::fmha_compile<bf16, examples::fmha80::hd64>(Target::parse(t))
-                                      : examples::fmha_compile<f16, examples::fmha80::hd128_causal>(Target::parse(t));
+      CompiledKernel k = variant == 0 ? fixtures::fmha_compile<bf16, fixtures::fmha80::hd64>(Target::parse(t))
+                                      : fixtures::fmha_compile<f16, fixtures::fmha80::hd128_causal>(Target::parse(t));
       INFO(k.name << " on " << t);
       std::string code = test::disassemble(k.cubin, "-sass");
       check_attention_sass(code, variant == 0 ? "HMMA.16816.F32.BF16" : "HMMA.16816.F32");
@@ -128,8 +128,8 @@ TEST_CASE("the paged decode is HMMA, LDSM, LDGSTS and MUFU.EX2 on every target; 
   // Head dims 64 and 128 stay in registers on every target; 256 spills a little (docs/attention.md).
   for (const char* t : every_target)
     for (int head_dim : {64, 128}) {
-      const examples::decode::Config c{.head_dim = head_dim, .group = 4, .q_len = 1, .kv_heads = 8, .stages = 2};
-      auto [split, combine] = examples::decode_compile<bf16>(Target::parse(t), c);
+      const fixtures::decode::Config c{.head_dim = head_dim, .group = 4, .q_len = 1, .kv_heads = 8, .stages = 2};
+      auto [split, combine] = fixtures::decode_compile<bf16>(Target::parse(t), c);
       INFO(split.name << " hd " << head_dim << " on " << t);
       std::string code = test::disassemble(split.cubin, "-sass");
       check_attention_sass(code, "HMMA.16816.F32.BF16");
@@ -151,7 +151,7 @@ TEST_CASE("the attention backward is HMMA, LDSM (plain and transposed), LDGSTS a
   for (const char* t : every_target)
     for (int head_dim : {64, 128}) {
       const bool causal = head_dim == 128;
-      std::vector<CompiledKernel> kernels = examples::backward_compile<bf16>(Target::parse(t), {.head_dim = head_dim, .causal = causal});
+      std::vector<CompiledKernel> kernels = fixtures::backward_compile<bf16>(Target::parse(t), {.head_dim = head_dim, .causal = causal});
       for (const CompiledKernel& k : kernels) {
         INFO(k.name << " hd " << head_dim << " on " << t);
         std::string code = test::disassemble(k.cubin, "-sass");

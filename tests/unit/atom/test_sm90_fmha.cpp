@@ -1,4 +1,4 @@
-// The Hopper attention forward (examples/fmha_sm90.hpp) compiled for sm_90a, read in SASS: the
+// The Hopper attention forward (tests/fixtures/fmha_sm90.hpp) compiled for sm_90a, read in SASS: the
 // products on HGMMA (Q K^T from shared memory, P V with P from registers), the tiles on TMA,
 // exp2 on MUFU, registers rebalanced, nothing in local memory. The counts follow from the tiles
 // and the schedule: per key block of B keys (128; 80 at hd 256, 64 with a window), head_dim / 16
@@ -27,13 +27,13 @@ int count_matches(const std::string& text, const std::string& pattern) {
 
 TEST_CASE("the Hopper attention forward is HGMMA (shared and register A), UTMALDG and MUFU.EX2, in registers", "[unit]") {
   const Target sm90a = Target::parse("sm_90a");
-  using namespace examples::fmha90;
+  using namespace fixtures::fmha90;
   for (int variant = 0; variant < 5; ++variant) {
-    CompiledKernel k = variant == 0   ? examples::fmha_sm90_compile<bf16, hd64>(sm90a)
-                       : variant == 1 ? examples::fmha_sm90_compile<f16, hd128_causal>(sm90a)
-                       : variant == 2 ? examples::fmha_sm90_compile<bf16, config_for(256, Mask::window)>(sm90a)
-                       : variant == 3 ? examples::fmha_sm90_compile<bf16, with_pingpong(hd128)>(sm90a)
-                                      : examples::fmha_sm90_compile<bf16, config_for(256, Mask::causal)>(sm90a);
+    CompiledKernel k = variant == 0   ? fixtures::fmha_sm90_compile<bf16, hd64>(sm90a)
+                       : variant == 1 ? fixtures::fmha_sm90_compile<f16, hd128_causal>(sm90a)
+                       : variant == 2 ? fixtures::fmha_sm90_compile<bf16, config_for(256, Mask::window)>(sm90a)
+                       : variant == 3 ? fixtures::fmha_sm90_compile<bf16, with_pingpong(hd128)>(sm90a)
+                                      : fixtures::fmha_sm90_compile<bf16, config_for(256, Mask::causal)>(sm90a);
     const int d = variant == 0 ? 64 : variant == 2 || variant == 4 ? 256 : 128, keys = variant == 2 ? 64 : variant == 4 ? 80 : 128;
     const std::string type = variant == 1 ? "" : "\\.BF16";  // SASS names bf16 operands, not f16 ones
     INFO(k.name);
@@ -60,7 +60,7 @@ TEST_CASE("the Hopper attention forward on dense tensors loads its tiles with ra
   // BHSD O (batch, seqlen, heads, head_dim strides): the store's strides are dynamic, the loads'
   // live in the tensor maps.
   const std::array<int64_t, 4> bhsd{16 * 2048 * 128, 128, 2048 * 128, 1};
-  CompiledKernel k = examples::fmha_sm90_dense_compile<bf16, examples::fmha90::hd128_causal>(Target::parse("sm_90a"), bhsd);
+  CompiledKernel k = fixtures::fmha_sm90_dense_compile<bf16, fixtures::fmha90::hd128_causal>(Target::parse("sm_90a"), bhsd);
   INFO(k.name);
   CHECK(k.name.find("_dense") != std::string::npos);
   std::string code = test::disassemble(k.cubin, "-sass");
@@ -76,7 +76,7 @@ TEST_CASE("the Hopper attention forward on dense tensors loads its tiles with ra
 TEST_CASE("a kernel that rebalances registers is assembled by ptxas, whole-program, so its consumers get them", "[unit]") {
   // nvJitLink would ignore setmaxnreg (a separate compilation unit) and cap every thread at the
   // entry's 168 registers; the hd128 consumers then spill. Through ptxas they do not.
-  CompiledKernel k = examples::fmha_sm90_compile<bf16, examples::fmha90::hd128>(Target::parse("sm_90a"));
+  CompiledKernel k = fixtures::fmha_sm90_compile<bf16, fixtures::fmha90::hd128>(Target::parse("sm_90a"));
   CHECK(k.assembler == "ptxas");
   std::string code = test::disassemble(k.cubin, "-sass");
   CHECK(test::contains(code, "USETMAXREG.DEALLOC.CTAPOOL 0x18"));      // the producer: 24
@@ -90,11 +90,11 @@ TEST_CASE("the Hopper attention backward is HGMMA (shared and register A), UTMAL
   // and its register-A products once (`step` / 16 k16 steps of m64n{head_dim} each: dV and dK;
   // or dQ). The steps: 64 queries a dK/dV block; 128 keys a dQ block at hd 64, 64 at hd 128.
   const Target sm90a = Target::parse("sm_90a");
-  using namespace examples::fmha_bwd90;
+  using namespace fixtures::fmha_bwd90;
   for (int variant = 0; variant < 3; ++variant) {
-    std::vector<CompiledKernel> kernels = variant == 0   ? examples::backward_sm90_compile<bf16, hd64>(sm90a)
-                                          : variant == 1 ? examples::backward_sm90_compile<f16, hd128_causal>(sm90a)
-                                                         : examples::backward_sm90_compile<bf16, examples::fmha_bwd90::config_for(128, examples::fmha90::Mask::window)>(sm90a);
+    std::vector<CompiledKernel> kernels = variant == 0   ? fixtures::backward_sm90_compile<bf16, hd64>(sm90a)
+                                          : variant == 1 ? fixtures::backward_sm90_compile<f16, hd128_causal>(sm90a)
+                                                         : fixtures::backward_sm90_compile<bf16, fixtures::fmha_bwd90::config_for(128, fixtures::fmha90::Mask::window)>(sm90a);
     const int d = variant == 0 ? 64 : 128, dkdv_step = 64, dq_step = d == 64 ? 128 : 64;
     const std::string type = variant == 1 ? "" : "\\.BF16";
     for (const CompiledKernel& k : kernels) {

@@ -68,7 +68,7 @@ class TempCache {
 
 inline cutejit::CompiledKernel compile_vector_add(const char* target = "sm_90a") {
   auto v = cutejit::DeviceTensor<cutejit::f32>::make(0, std::array<int64_t, 1>{1024}, std::array<int64_t, 1>{1});
-  return examples::vector_add.compile(cutejit::Target::parse(target), v, v, v);
+  return fixtures::vector_add.compile(cutejit::Target::parse(target), v, v, v);
 }
 
 inline std::string read_text(const std::filesystem::path& p) {

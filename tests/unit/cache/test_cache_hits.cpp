@@ -52,10 +52,10 @@ TEST_CASE("the key changes with the target and with a static parameter, and only
 
   auto v = cutejit::DeviceTensor<cutejit::f32>::make(0, std::array<int64_t, 1>{4096}, std::array<int64_t, 1>{1});
   cutejit::Target t = cutejit::Target::parse("sm_90a");
-  std::string block128 = examples::block_reduce.compile(t, v, v, 128).cache_key;
-  std::string block256 = examples::block_reduce.compile(t, v, v, 256).cache_key;
+  std::string block128 = fixtures::block_reduce.compile(t, v, v, 128).cache_key;
+  std::string block256 = fixtures::block_reduce.compile(t, v, v, 256).cache_key;
   CHECK(block128 != block256);
-  CHECK(examples::block_reduce.compile(t, v, v, 128).cache_key == block128);
+  CHECK(fixtures::block_reduce.compile(t, v, v, 128).cache_key == block128);
   // A different kernel never shares a key.
   CHECK(block128 != sm90);
 }
@@ -138,8 +138,8 @@ TEST_CASE("CUTEJIT_DUMP keeps the files of every specialization of a kernel", "[
   TempCache tmp;
   ScopedEnv dump("CUTEJIT_DUMP", (tmp.path() / "dump").string());
   auto v = [](int64_t n) { return cutejit::DeviceTensor<float>::make(256, std::array<int64_t, 1>{n}, std::array<int64_t, 1>{1}); };
-  cutejit::CompiledKernel a = examples::vector_add.compile(cutejit::Target::parse("sm_100a"), v(1024), v(1024), v(1024));
-  cutejit::CompiledKernel b = examples::vector_add.compile(cutejit::Target::parse("sm_100a"), v(1001), v(1001), v(1001));
+  cutejit::CompiledKernel a = fixtures::vector_add.compile(cutejit::Target::parse("sm_100a"), v(1024), v(1024), v(1024));
+  cutejit::CompiledKernel b = fixtures::vector_add.compile(cutejit::Target::parse("sm_100a"), v(1001), v(1001), v(1001));
   std::vector<std::string> ptx;
   for (const auto& f : std::filesystem::directory_iterator(tmp.path() / "dump"))
     if (f.path().extension() == ".ptx") ptx.push_back(read_text(f.path()));

@@ -31,7 +31,7 @@ TEST_CASE("export writes through a fresh temporary file: a link planted at the o
   TempCache tmp;
   auto v = cutejit::DeviceTensor<float>::make(256, std::array<int64_t, 1>{1 << 20}, std::array<int64_t, 1>{1});
   const std::filesystem::path manifest = tmp.path() / "manifest.jsonl";
-  REQUIRE(cutejit::append_to_manifest(manifest, examples::vector_add.specialization(v, v, v)).empty());
+  REQUIRE(cutejit::append_to_manifest(manifest, fixtures::vector_add.specialization(v, v, v)).empty());
   const std::filesystem::path out = tmp.path() / "out", victim = tmp.path() / "victim";
   std::filesystem::create_directories(out);
   write_bytes(victim, "precious");
@@ -73,7 +73,7 @@ TEST_CASE("dumps and manifests do not follow a link planted at their names", "[c
   const std::filesystem::path manifest = tmp.path() / "launches.jsonl";
   std::filesystem::create_symlink(victim, manifest);
   auto v = cutejit::DeviceTensor<float>::make(256, std::array<int64_t, 1>{1 << 20}, std::array<int64_t, 1>{1});
-  CHECK_THAT(cutejit::append_to_manifest(manifest, examples::vector_add.specialization(v, v, v)), Catch::Contains("symbolic link"));
+  CHECK_THAT(cutejit::append_to_manifest(manifest, fixtures::vector_add.specialization(v, v, v)), Catch::Contains("symbolic link"));
   CHECK(read_text(victim) == "precious");
 }
 
@@ -97,7 +97,7 @@ TEST_CASE("a file-size limit (ulimit -f) is a full disk: the JIT, warm and expor
 
   auto v = cutejit::DeviceTensor<float>::make(256, std::array<int64_t, 1>{1 << 20}, std::array<int64_t, 1>{1});
   const std::filesystem::path manifest = tmp.path() / "manifest.jsonl";
-  REQUIRE(cutejit::append_to_manifest(manifest, examples::vector_add.specialization(v, v, v)).empty());
+  REQUIRE(cutejit::append_to_manifest(manifest, fixtures::vector_add.specialization(v, v, v)).empty());
   const std::string common = "--plugin " + plugin_path().string() + " --manifest " + manifest.string() + " --targets sm_100a -j 1";
   Run warm = cli_raw_prefixed("ulimit -f 4; ", "--dir " + tmp.path().string() + " warm " + common);
   CHECK(warm.exit_code == 1);

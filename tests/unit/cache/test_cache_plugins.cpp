@@ -42,7 +42,7 @@ TEST_CASE("a plugin that throws, crashes or exits while loading is named, and wa
   TempCache tmp;
   auto v = cutejit::DeviceTensor<float>::make(256, std::array<int64_t, 1>{1 << 20}, std::array<int64_t, 1>{1});
   const std::filesystem::path manifest = tmp.path() / "manifest.jsonl";
-  REQUIRE(cutejit::append_to_manifest(manifest, examples::vector_add.specialization(v, v, v)).empty());
+  REQUIRE(cutejit::append_to_manifest(manifest, fixtures::vector_add.specialization(v, v, v)).empty());
   struct Bad {
     const char* name;
     const char* body;
@@ -84,7 +84,7 @@ TEST_CASE("warm says why the cache did not keep a kernel", "[cache]") {
   TempCache tmp;
   auto v = cutejit::DeviceTensor<float>::make(256, std::array<int64_t, 1>{1 << 20}, std::array<int64_t, 1>{1});
   const std::filesystem::path manifest = tmp.path() / "manifest.jsonl";
-  REQUIRE(cutejit::append_to_manifest(manifest, examples::vector_add.specialization(v, v, v)).empty());
+  REQUIRE(cutejit::append_to_manifest(manifest, fixtures::vector_add.specialization(v, v, v)).empty());
   ScopedEnv limit("CUTEJIT_CACHE_MAX_SIZE", "1K");
   Run warm = cli(tmp, "warm --plugin " + plugin_path().string() + " --manifest " + manifest.string() + " --targets sm_90a -j 1");
   CHECK(warm.exit_code == 1);

@@ -68,7 +68,7 @@ TEST_CASE("warm and export: nothing to do is an error, and a failed write keeps 
   TempCache tmp;
   auto v = cutejit::DeviceTensor<float>::make(256, std::array<int64_t, 1>{1 << 20}, std::array<int64_t, 1>{1});
   std::filesystem::path manifest = tmp.path() / "manifest.jsonl";
-  write_bytes(manifest, cutejit::manifest_line(examples::vector_add.specialization(v, v, v)));
+  write_bytes(manifest, cutejit::manifest_line(fixtures::vector_add.specialization(v, v, v)));
   const std::string plugin = " --plugin " + plugin_path().string() + " --manifest " + manifest.string();
 
   Run twice = cli(tmp, "list --json --json");

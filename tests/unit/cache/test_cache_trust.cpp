@@ -14,7 +14,7 @@ namespace {
 
 cutejit::CompiledKernel compile_saxpy(const char* target) {
   auto v = cutejit::DeviceTensor<cutejit::f32>::make(0, std::array<int64_t, 1>{1024}, std::array<int64_t, 1>{1});
-  return examples::saxpy.compile(cutejit::Target::parse(target), 2.0f, v, v);
+  return fixtures::saxpy.compile(cutejit::Target::parse(target), 2.0f, v, v);
 }
 
 }  // namespace

@@ -23,9 +23,9 @@ cutejit::DeviceTensor<float> vector(int64_t n) {
 /// block_reduce with two Constexpr block sizes.
 std::vector<Specialization> five_specializations() {
   auto v = vector(1 << 20), odd = vector(1000), one = vector(1);
-  return {examples::vector_add.specialization(v, v, v), examples::vector_add.specialization(odd, odd, odd),
-          examples::saxpy.specialization(2.0f, v, v), examples::block_reduce.specialization(v, one, 256),
-          examples::block_reduce.specialization(v, one, 128)};
+  return {fixtures::vector_add.specialization(v, v, v), fixtures::vector_add.specialization(odd, odd, odd),
+          fixtures::saxpy.specialization(2.0f, v, v), fixtures::block_reduce.specialization(v, one, 256),
+          fixtures::block_reduce.specialization(v, one, 128)};
 }
 
 std::string write_manifest(const TempCache& tmp, const std::vector<Specialization>& specs, const std::string& extra = "") {
@@ -60,17 +60,17 @@ TEST_CASE("a manifest round-trips, and its words compile the same kernel as the 
 
   cutejit::Target t = cutejit::Target::parse("sm_100a");
   auto v = vector(1 << 20);
-  cutejit::CompiledKernel from_args = examples::vector_add.compile(t, v, v, v);
-  cutejit::CompiledKernel from_words = examples::vector_add.compile(t, read[0]);
+  cutejit::CompiledKernel from_args = fixtures::vector_add.compile(t, v, v, v);
+  cutejit::CompiledKernel from_words = fixtures::vector_add.compile(t, read[0]);
   CHECK(from_words.cache_key == from_args.cache_key);
   CHECK(from_words.cubin == from_args.cubin);
 
   Specialization wrong = specs[2];  // saxpy's words given to vector_add
   wrong.kernel = "vector_add";
-  CHECK_THROWS_WITH(examples::vector_add.compile(t, wrong), Catch::Contains("does not match the kernel's parameters"));
+  CHECK_THROWS_WITH(fixtures::vector_add.compile(t, wrong), Catch::Contains("does not match the kernel's parameters"));
   Specialization truncated = specs[0];
   truncated.words.pop_back();
-  CHECK_THROWS_WITH(examples::vector_add.compile(t, truncated), Catch::Contains("does not match the kernel's parameters"));
+  CHECK_THROWS_WITH(fixtures::vector_add.compile(t, truncated), Catch::Contains("does not match the kernel's parameters"));
 
   // Words that no launch could have produced: an alignment of 2^255, a stray bit, a bool
   // Constexpr holding 2, an int Constexpr's words given to a bool one.
@@ -79,7 +79,7 @@ TEST_CASE("a manifest round-trips, and its words compile the same kernel as the 
   Specialization stray = specs[0];
   stray.words[1] |= uint64_t(1) << 7;
   for (const Specialization& s : {misaligned, stray})
-    CHECK_THROWS_WITH(examples::vector_add.compile(t, s), Catch::Contains("does not match the kernel's parameters"));
+    CHECK_THROWS_WITH(fixtures::vector_add.compile(t, s), Catch::Contains("does not match the kernel's parameters"));
   cutejit::Kernel flag{"flag", [](cutejit::Tensor<float> x, cutejit::Constexpr<bool> on) {
     if (on) x(0) = 1.0f;
   }};
@@ -116,7 +116,7 @@ TEST_CASE("cutejit-cache warm compiles a manifest for three targets, then finds 
   // This process traces the same kernels itself and finds the entries another process wrote:
   // the key is the same in both.
   auto v = vector(1 << 20);
-  CHECK(examples::saxpy.compile(cutejit::Target::parse("sm_120a"), 2.0f, v, v).from_cache);
+  CHECK(fixtures::saxpy.compile(cutejit::Target::parse("sm_120a"), 2.0f, v, v).from_cache);
 
   Run second = cli(tmp, warm_args(manifest, "sm_90a,sm_100a,sm_120a"));
   INFO(second.output);
@@ -129,7 +129,7 @@ TEST_CASE("cutejit-cache warm says what failed and why", "[cache]") {
   auto ta = cutejit::TensorMap<cutejit::bf16>::for_compile(2, {128, 64}, cutejit::TmaSwizzle::bytes128);
   auto tb = cutejit::TensorMap<cutejit::bf16>::for_compile(2, {128, 64}, cutejit::TmaSwizzle::bytes128);
   auto c = cutejit::kernels::gemm_sm90::output_map_for_compile();
-  Specialization gemm = examples::gemm_bf16.specialization(ta, tb, c, 256, 384, 512);
+  Specialization gemm = fixtures::gemm_bf16.specialization(ta, tb, c, 256, 384, 512);
   Specialization unknown = five_specializations()[0];
   unknown.kernel = "no_such_kernel";
   std::string manifest = write_manifest(tmp, {gemm, unknown});
@@ -190,7 +190,7 @@ TEST_CASE("8 cutejit-cache warm processes fill one empty directory from one mani
   CHECK(report.checked == 15);
   for (const auto& file : std::filesystem::directory_iterator(tmp.path() / "v1")) CHECK(file.path().extension() == ".entry");
   auto v = vector(1 << 20), one_element = vector(1);
-  CHECK(examples::block_reduce.compile(cutejit::Target::parse("sm_100a"), v, one_element, 128).from_cache);
+  CHECK(fixtures::block_reduce.compile(cutejit::Target::parse("sm_100a"), v, one_element, 128).from_cache);
 }
 
 TEST_CASE("cutejit-cache export refuses what it cannot do, clearly", "[cache]") {

@@ -88,7 +88,7 @@ TEST_CASE("nvshmem: the device checks of PEs and symmetric addresses are in the 
 TEST_CASE("nvshmem: the all-reduce example compiles, with 16-byte peer loads and stores", "[unit][nvshmem]") {
   for (const char* name : {"sm_80", "sm_90a", "sm_100a", "sm_120a"}) {
     INFO(name);
-    CompiledKernel c = examples::allreduce_example().compile(Target::parse(name));
+    CompiledKernel c = fixtures::allreduce_check().compile(Target::parse(name));
     CHECK(contains(c.ptx, "ld.global.v4."));
     CHECK(contains(c.ptx, "st.global.v4."));
     CHECK(contains(c.ptx, "membar.sys"));
@@ -168,7 +168,7 @@ TEST_CASE("nvshmem: rank 0's unique id reaches the other ranks through a file", 
 
 TEST_CASE("nvshmem: the all-gather GEMM compiles: HGMMA fed by TMA loads that wait for their tile's flag", "[unit][nvshmem]") {
   auto [a, b] = kernels::gemm_sm90::tensor_maps_for_compile<bf16>();
-  CompiledKernel c = examples::allgather_gemm::kernel<256>.compile(
+  CompiledKernel c = fixtures::allgather_gemm::kernel<256>.compile(
       Target::parse("sm_90a"), a, b, kernels::gemm_sm90::output_map_for_compile(), test::vector_arg<bf16>(), test::vector_arg<uint64_t>(),
       uint64_t(1), int32_t(1024), int32_t(1024), int32_t(1024), int32_t(512), Constexpr<int>{2});
   const std::string sass = test::disassemble(c.cubin, "-sass");

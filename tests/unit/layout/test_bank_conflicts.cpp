@@ -75,8 +75,8 @@ TEST_CASE("the bank model counts phases and wavefronts as the hardware serves th
 }
 
 TEST_CASE("the multistage GEMM's swizzled rings are conflict-free for ldmatrix and cp.async", "[unit]") {
-  using examples::gemm_sm80::Major;
-  using examples::gemm_sm80::ring_layout;
+  using fixtures::gemm_sm80::Major;
+  using fixtures::gemm_sm80::ring_layout;
   auto tiled = make_tiled_mma(SM80_16x8x16_F32BF16BF16F32_TN{}, make_layout({2, 2, 1}));
   for (Major major : {Major::k, Major::mn})
     for (int64_t rows : {128, 256}) {
@@ -105,7 +105,7 @@ TEST_CASE("the FA2 tiles are conflict-free for Q and K ldmatrix, V ldmatrix.tran
   auto tiled = make_tiled_mma(SM80_16x8x16_F32BF16BF16F32_TN{}, make_layout({4, 1, 1}));
   for (int head_dim : {64, 128}) {
     INFO("head dim " << head_dim);
-    ComposedLayout q = examples::fmha80::tile_layout<bf16>(128, head_dim), kv = examples::fmha80::tile_layout<bf16>(64, head_dim);
+    ComposedLayout q = fixtures::fmha80::tile_layout<bf16>(128, head_dim), kv = fixtures::fmha80::tile_layout<bf16>(64, head_dim);
     Layout vt = make_layout(mode(kv.layout_b(), 1), mode(kv.layout_b(), 0));  // V^T, (head_dim, keys)
     for (int warp = 0; warp < 4; ++warp)
       for (int kk = 0; kk < 4; ++kk) {

@@ -41,13 +41,13 @@ TEST_CASE("a kernel argument exposes its layout: dynamic shape and strides, stat
 }
 
 TEST_CASE("vectorised copy: 128-bit global accesses where the layouts prove contiguity and alignment", "[tensor]") {
-  auto ptx = examples::elementwise_add_tv_example().compile(sm90a).ptx;
+  auto ptx = fixtures::elementwise_add_tv_check().compile(sm90a).ptx;
   CHECK(count(ptx, "ld.global.nc.v4.b32") == 8);  // 2 inputs x 16 values per thread / 4
   CHECK(count(ptx, "st.global.v4.b32") == 4);
   CHECK_FALSE(contains(ptx, ".local"));            // the register tiles stayed in registers
 
   // A row length of 4099 floats: rows are not 16-byte aligned, so the copy goes scalar.
-  auto odd = examples::elementwise_add_tv.compile(sm90a, matrix_arg(64, 4099), matrix_arg(64, 4099), matrix_arg(64, 4099)).ptx;
+  auto odd = fixtures::elementwise_add_tv.compile(sm90a, matrix_arg(64, 4099), matrix_arg(64, 4099), matrix_arg(64, 4099)).ptx;
   CHECK_FALSE(contains(odd, ".v4."));
   CHECK(contains(odd, "ld.global.nc.b32"));
 }
@@ -94,7 +94,7 @@ TEST_CASE("swizzled shared tile: rows and columns of the transpose tile are conf
     CHECK(row_banks.size() == 32);
     CHECK(column_banks.size() == 32);
   }
-  auto ptx = examples::transpose_swizzle_example().compile(sm90a).ptx;
+  auto ptx = fixtures::transpose_swizzle_check().compile(sm90a).ptx;
   CHECK(count(ptx, "st.shared.b32") == 4);
   CHECK(count(ptx, "ld.shared.b32") == 4);
   CHECK(contains(ptx, "xor.b32"));  // the swizzle of the dynamic row offset

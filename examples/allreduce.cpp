@@ -1,3 +1,0 @@
-#include "allreduce.hpp"
-
-int main() { return examples::run(examples::allreduce_example()); }

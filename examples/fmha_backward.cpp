@@ -1,3 +1,0 @@
-#include "fmha_backward.hpp"
-
-int main() { return examples::run(examples::fmha_backward_example()); }

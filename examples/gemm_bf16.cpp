@@ -1,3 +1,0 @@
-#include "gemm_bf16.hpp"
-
-int main() { return examples::run(examples::gemm_bf16_example()); }

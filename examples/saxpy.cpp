@@ -1,3 +1,0 @@
-#include "saxpy.hpp"
-
-int main() { return examples::run(examples::saxpy_example()); }

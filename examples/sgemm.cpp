@@ -1,3 +1,0 @@
-#include "sgemm.hpp"
-
-int main() { return examples::run(examples::sgemm_example()); }

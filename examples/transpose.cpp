@@ -1,3 +1,0 @@
-#include "transpose.hpp"
-
-int main() { return examples::run(examples::transpose_example()); }
