@@ -59,7 +59,7 @@ TEST_CASE("the FA2 forward refuses the masks only the Hopper forward has", "[err
                                                     Contains("sliding windows and top-left aligned masks are not supported by this kernel"));
   p.window_left = -1;
   p.top_left = true;
-  CHECK_THROWS_WITH(fixtures::fmha80::check(p), Contains("fmha_forward_sm90_prepare and fmha_backward_sm90_prepare, have both"));
+  CHECK_THROWS_WITH(fixtures::fmha80::check(p), Contains("the sm_90a kernels, which attention_forward and attention_backward pick on sm_90a, have both"));
 }
 
 TEST_CASE("host copies of cu_seqlens that do not describe the problem are refused", "[error]") {

@@ -36,6 +36,15 @@
  * sequence b's pages in order; lse is (heads, batch * q_len). All compact. Long sequences are
  * split across CTAs (FlashDecoding) and combined, through a workspace the caller may give.
  *
+ * The backward of the forward, from its log-sum-exp (FlashAttention-2's recomputation):
+ *
+ *     kernels::attention_backward(gpu, q, k, v, o, d_o, lse, d_q, d_k, d_v,
+ *                                 {.cu_seqlens_q = cu_q, .cu_seqlens_k = cu_k, .causal = true});
+ *
+ * on the packed layout above (d_q as q, d_k and d_v as k), deterministic (no atomics: the same
+ * bits on every run): on sm_90a on wgmma with every mask of the forward, elsewhere from sm_80 on
+ * mma.sync with none or causal (bottom-right); head dims 64 and 128.
+ *
  * What a kernel cannot take is an Error at the caller's line naming what it can, and nothing is
  * written. The offsets are read on the device, where a sequence outside the tensors traps
  * rather than reading or writing past them.
@@ -83,6 +92,33 @@ struct DecodeOptions {
   std::optional<DeviceTensor<f32>> workspace;
 };
 
+struct AttentionBackwardOptions {
+  /// The packed batch's offsets, (batch + 1) int32 each.
+  std::optional<DeviceTensor<int32_t>> cu_seqlens_q, cu_seqlens_k;
+  /// The longest query and key sequences (the grids cover them); 0: all of q's (k's) tokens.
+  int64_t max_seqlen_q = 0, max_seqlen_k = 0;
+  bool causal = false;
+  int64_t window_left = -1, window_right = -1;  ///< as AttentionOptions' (sm_90a)
+  bool top_left = false;                        ///< as AttentionOptions' (sm_90a)
+  float softmax_scale = 0;                      ///< 0: 1 / sqrt(head_dim)
+  StreamHandle stream = nullptr;
+  /// Where rowsum(dO * O) goes between the kernels: compact f32 of at least heads * total_q
+  /// values. Absent: allocated on each call, or owned by the prepared backward.
+  std::optional<DeviceTensor<f32>> workspace;
+};
+
+/// A prepared backward: rowsum(dO * O), then the dK/dV kernel, then the dQ kernel, with the
+/// rowsum they pass owned here. Calling it launches the three, with no lookup.
+class PreparedBackward {
+ public:
+  PreparedBackward(PreparedLaunch dot, PreparedLaunch dkdv, PreparedLaunch dq, Buffer<float> workspace);
+  void operator()() const;
+
+ private:
+  PreparedLaunch dot_, dkdv_, dq_;
+  Buffer<float> workspace_;  // empty with a workspace of the caller's
+};
+
 /// A prepared decode: the split kernel and, with more than one split, the combine and the
 /// partial results they pass, owned here. Calling it launches both, with no lookup.
 class PreparedDecode {
@@ -97,45 +133,63 @@ class PreparedDecode {
   int64_t splits_;
 };
 
-#define CUTEJIT_KERNELS_ATTENTION(T)                                                                                                  \
-  /** O and the log-sum-exp of softmax(scale Q K^T + mask) V (see the file's comment). */                                           \
-  void attention_forward(const Device& device, const DeviceTensor<T>& q, const DeviceTensor<T>& k, const DeviceTensor<T>& v,         \
-                         const DeviceTensor<T>& o, const DeviceTensor<f32>& lse, const AttentionOptions& options = {},               \
-                         std::source_location where = std::source_location::current());                                             \
-  /** attention_forward resolved once: calling it launches with no lookup (same tensors, same memory). */                          \
-  PreparedLaunch attention_forward_prepare(const Device& device, const DeviceTensor<T>& q, const DeviceTensor<T>& k,                 \
-                                           const DeviceTensor<T>& v, const DeviceTensor<T>& o, const DeviceTensor<f32>& lse,         \
-                                           const AttentionOptions& options = {},                                                     \
-                                           std::source_location where = std::source_location::current());                           \
-  /** The kernel attention_forward launches on `target` for these tensors (descriptions, DeviceTensor::for_compile, the    \
-      offsets included), compiled with no GPU: for warming the cache. */                                                             \
-  CompiledKernel attention_forward_compile(const Target& target, const DeviceTensor<T>& q, const DeviceTensor<T>& k,                 \
-                                           const DeviceTensor<T>& v, const DeviceTensor<T>& o, const DeviceTensor<f32>& lse,         \
-                                           const AttentionOptions& options = {},                                                     \
-                                           std::source_location where = std::source_location::current());                           \
-  /** Decode against a paged KV cache (see the file's comment); with more than one split and no options.workspace it                 \
-      allocates one on each call (cuMemFree then waits for the GPU): give one, or prepare it once, for repeated steps. */            \
-  void attention_decode(const Device& device, const DeviceTensor<T>& q, const DeviceTensor<T>& k_cache,                              \
-                        const DeviceTensor<T>& v_cache, const DeviceTensor<int32_t>& block_table,                                    \
-                        const DeviceTensor<int32_t>& seqlens_k, const DeviceTensor<T>& o, const DeviceTensor<f32>& lse,              \
-                        const DecodeOptions& options = {}, std::source_location where = std::source_location::current());            \
-  PreparedDecode attention_decode_prepare(const Device& device, const DeviceTensor<T>& q, const DeviceTensor<T>& k_cache,            \
-                                          const DeviceTensor<T>& v_cache, const DeviceTensor<int32_t>& block_table,                  \
-                                          const DeviceTensor<int32_t>& seqlens_k, const DeviceTensor<T>& o,                          \
-                                          const DeviceTensor<f32>& lse, const DecodeOptions& options = {},                           \
-                                          std::source_location where = std::source_location::current());                         \
-  /** The f32 values DecodeOptions::workspace must hold for this decode (0 when it runs in one split). */                           \
-  int64_t attention_decode_workspace(const Device& device, const DeviceTensor<T>& q, const DeviceTensor<T>& k_cache,                 \
-                                     const DeviceTensor<int32_t>& block_table, const DecodeOptions& options = {},                    \
-                                     std::source_location where = std::source_location::current());                                  \
-  /** Every kernel attention_decode may launch on `target` for these tensors (descriptions, DeviceTensor::for_compile), compiled    \
-      with no GPU, for warming the cache: the one-split kernel, and the split and combine kernels of each split count it may       \
-      choose (the choice depends on the GPU), or of options.splits alone. */                                                          \
+#define CUTEJIT_KERNELS_ATTENTION(T)                                                                                                   \
+  /** O and the log-sum-exp of softmax(scale Q K^T + mask) V (see the file's comment). */                                              \
+  void attention_forward(const Device& device, const DeviceTensor<T>& q, const DeviceTensor<T>& k, const DeviceTensor<T>& v,           \
+                         const DeviceTensor<T>& o, const DeviceTensor<f32>& lse, const AttentionOptions& options = {},                 \
+                         std::source_location where = std::source_location::current());                                                \
+  /** attention_forward resolved once: calling it launches with no lookup (same tensors, same memory). */                              \
+  PreparedLaunch attention_forward_prepare(const Device& device, const DeviceTensor<T>& q, const DeviceTensor<T>& k,                   \
+                                           const DeviceTensor<T>& v, const DeviceTensor<T>& o, const DeviceTensor<f32>& lse,           \
+                                           const AttentionOptions& options = {},                                                       \
+                                           std::source_location where = std::source_location::current());                              \
+  /** The kernel attention_forward launches on `target` for these tensors (descriptions, DeviceTensor::for_compile, the                \
+      offsets included), compiled with no GPU: for warming the cache. */                                                               \
+  CompiledKernel attention_forward_compile(const Target& target, const DeviceTensor<T>& q, const DeviceTensor<T>& k,                   \
+                                           const DeviceTensor<T>& v, const DeviceTensor<T>& o, const DeviceTensor<f32>& lse,           \
+                                           const AttentionOptions& options = {},                                                       \
+                                           std::source_location where = std::source_location::current());                              \
+  /** Decode against a paged KV cache (see the file's comment); with more than one split and no options.workspace it                   \
+      allocates one on each call (cuMemFree then waits for the GPU): give one, or prepare it once, for repeated steps. */              \
+  void attention_decode(const Device& device, const DeviceTensor<T>& q, const DeviceTensor<T>& k_cache,                                \
+                        const DeviceTensor<T>& v_cache, const DeviceTensor<int32_t>& block_table,                                      \
+                        const DeviceTensor<int32_t>& seqlens_k, const DeviceTensor<T>& o, const DeviceTensor<f32>& lse,                \
+                        const DecodeOptions& options = {}, std::source_location where = std::source_location::current());              \
+  PreparedDecode attention_decode_prepare(const Device& device, const DeviceTensor<T>& q, const DeviceTensor<T>& k_cache,              \
+                                          const DeviceTensor<T>& v_cache, const DeviceTensor<int32_t>& block_table,                    \
+                                          const DeviceTensor<int32_t>& seqlens_k, const DeviceTensor<T>& o,                            \
+                                          const DeviceTensor<f32>& lse, const DecodeOptions& options = {},                             \
+                                          std::source_location where = std::source_location::current());                               \
+  /** The f32 values DecodeOptions::workspace must hold for this decode (0 when it runs in one split). */                              \
+  int64_t attention_decode_workspace(const Device& device, const DeviceTensor<T>& q, const DeviceTensor<T>& k_cache,                   \
+                                     const DeviceTensor<int32_t>& block_table, const DecodeOptions& options = {},                      \
+                                     std::source_location where = std::source_location::current());                                    \
+  /** Every kernel attention_decode may launch on `target` for these tensors (descriptions, DeviceTensor::for_compile), compiled       \
+      with no GPU, for warming the cache: the one-split kernel, and the split and combine kernels of each split count it may           \
+      choose (the choice depends on the GPU), or of options.splits alone. */                                                           \
   std::vector<CompiledKernel> attention_decode_compile(const Target& target, const DeviceTensor<T>& q, const DeviceTensor<T>& k_cache, \
                                                        const DeviceTensor<T>& v_cache, const DeviceTensor<int32_t>& block_table,       \
                                                        const DeviceTensor<int32_t>& seqlens_k, const DeviceTensor<T>& o,               \
                                                        const DeviceTensor<f32>& lse, const DecodeOptions& options = {},                \
-                                                       std::source_location where = std::source_location::current());
+                                                       std::source_location where = std::source_location::current());                  \
+  /** dQ, dK and dV of the forward's O = softmax(scale Q K^T + mask) V, given dO and the forward's lse (see the file's comment). */    \
+  void attention_backward(const Device& device, const DeviceTensor<T>& q, const DeviceTensor<T>& k, const DeviceTensor<T>& v,          \
+                          const DeviceTensor<T>& o, const DeviceTensor<T>& d_o, const DeviceTensor<f32>& lse,                          \
+                          const DeviceTensor<T>& d_q, const DeviceTensor<T>& d_k, const DeviceTensor<T>& d_v,                          \
+                          const AttentionBackwardOptions& options = {},                                                                \
+                          std::source_location where = std::source_location::current());                                               \
+  PreparedBackward attention_backward_prepare(const Device& device, const DeviceTensor<T>& q, const DeviceTensor<T>& k,                \
+                                              const DeviceTensor<T>& v, const DeviceTensor<T>& o, const DeviceTensor<T>& d_o,          \
+                                              const DeviceTensor<f32>& lse, const DeviceTensor<T>& d_q, const DeviceTensor<T>& d_k,    \
+                                              const DeviceTensor<T>& d_v, const AttentionBackwardOptions& options = {},                \
+                                              std::source_location where = std::source_location::current());                           \
+  /** The three kernels attention_backward launches on `target` for these tensors (descriptions), compiled with no GPU. */             \
+  std::vector<CompiledKernel> attention_backward_compile(const Target& target, const DeviceTensor<T>& q, const DeviceTensor<T>& k,     \
+                                                         const DeviceTensor<T>& v, const DeviceTensor<T>& o, const DeviceTensor<T>& d_o, \
+                                                         const DeviceTensor<f32>& lse, const DeviceTensor<T>& d_q,                     \
+                                                         const DeviceTensor<T>& d_k, const DeviceTensor<T>& d_v,                       \
+                                                         const AttentionBackwardOptions& options = {},                                 \
+                                                         std::source_location where = std::source_location::current());
 CUTEJIT_KERNELS_ATTENTION(bf16)
 CUTEJIT_KERNELS_ATTENTION(f16)
 #undef CUTEJIT_KERNELS_ATTENTION

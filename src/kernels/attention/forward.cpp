@@ -34,21 +34,6 @@ struct Call {
   }
 };
 
-/// A packed (tokens, heads, head_dim) or dense (batch, seqlen, heads, head_dim) operand as the
-/// kernels read it: head_dim contiguous, the other strides and the start on 16 bytes.
-template <class T>
-void require_rows(const DeviceTensor<T>& t, const char* name, const char* op, const std::source_location& where) {
-  const int last = t.rank - 1;
-  require(t.stride[size_t(last)] == 1, op, std::string(name) + "'s head_dim has stride " + std::to_string(t.stride[size_t(last)]) +
-                                               "; it must be contiguous (stride 1)", where);
-  for (int m = 0; m < last; ++m)
-    require(t.stride[size_t(m)] * int64_t(sizeof(T)) % 16 == 0 || t.shape[size_t(m)] == 1, op,
-            std::string(name) + "'s stride " + std::to_string(t.stride[size_t(m)]) + " (mode " + std::to_string(m) +
-                ") must be a multiple of 16 bytes",
-            where);
-  require(t.ptr % 16 == 0, op, std::string(name) + " must start on 16 bytes", where);
-}
-
 template <class T>
 Call<T> make_call(const char* op, const DeviceTensor<T>& q, const DeviceTensor<T>& k, const DeviceTensor<T>& v, const DeviceTensor<T>& o,
                   const DeviceTensor<f32>& lse, const AttentionOptions& options, const std::source_location& where) {
@@ -61,7 +46,7 @@ Call<T> make_call(const char* op, const DeviceTensor<T>& q, const DeviceTensor<T
             where);
   require(o.shape == q.shape, op, "o is " + shape_of(o) + "; it must have q's shape " + shape_of(q), where);
   require(v.shape == k.shape, op, "v is " + shape_of(v) + "; it must have k's shape " + shape_of(k), where);
-  for (auto [t, name] : {std::pair{&q, "q"}, {&k, "k"}, {&v, "v"}, {&o, "o"}}) require_rows(*t, name, op, where);
+  for (auto [t, name] : {std::pair{&q, "q"}, {&k, "k"}, {&v, "v"}, {&o, "o"}}) detail::require_heads(*t, name, op, where);
   FmhaProblem& p = c.problem;
   if (c.dense) {
     require(!options.cu_seqlens_q && !options.cu_seqlens_k, op, "dense (batch, seqlen, heads, head_dim) tensors take no cu_seqlens", where);

@@ -69,8 +69,8 @@ inline void check_problem(const FmhaProblem& p, std::initializer_list<int64_t> h
         std::to_string(p.max_seqlen_q) + ", max_seqlen_k " + std::to_string(p.max_seqlen_k));
   const bool windowed = p.window_left >= 0 || p.window_right >= 0;
   if (!windows && (windowed || p.top_left))
-    bad("sliding windows and top-left aligned masks are not supported by this kernel (the Hopper kernels, "
-        "fmha_forward_sm90_prepare and fmha_backward_sm90_prepare, have both)");
+    bad("sliding windows and top-left aligned masks are not supported by this kernel (the sm_90a kernels, which "
+        "attention_forward and attention_backward pick on sm_90a, have both)");
   if (p.window_left < -1 || p.window_right < -1)
     bad("a window bound is a number of keys from 0, or -1 for none, not " + std::to_string(std::min(p.window_left, p.window_right)));
   if (p.window_left >= p.total_k || p.window_right >= p.total_k)
