@@ -124,27 +124,6 @@ void print_breakdown(const qwen3::Model& model, qwen3::KvCache& cache, const std
   }
 }
 
-/// `text` as a whole number from 1 up; else throws std::invalid_argument naming `flag`.
-int64_t count(const std::string& flag, const std::string& text) {
-  int64_t n = 0;
-  try {
-    n = qwen3::parse_number<int64_t>(flag, text);
-  } catch (const std::invalid_argument&) {
-  }
-  if (n < 1) throw std::invalid_argument("error: " + flag + " takes whole numbers from 1 up, not '" + text + "'");
-  return n;
-}
-
-/// "1,8,32": batch sizes.
-std::vector<int64_t> batch_list(const std::string& text) {
-  std::vector<int64_t> out;
-  for (size_t at = 0; at <= text.size();) {
-    const size_t comma = std::min(text.find(',', at), text.size());
-    out.push_back(count("--batch", text.substr(at, comma - at)));
-    at = comma + 1;
-  }
-  return out;
-}
 
 /// A prefill of `batch` prompts of `context` tokens into a new cache, then `steps` decode steps
 /// (and with `breakdown`, eight more, profiled). The decode's figure also goes on a line
@@ -214,22 +193,15 @@ int main(int argc, char** argv) {
       } else if (valued && i + 1 < argc) {
         const std::string value = argv[++i];
         if (flag == "--model") name = value;
-        else if (flag == "--batch") batches = batch_list(value);
-        else if (flag == "--context") context = count(flag, value);
-        else steps = count(flag, value);
+        else if (flag == "--batch") batches = qwen3::parse_count_list(flag, value);
+        else if (flag == "--context") context = qwen3::parse_count(flag, value);
+        else steps = qwen3::parse_count(flag, value);
       } else {
         std::fprintf(stderr, "usage: cutejit_qwen3_bench [--model 8b|1.7b|0.6b|tiny] [--batch N[,N...]] [--context N] [--steps N] [--breakdown]\n");
         return 2;
       }
     }
-    const qwen3::Config c = name == "8b" ? qwen3::Config::qwen3_8b() : name == "1.7b" ? qwen3::Config::qwen3_1_7b()
-                          : name == "0.6b" ? qwen3::Config::qwen3_0_6b()
-                          : name == "tiny" ? qwen3::Config{256, 2, 4, 2, 64, 512, 320, 1e6, 1e-6, false}  // the tests' size, for a quick check
-                                           : qwen3::Config{};
-    if (c.hidden == 0) {
-      std::fprintf(stderr, "error: --model is 8b, 1.7b, 0.6b or tiny, not %s\n", name.c_str());
-      return 2;
-    }
+    const qwen3::Config c = qwen3::Config::named(name);
     Device gpu;
     const double bandwidth = copy_bandwidth(gpu);
     std::printf("Qwen3-%s, context %lld, %s; copy bandwidth %.0f GB/s\n", name.c_str(), (long long)context, gpu.name().c_str(),

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
@@ -99,6 +100,13 @@ Config Config::from_json_file(const std::filesystem::path& path) {
 Config Config::qwen3_8b() { return {4096, 36, 32, 8, 128, 12288, 151936, 1e6, 1e-6, false}; }
 Config Config::qwen3_1_7b() { return {2048, 28, 16, 8, 128, 6144, 151936, 1e6, 1e-6, true}; }
 Config Config::qwen3_0_6b() { return {1024, 28, 16, 8, 128, 3072, 151936, 1e6, 1e-6, true}; }
+Config Config::named(const std::string& name) {
+  if (name == "8b") return qwen3_8b();
+  if (name == "1.7b") return qwen3_1_7b();
+  if (name == "0.6b") return qwen3_0_6b();
+  if (name == "tiny") return {256, 2, 4, 2, 64, 512, 320, 1e6, 1e-6, false};
+  throw std::invalid_argument("error: the model is 8b, 1.7b, 0.6b or tiny, not '" + name + "'");
+}
 
 int64_t Config::weight_bytes() const {
   int64_t elements = 0;

@@ -38,6 +38,9 @@ struct Config {
   static Config qwen3_8b();
   static Config qwen3_1_7b();
   static Config qwen3_0_6b();
+  /// One of those by name: "8b", "1.7b", "0.6b", or "tiny" (the tests' 2 layers of hidden 256);
+  /// else std::invalid_argument.
+  static Config named(const std::string& name);
   /// Bytes of the weights in BF16.
   int64_t weight_bytes() const;
 };

@@ -1,5 +1,5 @@
-// What the apps' programs read from their command lines: numbers, and token ids as
-// comma-separated integers.
+// What the apps' programs read from their command lines: numbers, lists of counts, and token
+// ids as comma-separated integers.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +19,26 @@ T parse_number(const std::string& what, const std::string& text) {
   T value{};
   if (!(in >> value) || !in.eof()) throw std::invalid_argument("error: " + what + " takes a number, not '" + text + "'");
   return value;
+}
+
+/// `text` as a whole number from 1 up; else std::invalid_argument naming `what`.
+inline int64_t parse_count(const std::string& what, const std::string& text) {
+  int64_t n = 0;
+  try {
+    n = parse_number<int64_t>(what, text);
+  } catch (const std::invalid_argument&) {
+  }
+  if (n < 1) throw std::invalid_argument("error: " + what + " takes whole numbers from 1 up, not '" + text + "'");
+  return n;
+}
+
+/// "1,8,32" as whole numbers from 1 up (parse_count's), in order.
+inline std::vector<int64_t> parse_count_list(const std::string& what, const std::string& text) {
+  std::vector<int64_t> out;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) out.push_back(parse_count(what, item));
+  if (out.empty()) throw std::invalid_argument("error: " + what + " takes a comma-separated list of whole numbers from 1 up, not '" + text + "'");
+  return out;
 }
 
 /// "1,22,333" as token ids. Throws std::invalid_argument naming the list for anything but

@@ -16,19 +16,25 @@ uint64_t next_id() {
 }
 }  // namespace
 
-KvCache::KvCache(const Device& device, const Config& config, int64_t sequences, int64_t max_tokens, int64_t page_size, int64_t pages)
-    : id_(next_id()), kv_heads_(config.kv_heads), head_dim_(config.head_dim), page_size_(page_size) {
+KvCache::Geometry KvCache::geometry(int64_t sequences, int64_t max_tokens, int64_t page_size, int64_t pages) {
   if (sequences < 1 || max_tokens < 1)
     throw Error("error: qwen3: a KV cache holds at least one sequence of at least one token, not " + std::to_string(sequences) +
                 " of " + std::to_string(max_tokens));
   if (page_size < 16 || page_size % 16 != 0)
     throw Error("error: qwen3: KV cache pages hold a multiple of 16 tokens (the decode reads 16 keys from one page), not " +
                 std::to_string(page_size));
-  pages_per_sequence_ = (max_tokens + page_size - 1) / page_size;
-  pages_ = pages > 0 ? pages : sequences * pages_per_sequence_;
-  if (pages_ * page_size_ > INT32_MAX)
-    throw Error("error: qwen3: a KV cache of " + std::to_string(pages_) + " pages of " + std::to_string(page_size_) +
+  Geometry g{.pages_per_sequence = (max_tokens + page_size - 1) / page_size};
+  g.pages = pages > 0 ? pages : sequences * g.pages_per_sequence;
+  if (g.pages * page_size > INT32_MAX)
+    throw Error("error: qwen3: a KV cache of " + std::to_string(g.pages) + " pages of " + std::to_string(page_size) +
                 " tokens has more slots than int32 indexes");
+  return g;
+}
+
+KvCache::KvCache(const Device& device, const Config& config, int64_t sequences, int64_t max_tokens, int64_t page_size, int64_t pages)
+    : id_(next_id()), kv_heads_(config.kv_heads), head_dim_(config.head_dim), page_size_(page_size) {
+  const Geometry g = geometry(sequences, max_tokens, page_size, pages);
+  pages_ = g.pages, pages_per_sequence_ = g.pages_per_sequence;
   for (int64_t l = 0; l < config.layers; ++l) {
     keys_.push_back(device.alloc<bf16>(size_t(pages_ * page_size_ * kv_heads_ * head_dim_)));
     values_.push_back(device.alloc<bf16>(size_t(pages_ * page_size_ * kv_heads_ * head_dim_)));

@@ -27,6 +27,13 @@ class KvCache {
   KvCache(const cutejit::Device& device, const Config& config, int64_t sequences, int64_t max_tokens, int64_t page_size = 16,
           int64_t pages = 0);
 
+  /// The pool's pages and each sequence's row of the block table for those arguments, checked
+  /// as the constructor checks them: what a cache's tensors' shapes are, with no device.
+  struct Geometry {
+    int64_t pages = 0, pages_per_sequence = 0;
+  };
+  static Geometry geometry(int64_t sequences, int64_t max_tokens, int64_t page_size = 16, int64_t pages = 0);
+
   int64_t sequences() const { return int64_t(lengths_.size()); }
   int64_t length(int64_t sequence) const;
   int64_t max_tokens() const { return pages_per_sequence_ * page_size_; }
