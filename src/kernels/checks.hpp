@@ -42,21 +42,4 @@ void require_vector(const DeviceTensor<T>& t, const char* name, const std::strin
   require(t.ptr % 16 == 0, op, std::string(name) + " must start on 16 bytes", where);
 }
 
-/// An attention operand, packed (tokens, heads, head_dim) or dense (batch, seqlen, heads,
-/// head_dim), as the kernels read it: head_dim contiguous, the other strides and the start on
-/// 16 bytes.
-template <class T>
-void require_heads(const DeviceTensor<T>& t, const char* name, const std::string& op, const std::source_location& where) {
-  const int last = t.rank - 1;
-  require(t.stride[size_t(last)] == 1, op,
-          std::string(name) + "'s head_dim has stride " + std::to_string(t.stride[size_t(last)]) + "; it must be contiguous (stride 1)",
-          where);
-  for (int m = 0; m < last; ++m)
-    require(t.stride[size_t(m)] * int64_t(sizeof(T)) % 16 == 0 || t.shape[size_t(m)] == 1, op,
-            std::string(name) + "'s stride " + std::to_string(t.stride[size_t(m)]) + " (mode " + std::to_string(m) +
-                ") must be a multiple of 16 bytes",
-            where);
-  require(t.ptr % 16 == 0, op, std::string(name) + " must start on 16 bytes", where);
-}
-
 }  // namespace cutejit::kernels::detail

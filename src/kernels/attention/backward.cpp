@@ -4,10 +4,12 @@
 // The rowsum kernel is the mma.sync backward's on every target.
 #include <cmath>
 #include <string>
+#include <tuple>
 
 #include "cutejit/kernels/attention.hpp"
 #include "cutejit/kernels/attention/backward_sm80.hpp"
 #include "cutejit/kernels/attention/backward_sm90.hpp"
+#include "kernels/attention/operands.hpp"
 #include "kernels/checks.hpp"
 #include "kernels/element_names.hpp"
 
@@ -55,19 +57,9 @@ Call<T> make_call(const char* op, const DeviceTensor<T>& q, const DeviceTensor<T
   for (auto [t, name] : {std::pair{&v, "v"}, {&d_k, "d_k"}, {&d_v, "d_v"}})
     require(t->shape == k.shape, op, std::string(name) + " is " + shape_of(*t) + "; it must have k's shape " + shape_of(k), where);
   require(k.shape[2] == q.shape[2], op, "k is " + shape_of(k) + "; its head_dim must be q's, " + std::to_string(q.shape[2]), where);
-  require(options.cu_seqlens_q && options.cu_seqlens_k, op,
-          "the backward takes packed (tokens, heads, head_dim) tensors and needs cu_seqlens_q and cu_seqlens_k (for one sequence of n "
-          "tokens: {0, n})",
-          where);
-  c.cu_q = *options.cu_seqlens_q;
-  c.cu_k = *options.cu_seqlens_k;
-  for (auto [t, name] : {std::pair{&c.cu_q, "cu_seqlens_q"}, {&c.cu_k, "cu_seqlens_k"}})
-    require(t->rank == 1 && t->stride[0] == 1 && t->shape[0] >= 2, op,
-            std::string(name) + " is " + shape_of(*t) + "; it takes batch + 1 contiguous offsets (at least 2)", where);
-  require(c.cu_q.shape[0] == c.cu_k.shape[0], op,
-          "cu_seqlens_q has " + std::to_string(c.cu_q.shape[0]) + " offsets and cu_seqlens_k " + std::to_string(c.cu_k.shape[0]) +
-              "; one batch has as many of each",
-          where);
+  std::tie(c.cu_q, c.cu_k) = detail::require_offsets(
+      options.cu_seqlens_q, options.cu_seqlens_k,
+      "the backward takes packed (tokens, heads, head_dim) tensors and needs cu_seqlens_q and cu_seqlens_k", op, where);
   FmhaProblem& p = c.problem;
   p = FmhaProblem{.batch = c.cu_q.shape[0] - 1, .heads = q.shape[1], .kv_heads = k.shape[1], .head_dim = q.shape[2], .total_q = q.shape[0],
                   .total_k = k.shape[0], .max_seqlen_q = options.max_seqlen_q > 0 ? options.max_seqlen_q : q.shape[0]};

@@ -2,22 +2,19 @@
 // back only its own (the row stays in L2): the maximum, the sum of exp(scale (x - max)), then
 // the normalised values, all in f32 and rounded once. Subtracting the maximum keeps exp from
 // overflowing; y may be x itself (a thread writes only what it has read).
-#include <algorithm>
 #include <cmath>
 
 #include "cutejit/cutejit.hpp"
 #include "cutejit/kernels/elementwise.hpp"
 #include "kernels/checks.hpp"
 #include "kernels/element_names.hpp"
+#include "kernels/row_threads.hpp"
 
 namespace cutejit::kernels {
 
 namespace {
 
 using detail::vector;
-
-/// The block for rows of `n`: about four vectors a thread, 32 to 1024 threads.
-int threads_for(int64_t n, int vec) { return int(std::clamp<int64_t>((n / vec + 4 * 32 - 1) / (4 * 32) * 32, 32, 1024)); }
 
 template <class T>
 auto& softmax_kernel() {
@@ -60,7 +57,7 @@ Launch plan(const char* op, const DeviceTensor<T>& x, const DeviceTensor<T>& y, 
                   where);
   detail::require(std::isfinite(options.scale) && options.scale > 0, op,
                   "scale is " + std::to_string(options.scale) + "; it must be finite and positive", where);
-  return Launch{.grid = uint32_t(x.shape[0]), .block = uint32_t(threads_for(x.shape[1], vector<T>)), .stream = options.stream,
+  return Launch{.grid = uint32_t(x.shape[0]), .block = uint32_t(detail::row_threads(x.shape[1], vector<T>)), .stream = options.stream,
                 .where = where};
 }
 

@@ -4,24 +4,18 @@
 // mean (two passes rather than sum and sum of squares, which cancel catastrophically when the
 // mean is large against the spread), then (x - mean) * rstd * weight + bias in f32, rounded once
 // (as PyTorch's layer_norm rounds its f32 result).
-#include <algorithm>
 
 #include "cutejit/cutejit.hpp"
 #include "cutejit/kernels/norm.hpp"
 #include "kernels/checks.hpp"
 #include "kernels/element_names.hpp"
+#include "kernels/norm/norm_launch.hpp"
 
 namespace cutejit::kernels {
 
 namespace {
 
 using detail::vector;
-
-/// The block for rows of `hidden`: about four vectors a thread, 32 to 1024 threads.
-int threads_for(int64_t hidden, int vec) {
-  const int64_t vectors = hidden / vec;
-  return int(std::clamp<int64_t>((vectors + 4 * 32 - 1) / (4 * 32) * 32, 32, 1024));
-}
 
 /// Every variant in one kernel: `add_residual` and `has_bias` choose at trace time; an unused
 /// residual or bias argument is never read.
@@ -78,26 +72,14 @@ auto& layernorm_kernel() {
   return k;
 }
 
-/// The checks every form makes; returns the launch.
+/// The norms' checks, and the bias's; returns the launch.
 template <class T>
 Launch plan(const char* op, const DeviceTensor<T>& x, const DeviceTensor<T>* residual, const DeviceTensor<T>& weight,
             const std::optional<DeviceTensor<T>>& bias, const DeviceTensor<T>& y, const NormOptions& options,
             const std::source_location& where) {
-  using detail::require;
-  detail::require_rows(x, "x", op, vector<T>, where);
-  detail::require_rows(y, "y", op, vector<T>, where);
-  require(y.shape == x.shape, op, "y is " + detail::shape_of(y) + "; it must have x's shape " + detail::shape_of(x), where);
-  if (residual) {
-    detail::require_rows(*residual, "residual", op, vector<T>, where);
-    require(residual->shape == x.shape, op,
-            "residual is " + detail::shape_of(*residual) + "; it must have x's shape " + detail::shape_of(x), where);
-  }
-  detail::require_vector(weight, "weight", op, x.shape[1], where);
+  Launch launch = detail::norm_launch<T>(op, x, residual, weight, y, options, where);
   if (bias) detail::require_vector(*bias, "bias", op, x.shape[1], where);
-  require(x.shape[0] < (int64_t(1) << 31), op, "x has " + std::to_string(x.shape[0]) + " rows; at most 2^31 - 1 are launched", where);
-  require(options.eps >= 0, op, "eps is negative", where);
-  return Launch{.grid = uint32_t(x.shape[0]), .block = uint32_t(threads_for(x.shape[1], vector<T>)), .stream = options.stream,
-                .where = where};
+  return launch;
 }
 
 template <class T>

@@ -9,18 +9,13 @@
 #include "cutejit/cutejit.hpp"
 #include "kernels/checks.hpp"
 #include "kernels/element_names.hpp"
+#include "kernels/norm/norm_launch.hpp"
 
 namespace cutejit::kernels {
 
 namespace {
 
 using detail::vector;
-
-/// The block for rows of `hidden`: about four vectors a thread, 32 to 1024 threads.
-int threads_for(int64_t hidden, int vec) {
-  const int64_t vectors = hidden / vec;
-  return int(std::clamp<int64_t>((vectors + 4 * 32 - 1) / (4 * 32) * 32, 32, 1024));
-}
 
 /// The row kernel's body; `residual` is null for plain RMSNorm.
 template <class T>
@@ -75,30 +70,10 @@ auto& add_rmsnorm_kernel() {
   return k;
 }
 
-/// The checks both operators make; returns the launch.
-template <class T>
-Launch plan(const char* op, const DeviceTensor<T>& x, const DeviceTensor<T>* residual, const DeviceTensor<T>& weight,
-            const DeviceTensor<T>& y, const NormOptions& options, const std::source_location& where) {
-  using detail::require;
-  detail::require_rows(x, "x", op, vector<T>, where);
-  detail::require_rows(y, "y", op, vector<T>, where);
-  require(y.shape == x.shape, op, "y is " + detail::shape_of(y) + "; it must have x's shape " + detail::shape_of(x), where);
-  if (residual) {
-    detail::require_rows(*residual, "residual", op, vector<T>, where);
-    require(residual->shape == x.shape, op,
-            "residual is " + detail::shape_of(*residual) + "; it must have x's shape " + detail::shape_of(x), where);
-  }
-  detail::require_vector(weight, "weight", op, x.shape[1], where);
-  require(x.shape[0] < (int64_t(1) << 31), op, "x has " + std::to_string(x.shape[0]) + " rows; at most 2^31 - 1 are launched", where);
-  require(options.eps >= 0, op, "eps is negative", where);
-  return Launch{.grid = uint32_t(x.shape[0]), .block = uint32_t(threads_for(x.shape[1], vector<T>)), .stream = options.stream,
-                .where = where};
-}
-
 template <class T>
 void rmsnorm_t(const Device& device, const DeviceTensor<T>& x, const DeviceTensor<T>& weight, const DeviceTensor<T>& y,
              const NormOptions& options, std::source_location where) {
-  Launch launch = plan<T>("rmsnorm", x, nullptr, weight, y, options, where);
+  Launch launch = detail::norm_launch<T>("rmsnorm", x, nullptr, weight, y, options, where);
   if (x.shape[0] == 0) return;
   rmsnorm_kernel<T>()(device, launch, x, weight, y, options.eps, int(launch.block.x));
 }
@@ -106,7 +81,7 @@ void rmsnorm_t(const Device& device, const DeviceTensor<T>& x, const DeviceTenso
 template <class T>
 void add_rmsnorm_t(const Device& device, const DeviceTensor<T>& x, const DeviceTensor<T>& residual, const DeviceTensor<T>& weight,
                  const DeviceTensor<T>& y, const NormOptions& options, std::source_location where) {
-  Launch launch = plan<T>("add_rmsnorm", x, &residual, weight, y, options, where);
+  Launch launch = detail::norm_launch<T>("add_rmsnorm", x, &residual, weight, y, options, where);
   if (x.shape[0] == 0) return;
   add_rmsnorm_kernel<T>()(device, launch, x, residual, weight, y, options.eps, int(launch.block.x));
 }
@@ -114,7 +89,7 @@ void add_rmsnorm_t(const Device& device, const DeviceTensor<T>& x, const DeviceT
 template <class T>
 PreparedLaunch rmsnorm_prepare_t(const Device& device, const DeviceTensor<T>& x, const DeviceTensor<T>& weight, const DeviceTensor<T>& y,
                                const NormOptions& options, std::source_location where) {
-  Launch launch = plan<T>("rmsnorm", x, nullptr, weight, y, options, where);
+  Launch launch = detail::norm_launch<T>("rmsnorm", x, nullptr, weight, y, options, where);
   detail::require(x.shape[0] > 0, "rmsnorm_prepare", "x has no rows", where);
   return rmsnorm_kernel<T>().prepare(device, launch, x, weight, y, options.eps, int(launch.block.x));
 }
@@ -122,7 +97,8 @@ PreparedLaunch rmsnorm_prepare_t(const Device& device, const DeviceTensor<T>& x,
 template <class T>
 CompiledKernel rmsnorm_compile_t(const Target& target, int64_t rows, int64_t hidden, bool add_residual, const std::source_location& where) {
   const auto x = DeviceTensor<T>::for_compile({rows, hidden}, where), w = DeviceTensor<T>::for_compile({hidden}, where);
-  Launch launch = plan<T>(add_residual ? "add_rmsnorm_compile" : "rmsnorm_compile", x, add_residual ? &x : nullptr, w, x, {}, where);
+  const char* op = add_residual ? "add_rmsnorm_compile" : "rmsnorm_compile";
+  Launch launch = detail::norm_launch<T>(op, x, add_residual ? &x : nullptr, w, x, {}, where);
   const int threads = int(launch.block.x);
   return add_residual ? add_rmsnorm_kernel<T>().compile(target, x, x, w, x, 1e-6f, threads)
                       : rmsnorm_kernel<T>().compile(target, x, w, x, 1e-6f, threads);
