@@ -92,13 +92,7 @@ void run_tma_gemm(const Device& dev, int64_t m, int64_t n, int64_t k) {
   const int64_t blocks = k / Op::scale_block;
   auto da = dev.upload(a), db = dev.upload(b), dsfa = dev.upload(blocked_scales(sfa, m, blocks)), dsfb = dev.upload(blocked_scales(sfb, n, blocks));
   auto dc = dev.upload(std::vector<Out>(size_t(m * n), Out(std::nanf(""))));
-  // gemm_tma_block_scaled_prepare's launch, spelled out: that helper does not compile (it calls
-  // the non-const Kernel::prepare through a const reference).
-  namespace tma = cutejit::kernels::gemm_sm120;
-  tma::check_block_scaled_shape<Op>(fixtures::gemm_tma_block_scaled<Op, Out>.name(), m, n, k);
-  const int64_t row_bytes = k / (Op::k_elements / Op::k);
-  fixtures::gemm_tma_block_scaled<Op, Out>(dev, tma::launch(m, n, tma::Resources<uint8_t>::shared_bytes), tma::operand_map(da, m, row_bytes),
-                                           tma::operand_map(db, n, row_bytes), dsfa, dsfb, dc.view({m, n}), int32_t(m), int32_t(n), int32_t(k));
+  fixtures::gemm_tma_block_scaled_prepare<Op, Out>(dev, da, db, dsfa, dsfb, dc, m, n, k)();
   dev.synchronize();
   std::vector<float> got;
   for (Out x : dc.to_host()) got.push_back(float(x));
