@@ -56,7 +56,8 @@ class Compiler {
     head(B, false);
   }
 
-  /// A decode step of `batch` sequences, its logits brought back or its tokens chosen on the device.
+  /// A decode step of `batch` sequences, its logits brought back or its tokens chosen on the
+  /// device (greedy or sampled).
   void decode(int64_t batch) {
     const int64_t B = batch;
     pass_ = "a decode step of " + std::to_string(B) + " sequences";
@@ -107,11 +108,16 @@ class Compiler {
     keep(kernels::gemm_compile(target_, gate, described({H, I}), described({T, H}), residual));
   }
 
-  /// The final norm and the LM head over R rows, and with `greedy` the device's choice of token.
+  /// The final norm and the LM head over R rows, and with `greedy` the device's choices of token
+  /// (the largest logit, or a draw at a temperature).
   void head(int64_t R, bool greedy) {
     keep(kernels::rmsnorm_compile(target_, DType::bf16, R, c_.hidden));
     keep(kernels::gemm_compile(target_, described({R, c_.hidden}), described({c_.vocab, c_.hidden}), described({R, c_.vocab})));
-    if (greedy) keep(argmax_rows.compile(target_, described({R, c_.vocab}), DeviceTensor<int32_t>::for_compile({R})));
+    if (greedy) {
+      keep(argmax_rows.compile(target_, described({R, c_.vocab}), DeviceTensor<int32_t>::for_compile({R})));
+      keep(sample_rows.compile(target_, described({R, c_.vocab}), DeviceTensor<int32_t>::for_compile({R}),
+                               DeviceTensor<uint32_t>::for_compile({1}), DeviceTensor<f32>::for_compile({1})));
+    }
   }
 
  private:

@@ -4,7 +4,8 @@
 // separated, and several prompts separated by ';' run as one batch (no tokenizer: the ids are
 // what the checkpoint's tokenizer would give). Each prompt is prefilled into a paged KV cache,
 // then every sequence gets up to N new tokens (64 unless given), greedy unless a temperature is
-// given, and stops early at the token --eos names. Prints each prompt's new ids on a line, and
+// given (drawn on the device when there is no top-k or top-p cut, else on the host over the
+// logits), and stops early at the token --eos names. Prints each prompt's new ids on a line, and
 // the times on stderr.
 #include <chrono>
 #include <cstdio>
@@ -81,6 +82,8 @@ int main(int argc, char** argv) {
     t1 = std::chrono::steady_clock::now();
     int64_t steps = 0;
     const bool greedy = sampling.temperature == 0.0f;
+    // Without a top-k or top-p cut, a sampled step draws on the device too (decode_sampled).
+    const bool sampled_on_device = !greedy && sampling.top_k == 0 && sampling.top_p >= 1.0f;
     for (int64_t b = 0; b < B; ++b) next[size_t(b)] = choose(logits, b);
     for (;;) {
       bool any = false;
@@ -92,9 +95,12 @@ int main(int argc, char** argv) {
       }
       if (!any) break;
       // Every sequence steps together (one graph for the batch); a finished one's tokens are
-      // dropped. Greedy steps choose on the device and bring back only the tokens.
+      // dropped. Greedy steps, and sampled ones with no cut, choose on the device and bring back
+      // only the tokens.
       if (greedy) {
         next = model.decode_greedy(next, cache);
+      } else if (sampled_on_device) {
+        next = model.decode_sampled(next, cache, sampling.temperature, uint32_t(rng()));
       } else {
         logits = model.decode(next, cache);
         for (int64_t b = 0; b < B; ++b) next[size_t(b)] = choose(logits, b);

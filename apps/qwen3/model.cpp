@@ -81,6 +81,8 @@ struct Model::Pass {
   int64_t max_seqlen = 0;           ///< prefill: the longest prompt
   bool decode = false;
   bool greedy = false;              ///< the tokens chosen on the device instead of the logits
+  float temperature = 0;            ///< with greedy: 0 takes the largest logit, more draws from the softmax
+  uint32_t seed = 0;                ///< the draw's seed
   std::vector<int32_t> slots;       ///< with a cache: each token's cache slot
   std::vector<int32_t> logit_rows;  ///< the tokens whose logits are wanted; empty: all
 };
@@ -144,11 +146,27 @@ std::vector<bf16> Model::decode(const std::vector<int32_t>& tokens, KvCache& cac
 std::vector<int32_t> Model::decode_greedy(const std::vector<int32_t>& tokens, KvCache& cache) const {
   Pass pass = decode_pass(tokens, cache);
   pass.greedy = true;
+  return chosen_tokens(pass, cache, "greedy");
+}
+
+std::vector<int32_t> Model::decode_sampled(const std::vector<int32_t>& tokens, KvCache& cache, float temperature, uint32_t seed) const {
+  if (!(temperature > 0 && temperature <= 3.4028235e38f))
+    throw Error("error: qwen3: decode_sampled draws at a temperature above 0 (a finite number), not " + std::to_string(temperature) +
+                "; decode_greedy is temperature 0");
+  Pass pass = decode_pass(tokens, cache);
+  pass.greedy = true;
+  pass.temperature = temperature;
+  pass.seed = seed;
+  return chosen_tokens(pass, cache, "sampling");
+}
+
+std::vector<int32_t> Model::chosen_tokens(const Pass& pass, KvCache& cache, const char* how) const {
   std::vector<int32_t> next;
   forward(pass, &cache, nullptr, &next);
   for (size_t b = 0; b < next.size(); ++b)
     if (next[b] < 0)
-      throw Error("error: qwen3: the logits of sequence " + std::to_string(b) + " hold a value that is not a finite number; greedy needs finite logits");
+      throw Error("error: qwen3: the logits of sequence " + std::to_string(b) + " hold a value that is not a finite number; " + how +
+                  " needs finite logits");
   return next;
 }
 
@@ -198,6 +216,7 @@ Model::Activations& Model::activations(int64_t tokens) const {
   a.lse = device_.alloc<float>(n * size_t(c.heads));
   a.ids = device_.alloc<int32_t>(n), a.positions = device_.alloc<int32_t>(n), a.cu_seqlens = device_.alloc<int32_t>(n + 1);
   a.slots = device_.alloc<int32_t>(n), a.logit_rows = device_.alloc<int32_t>(n), a.greedy = device_.alloc<int32_t>(n);
+  a.seed = device_.alloc<uint32_t>(1), a.inv_temperature = device_.alloc<float>(1);
   return a;
 }
 
@@ -228,19 +247,24 @@ std::vector<bf16> Model::forward(const Pass& pass, KvCache* cache, std::vector<s
   upload_start(a.ids, pass.ids, stream_), upload_start(a.positions, pass.positions, stream_);
   upload_start(a.cu_seqlens, pass.cu_seqlens, stream_), upload_start(a.slots, pass.slots, stream_);
   upload_start(a.logit_rows, pass.logit_rows, stream_);
+  if (pass.temperature > 0) {
+    a.seed.upload_async(std::vector<uint32_t>{pass.seed}, stream_);
+    a.inv_temperature.upload_async(std::vector<float>{1.0f / pass.temperature}, stream_);
+  }
 
   marked_ = 0;
   mark("start");
   if (pass.decode && use_graphs_ && !profile_) {
     if (graphs_cache_ != cache->id()) graphs_.clear(), graphs_cache_ = cache->id();
-    if (auto g = graphs_.find({B, pass.greedy}); g != graphs_.end()) {
+    const GraphKey key{B, pass.greedy, pass.temperature > 0};
+    if (auto g = graphs_.find(key); g != graphs_.end()) {
       g->second.launch(stream_);
     } else {
       // The first step of this batch size runs (compiling and loading what it needs), then the
       // same kernels are captured for the next.
       queue_kernels(pass, cache, decode, nullptr);
       stream_.synchronize();
-      graphs_.emplace(std::pair{B, pass.greedy}, Graph::capture(device_, stream_, [&] { queue_kernels(pass, cache, decode, nullptr); }));
+      graphs_.emplace(key, Graph::capture(device_, stream_, [&] { queue_kernels(pass, cache, decode, nullptr); }));
     }
   } else {
     queue_kernels(pass, cache, decode, layers);
@@ -345,8 +369,12 @@ void Model::queue_kernels(const Pass& pass, KvCache* cache, const kernels::Decod
   const Buffer<bf16>& head = c.tie_word_embeddings ? embedding_ : lm_head_;
   kernels::gemm(device_, x.view({R, H}), head.view({c.vocab, H}), a.logits.view({R, c.vocab}), plain);
   mark("lm head");
-  if (pass.greedy) {
-    argmax_rows(device_, Launch{.grid = uint32_t(R), .block = 256, .stream = stream}, a.logits.view({R, c.vocab}), a.greedy.view({R}));
+  const Launch choice{.grid = uint32_t(R), .block = row_choice::threads, .stream = stream};
+  if (pass.greedy && pass.temperature > 0) {
+    sample_rows(device_, choice, a.logits.view({R, c.vocab}), a.greedy.view({R}), a.seed.view({1}), a.inv_temperature.view({1}));
+    mark("sampled choice");
+  } else if (pass.greedy) {
+    argmax_rows(device_, choice, a.logits.view({R, c.vocab}), a.greedy.view({R}));
     mark("greedy choice");
   }
 }

@@ -21,6 +21,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -67,6 +68,11 @@ class Model {
   /// (the first of equal largest logits): only tokens.size() ids come back, not the logits.
   /// Logits that are not all finite numbers are an error, as for qwen3::greedy.
   std::vector<int32_t> decode_greedy(const std::vector<int32_t>& tokens, KvCache& cache) const;
+  /// decode, with each sequence's next token drawn on the device from the softmax of its logits
+  /// at `temperature` (above 0), the draws a function of `seed` (give each step its own); no
+  /// top-k or top-p cut (sampling.hpp's sample has them, on the host over decode's logits).
+  /// A step of a batch size is a CUDA graph of its own, as for decode_greedy.
+  std::vector<int32_t> decode_sampled(const std::vector<int32_t>& tokens, KvCache& cache, float temperature, uint32_t seed) const;
   /// Whether decode steps are captured and replayed as CUDA graphs (the default), or run
   /// kernel by kernel each time; both compute the same logits, bit for bit.
   void use_graphs(bool on) { use_graphs_ = on, graphs_.clear(); }
@@ -89,6 +95,8 @@ class Model {
     cutejit::Buffer<cutejit::bf16> h, x, qkv, q, k, v, attention, gate_up, logits;
     cutejit::Buffer<float> lse, decode_workspace;
     cutejit::Buffer<int32_t> ids, positions, cu_seqlens, slots, logit_rows, greedy;
+    cutejit::Buffer<uint32_t> seed;  // a sampled step's seed and 1 / temperature, written before each step
+    cutejit::Buffer<float> inv_temperature;
   };
   Activations& activations(int64_t tokens) const;
   /// The pass's logits (the rows it asks for) on the host, and each layer's output in `layers`
@@ -102,6 +110,9 @@ class Model {
   void mark(const char* stage) const;
   /// A decode step's pass over `tokens`, their cache slots appended and uploaded.
   Pass decode_pass(const std::vector<int32_t>& tokens, KvCache& cache) const;
+  /// Runs a pass that chooses its tokens on the device; an Error naming `how` for a row of logits
+  /// that are not all finite numbers.
+  std::vector<int32_t> chosen_tokens(const Pass& pass, KvCache& cache, const char* how) const;
   void check_tokens(const std::vector<int32_t>& tokens, const char* what) const;
   void check_cache(const KvCache& cache) const;
 
@@ -114,7 +125,9 @@ class Model {
   // So a model runs one pass at a time:
   mutable Activations activations_;
   bool use_graphs_ = true;
-  mutable std::map<std::pair<int64_t, bool>, cutejit::Graph> graphs_;  // decode steps by batch size and greedy, for one cache
+  // Decode steps by batch size, whether they choose on the device, and whether they sample, for one cache.
+  using GraphKey = std::tuple<int64_t, bool, bool>;
+  mutable std::map<GraphKey, cutejit::Graph> graphs_;
   mutable uint64_t graphs_cache_ = 0;                                   // that cache's id
   mutable std::vector<std::pair<std::string, float>>* profile_ = nullptr;
   mutable std::vector<std::pair<const char*, cutejit::Event>> marks_;  // this pass's, when profiled

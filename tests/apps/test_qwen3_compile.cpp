@@ -1,5 +1,5 @@
 // qwen3::compile_model against the model itself: a cache warmed with it for the device's target
-// serves a fresh process's prefill and decode steps (logits and greedy) on the tiny
+// serves a fresh process's prefill and decode steps (logits, greedy and sampled) on the tiny
 // configuration without one compile, counted as the cache's entries before and after. A fresh
 // process, because a process that has launched a kernel keeps it in memory and would not ask the
 // cache. On sm_100a and sm_120a the warm is the Blackwell one, with no GPU; the cross-compile
@@ -27,7 +27,7 @@ namespace {
 const qwen3::Config tiny{256, 2, 4, 2, 64, 512, 320, 1e6, 1e-6, false};
 
 /// The passes the child runs: prompts of 37, 23 and 5 tokens, then decode steps of three and of
-/// two sequences, logits and greedy, on a cache of three sequences of up to 48 tokens.
+/// two sequences, logits, greedy and sampled, on a cache of three sequences of up to 48 tokens.
 const qwen3::Workload workload{.prefills = {{65, 3}}, .decode_batches = {3, 2}, .sequences = 3, .max_tokens = 48};
 
 std::string run_child(const std::string& cache_dir) {
@@ -61,8 +61,10 @@ TEST_CASE("qwen3 child: the tiny model's workload passes", "[.qwen3_warmed_child
   model.prefill(prompts, cache);
   model.decode({1, 2, 3}, cache);
   model.decode_greedy({1, 2, 3}, cache);
+  model.decode_sampled({1, 2, 3}, cache, 0.7f, 9u);
   model.decode({4, 5}, cache);
   model.decode_greedy({4, 5}, cache);
+  model.decode_sampled({4, 5}, cache, 0.7f, 10u);
 }
 
 TEST_CASE("qwen3::compile_model warms a cache from which a fresh process's prefill and decode steps compile nothing",
