@@ -115,6 +115,7 @@ log="$OUT/gpu-$part.log"
   echo "== Qwen3-8B on random weights: prefill and decode steps (apps/qwen3/bench_main.cpp), then transformers at the same shapes"
   timeout 150 ./apps/cutejit_qwen3_bench --model 8b --batch 1,8,32,64 --context 1024 --steps 32 --breakdown || echo "cutejit_qwen3_bench: exit code $?"
   timeout 90 ./apps/cutejit_qwen3_bench --model 8b --batch 1 --context 4096 --steps 32 || echo "cutejit_qwen3_bench: exit code $?"
+  timeout 120 ./apps/cutejit_qwen3_bench --model 8b --batch 1,8 --context 1024 --steps 32 --temperature 0.7 | grep -E "^(--|decode)" || echo "cutejit_qwen3_bench: exit code $?"
   # Sections start only within the script's deadline (each compiled decode compiles for minutes
   # at worst); the most telling first.
   PYTHONUNBUFFERED=1 timeout 360 python3 tests/apps/qwen3_peers_transformers.py 8b 280 \

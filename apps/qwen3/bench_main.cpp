@@ -1,7 +1,8 @@
 // Qwen3 on random weights (the published configurations, nothing downloaded): the device-to-
 // device copy bandwidth, the prefill of a batch of prompts, and decode steps at that batch,
 // each decode step as the caller sees it (tokens in, the next tokens back, chosen greedily on
-// the device: Model::decode_greedy). The decode's bandwidth counts the bytes a step must read
+// the device: Model::decode_greedy; with --temperature T drawn there at T: decode_sampled). The
+// decode's bandwidth counts the bytes a step must read
 // once: every weight but the embedding's unused rows, and each sequence's cached keys and values.
 //
 // With --breakdown, eight more steps run kernel by kernel with an event after each stage, and
@@ -10,7 +11,8 @@
 // Start-up: the disk cache's entries before and after the first prefill and decode step say how
 // many kernels this process compiled (none, when a cache warmed by an earlier run serves them).
 //
-//   cutejit_qwen3_bench [--model 8b|1.7b|0.6b|tiny] [--batch N[,N...]] [--context N] [--steps N] [--breakdown]
+//   cutejit_qwen3_bench [--model 8b|1.7b|0.6b|tiny] [--batch N[,N...]] [--context N] [--steps N] [--temperature T]
+//                       [--breakdown]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -129,8 +131,13 @@ void print_breakdown(const qwen3::Model& model, qwen3::KvCache& cache, const std
 /// (and with `breakdown`, eight more, profiled). The decode's figure also goes on a line
 /// "csv,cutejit,MODEL,BATCH,CONTEXT,STEP_MS,TOKENS_PER_S" for scripts/plot_qwen3.py.
 void run_batch(const Device& gpu, const qwen3::Model& model, const std::string& model_name, int64_t batch, int64_t context, int64_t steps,
-               bool breakdown, bool first_batch, double bandwidth) {
+               float temperature, bool breakdown, bool first_batch, double bandwidth) {
   const qwen3::Config& c = model.config();
+  // A step as the caller sees it: greedy, or (a temperature given) drawn, each step with a seed of its own.
+  uint32_t seed = 1;
+  auto step_of = [&](const std::vector<int32_t>& tokens, qwen3::KvCache& kv) {
+    return temperature > 0 ? model.decode_sampled(tokens, kv, temperature, seed++) : model.decode_greedy(tokens, kv);
+  };
   const int64_t profiled_steps = breakdown ? 8 : 0;
   qwen3::KvCache cache(gpu, c, batch, context + 1 + steps + profiled_steps);
   std::vector<std::vector<int32_t>> prompts(static_cast<size_t>(batch));
@@ -153,7 +160,7 @@ void run_batch(const Device& gpu, const qwen3::Model& model, const std::string& 
   for (int64_t b = 0; b < batch; ++b)
     next.push_back(qwen3::greedy(std::span<const bf16>(logits).subspan(size_t(b * c.vocab), size_t(c.vocab))));
   t0 = std::chrono::steady_clock::now();
-  next = model.decode_greedy(next, cache);
+  next = step_of(next, cache);
   const double first_step = seconds_since(t0);
   const size_t cached_after = KernelCache::from_environment().stats().entries;
   std::printf("%s: the first prefill and decode step took %.2f s and added %zu kernels to the disk cache (%zu before)\n",
@@ -162,16 +169,18 @@ void run_batch(const Device& gpu, const qwen3::Model& model, const std::string& 
   std::vector<double> step_s;
   for (int64_t s = 0; s < steps; ++s) {
     t0 = std::chrono::steady_clock::now();
-    next = model.decode_greedy(next, cache);
+    next = step_of(next, cache);
     step_s.push_back(seconds_since(t0));
   }
   std::sort(step_s.begin(), step_s.end());
   const double step = step_s[step_s.size() / 2];
   const double kv_bytes = double(batch) * double(context + 1 + int64_t(step_s.size()) / 2) * double(c.layers * 2 * c.kv_heads * c.head_dim * 2);
   const double weight_bytes = double(c.weight_bytes()) - (c.tie_word_embeddings ? 0.0 : double(c.vocab * c.hidden * 2));
-  std::printf("decode step (median of %zu, greedy on the device): %.3f ms, %.1f tokens/s; reads %.2f GB of weights and %.2f GB of KV: %.0f GB/s, "
+  char choice[64] = "greedy on the device";
+  if (temperature > 0) std::snprintf(choice, sizeof choice, "sampled at %g on the device", double(temperature));
+  std::printf("decode step (median of %zu, %s): %.3f ms, %.1f tokens/s; reads %.2f GB of weights and %.2f GB of KV: %.0f GB/s, "
               "%.0f%% of the copy bandwidth (the first step: %.2f s)\n",
-              step_s.size(), step * 1e3, double(batch) / step, weight_bytes / 1e9, kv_bytes / 1e9, (weight_bytes + kv_bytes) / step / 1e9,
+              step_s.size(), choice, step * 1e3, double(batch) / step, weight_bytes / 1e9, kv_bytes / 1e9, (weight_bytes + kv_bytes) / step / 1e9,
               100.0 * (weight_bytes + kv_bytes) / step / bandwidth, first_step);
   std::printf("csv,cutejit,%s,%lld,%lld,%.3f,%.1f\n", model_name.c_str(), (long long)batch, (long long)context, step * 1e3, double(batch) / step);
   if (breakdown) print_breakdown(model, cache, next, profiled_steps, bandwidth);
@@ -183,11 +192,12 @@ int main(int argc, char** argv) {
   std::string name = "8b";
   std::vector<int64_t> batches{1};
   int64_t context = 1024, steps = 64;
+  float temperature = 0;
   bool breakdown = false;
   try {
     for (int i = 1; i < argc; ++i) {
       const std::string flag = argv[i];
-      const bool valued = flag == "--model" || flag == "--batch" || flag == "--context" || flag == "--steps";
+      const bool valued = flag == "--model" || flag == "--batch" || flag == "--context" || flag == "--steps" || flag == "--temperature";
       if (flag == "--breakdown") {
         breakdown = true;
       } else if (valued && i + 1 < argc) {
@@ -195,9 +205,15 @@ int main(int argc, char** argv) {
         if (flag == "--model") name = value;
         else if (flag == "--batch") batches = qwen3::parse_count_list(flag, value);
         else if (flag == "--context") context = qwen3::parse_count(flag, value);
+        else if (flag == "--temperature") {
+          temperature = qwen3::parse_number<float>(flag, value);
+          if (!(temperature >= 0 && temperature <= 3.4028235e38f))
+            throw std::invalid_argument("error: --temperature takes a number from 0 up (0: greedy), not '" + value + "'");
+        }
         else steps = qwen3::parse_count(flag, value);
       } else {
-        std::fprintf(stderr, "usage: cutejit_qwen3_bench [--model 8b|1.7b|0.6b|tiny] [--batch N[,N...]] [--context N] [--steps N] [--breakdown]\n");
+        std::fprintf(stderr, "usage: cutejit_qwen3_bench [--model 8b|1.7b|0.6b|tiny] [--batch N[,N...]] [--context N] [--steps N] "
+                             "[--temperature T] [--breakdown]\n");
         return 2;
       }
     }
@@ -215,7 +231,7 @@ int main(int argc, char** argv) {
     });
     std::printf("weights: %.2f GB, made and uploaded in %.1f s\n", double(c.weight_bytes()) / 1e9, seconds_since(t0));
 
-    for (size_t i = 0; i < batches.size(); ++i) run_batch(gpu, model, name, batches[i], context, steps, breakdown, i == 0, bandwidth);
+    for (size_t i = 0; i < batches.size(); ++i) run_batch(gpu, model, name, batches[i], context, steps, temperature, breakdown, i == 0, bandwidth);
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s\n", e.what());
