@@ -38,8 +38,6 @@ struct Call {
   DeviceTensor<f32> delta;  // rowsum(dO * O), (heads, total_q): set by the caller
   StreamHandle stream;
   std::source_location where;
-
-  float scale() const { return problem.softmax_scale > 0 ? problem.softmax_scale : 1.0f / std::sqrt(float(problem.head_dim)); }
 };
 
 template <class T>
@@ -86,7 +84,7 @@ auto dispatch(const Target& target, const Call<T>& c, const char* op, Maps&& map
   const FmhaProblem& p = c.problem;
   const std::string type = detail::element_name<T>();
   const int64_t H = p.heads, Hk = p.kv_heads;
-  const float scale = c.scale(), scale_log2 = scale * float(M_LOG2E);
+  const float scale = p.scale(), scale_log2 = scale * float(M_LOG2E);
   static Kernel dot{"cutejit_attention_bwd_dot_" + type, [](Tensor<T> o, Tensor<T> d_o, Tensor<f32> delta, Constexpr<int> head_dim) {
                       fmha_backward_sm80::dot<T>(head_dim, o, d_o, delta);
                     }};

@@ -30,10 +30,7 @@ struct Call {
   StreamHandle stream;
   std::source_location where;
 
-  float scale_log2() const {
-    const float scale = problem.softmax_scale > 0 ? problem.softmax_scale : 1.0f / std::sqrt(float(problem.head_dim));
-    return scale * float(M_LOG2E);
-  }
+  float scale_log2() const { return problem.scale() * float(M_LOG2E); }
 };
 
 template <class T>

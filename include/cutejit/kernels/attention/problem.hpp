@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <initializer_list>
 #include <span>
 #include <string>
@@ -26,6 +27,9 @@ struct FmhaProblem {
   /// Masks aligned top-left (query i's diagonal is key i, as PyTorch's is_causal) instead of
   /// bottom-right (key i + S_k - S_q, as FlashAttention's). The Hopper kernels only.
   bool top_left = false;
+
+  /// The scale of the scores: softmax_scale, or 1 / sqrt(head_dim) when it is 0.
+  float scale() const { return softmax_scale > 0 ? softmax_scale : 1.0f / std::sqrt(float(head_dim)); }
 
   /// A batch of equal sequences, `seqlen_q` queries and `seqlen_k` keys each: the problem of the
   /// Hopper forward on dense (batch, seqlen, heads, head_dim) tensors. Masks are set after.
