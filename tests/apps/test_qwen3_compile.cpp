@@ -72,20 +72,12 @@ TEST_CASE("qwen3::compile_model warms a cache from which a fresh process's prefi
   Device gpu;
   INFO(gpu.target().name());
   const test::TempDir dir;
-  const char* previous = std::getenv("CUTEJIT_CACHE_DIR");
-  const std::string restore = previous ? previous : "";
-  ::setenv("CUTEJIT_CACHE_DIR", dir.path.c_str(), 1);
+  const test::ScopedEnv cache_dir("CUTEJIT_CACHE_DIR", dir.path.string());
   const std::vector<CompiledKernel> kernels = qwen3::compile_model(tiny, gpu.target(), workload);
   const size_t warmed = KernelCache::from_environment().stats().entries;
-  if (previous) ::setenv("CUTEJIT_CACHE_DIR", restore.c_str(), 1);
-  else ::unsetenv("CUTEJIT_CACHE_DIR");
   CHECK(warmed > 10);
   run_child(dir.path.string());
-  ::setenv("CUTEJIT_CACHE_DIR", dir.path.c_str(), 1);
-  const size_t after = KernelCache::from_environment().stats().entries;
-  if (previous) ::setenv("CUTEJIT_CACHE_DIR", restore.c_str(), 1);
-  else ::unsetenv("CUTEJIT_CACHE_DIR");
-  CHECK(after == warmed);
+  CHECK(KernelCache::from_environment().stats().entries == warmed);
 }
 
 TEST_CASE("qwen3::compile_model builds the 8B model's kernels for sm_100a and sm_120a with no GPU, and names a pass it cannot build",

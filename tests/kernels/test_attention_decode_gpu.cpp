@@ -161,9 +161,7 @@ TEST_CASE("kernels::attention_decode_compile builds every kernel attention_decod
   // On this device: a cache warmed for its target alone serves the decode, which compiles nothing.
   Device gpu;
   const test::TempDir dir;
-  const char* previous = std::getenv("CUTEJIT_CACHE_DIR");
-  const std::string restore = previous ? previous : "";
-  ::setenv("CUTEJIT_CACHE_DIR", dir.path.c_str(), 1);
+  const test::ScopedEnv cache_dir("CUTEJIT_CACHE_DIR", dir.path.string());
   kernels::attention_decode_compile(gpu.target(), dq, dk, dk, dtable, dlens, dq, dlse);
   const size_t warmed = KernelCache::from_environment().stats().entries;
   std::vector<int32_t> table(size_t(batch * per_sequence));
@@ -176,8 +174,6 @@ TEST_CASE("kernels::attention_decode_compile builds every kernel attention_decod
                             lens.view({batch}), o.view({tokens, H, D}), lse.view({H, tokens}));
   gpu.synchronize();
   const size_t after = KernelCache::from_environment().stats().entries;
-  if (previous) ::setenv("CUTEJIT_CACHE_DIR", restore.c_str(), 1);
-  else ::unsetenv("CUTEJIT_CACHE_DIR");
   CHECK(warmed > 0);
   CHECK(after == warmed);
 }

@@ -17,31 +17,14 @@
 #include <cutejit/cutejit.hpp>
 #include <cutejit/cache/kernel_cache.hpp>
 
+#include "support.hpp"
 #include "vector_add.hpp"
 
 extern char** environ;
 
 namespace cache_test {
 
-/// Sets an environment variable for one scope and puts the old value back.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::optional<std::string>& value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value) setenv(name, value->c_str(), 1);
-    else unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (old_) setenv(name_, old_->c_str(), 1);
-    else unsetenv(name_);
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
+using test::ScopedEnv;
 
 /// A fresh, empty directory that CUTEJIT_CACHE_DIR points at for the test's duration.
 class TempCache {
