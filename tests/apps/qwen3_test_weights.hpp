@@ -26,21 +26,29 @@ inline uint16_t bf16_bits(float x) {
   return uint16_t((u + 0x7FFF + ((u >> 16) & 1)) >> 16);
 }
 
-/// Tensors of `c`'s model with values drawn per name (so that two configurations share the
-/// weights they have in common), norms near 1.
+/// The values of tensor `e`, drawn from its name (so that two configurations share the weights
+/// they have in common), norms near 1: a Model's WeightSource.
+inline std::vector<cutejit::bf16> values(const qwen3::ExpectedTensor& e) {
+  std::mt19937 rng(uint32_t(std::hash<std::string>{}(e.name)));
+  const bool norm = e.shape.size() == 1;
+  std::normal_distribution<float> d(norm ? 1.0f : 0.0f, norm ? 0.1f : 0.05f);
+  int64_t n = 1;
+  for (int64_t s : e.shape) n *= s;
+  std::vector<cutejit::bf16> v(static_cast<size_t>(n));
+  for (cutejit::bf16& x : v) {
+    const uint16_t b = bf16_bits(d(rng));
+    std::memcpy(&x, &b, 2);
+  }
+  return v;
+}
+
+/// Tensors of `c`'s model with values(), as a checkpoint writes them.
 inline std::vector<TensorToWrite> weights(const Config& c) {
   std::vector<TensorToWrite> out;
   for (const qwen3::ExpectedTensor& e : qwen3::expected_tensors(c)) {
-    std::mt19937 rng(uint32_t(std::hash<std::string>{}(e.name)));
-    const bool norm = e.shape.size() == 1;
-    std::normal_distribution<float> d(norm ? 1.0f : 0.0f, norm ? 0.1f : 0.05f);
-    int64_t n = 1;
-    for (int64_t s : e.shape) n *= s;
-    TensorToWrite t{e.name, "BF16", e.shape, std::vector<std::byte>(size_t(2 * n))};
-    for (int64_t i = 0; i < n; ++i) {
-      const uint16_t b = bf16_bits(d(rng));
-      std::memcpy(t.bytes.data() + 2 * i, &b, 2);
-    }
+    const std::vector<cutejit::bf16> v = values(e);
+    TensorToWrite t{e.name, "BF16", e.shape, std::vector<std::byte>(v.size() * 2)};
+    std::memcpy(t.bytes.data(), v.data(), t.bytes.size());
     out.push_back(std::move(t));
   }
   return out;

@@ -8,12 +8,11 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
-#include <numeric>
-#include <random>
 
 #include "qwen3/argmax_rows.hpp"
 #include "qwen3/kv_cache.hpp"
 #include "qwen3/model.hpp"
+#include "qwen3_test_weights.hpp"
 
 using namespace cutejit;
 
@@ -32,18 +31,6 @@ std::vector<int32_t> draw(const Device& gpu, const std::vector<bf16>& logits, in
                      s.view({1}), t.view({1}));
   gpu.synchronize();
   return out.to_host();
-}
-
-qwen3::Model::WeightSource random_weights() {
-  return [](const qwen3::ExpectedTensor& e) {
-    std::mt19937 rng(uint32_t(std::hash<std::string>{}(e.name)));
-    const bool norm = e.shape.size() == 1;
-    std::normal_distribution<float> d(norm ? 1.0f : 0.0f, norm ? 0.1f : 0.05f);
-    const int64_t n = std::accumulate(e.shape.begin(), e.shape.end(), int64_t(1), std::multiplies<>());
-    std::vector<bf16> v(static_cast<size_t>(n));
-    for (bf16& x : v) x = bf16(d(rng));
-    return v;
-  };
 }
 
 }  // namespace
@@ -85,7 +72,7 @@ TEST_CASE("qwen3::Model::decode_sampled draws in the vocabulary, the same with a
           "[gpu][qwen3]") {
   Device gpu;
   const qwen3::Config tiny = qwen3::Config::named("tiny");
-  qwen3::Model model(gpu, tiny, random_weights());
+  qwen3::Model model(gpu, tiny, qwen3_test::values);
   auto run = [&](bool graphs) {
     model.use_graphs(graphs);
     qwen3::KvCache cache(gpu, tiny, 2, 32);
