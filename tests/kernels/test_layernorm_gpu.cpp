@@ -73,7 +73,7 @@ void check_layernorm(const Device& gpu, int64_t rows, int64_t hidden, bool with_
 
 }  // namespace
 
-TEST_CASE("kernels::layernorm matches a float64 LayerNorm in f32, f16 and bf16, with and without a bias", "[gpu][kernels]") {
+TEST_CASE("kernels::layernorm matches a float64 LayerNorm in f32, f16 and bf16, with and without a bias", "[gpu][kernels][sm100][sm120]") {
   Device gpu;
   check_layernorm<bf16>(gpu, 37, 4096, true, 0.0f, 2.0 / 256);  // one rounding: half an ulp, and the f32 statistics
   check_layernorm<bf16>(gpu, 9, 768, false, 0.0f, 2.0 / 256);
@@ -85,7 +85,7 @@ TEST_CASE("kernels::layernorm matches a float64 LayerNorm in f32, f16 and bf16, 
   check_layernorm<f32>(gpu, 4, 4096, true, 1000.0f, 1e-4);
 }
 
-TEST_CASE("kernels::add_layernorm adds the residual exactly and normalises the sum", "[gpu][kernels]") {
+TEST_CASE("kernels::add_layernorm adds the residual exactly and normalises the sum", "[gpu][kernels][sm100][sm120]") {
   Device gpu;
   const int64_t rows = 11, hidden = 1024;
   auto hx = random_values<bf16>(size_t(rows * hidden), 4), hr = random_values<bf16>(size_t(rows * hidden), 5, 10.0f);

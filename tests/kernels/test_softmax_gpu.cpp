@@ -68,7 +68,7 @@ void check_softmax(const Device& gpu, int64_t rows, int64_t n, float sigma, floa
 
 }  // namespace
 
-TEST_CASE("kernels::softmax matches a float64 softmax in f32, f16 and bf16", "[gpu][kernels]") {
+TEST_CASE("kernels::softmax matches a float64 softmax in f32, f16 and bf16", "[gpu][kernels][sm100][sm120]") {
   Device gpu;
   // One rounding of an f32 result: half an ulp, and a few f32 ulps of exp and of the sum.
   check_softmax<bf16>(gpu, 33, 1024, 3.0f, 1.0f, 1.0 / 256);
@@ -81,7 +81,7 @@ TEST_CASE("kernels::softmax matches a float64 softmax in f32, f16 and bf16", "[g
   check_softmax<bf16>(gpu, 7, 4096, 3.0f, 1.0f, 1.0 / 256, true);
 }
 
-TEST_CASE("kernels::softmax gives masked entries 0, and a fully masked row NaN as PyTorch does", "[gpu][kernels]") {
+TEST_CASE("kernels::softmax gives masked entries 0, and a fully masked row NaN as PyTorch does", "[gpu][kernels][sm100][sm120]") {
   Device gpu;
   const int64_t rows = 3, n = 64;
   std::vector<float> hx = random_values<float>(size_t(rows * n), 2);
