@@ -1,10 +1,29 @@
 /** \file
- * Dynamic shared memory with a stronger alignment than the 16 bytes the launch guarantees.
- * Swizzled TMA tiles and wgmma operands must start on their swizzle pattern (1024 bytes for
- * 128-byte swizzles), so a pipelined kernel rounds its dynamic base up at run time (a few
- * instructions, once) and the tracer knows the result is aligned. The launch reserves the slack.
+ * A kernel's dynamic shared memory, declared rather than computed.
+ *
+ * A kernel declares its regions once, in order, in a SharedStorage (a compile-time value, so its
+ * Config can state the launch's size as a constant); each region is typed, aligned and may have
+ * stages (a ring). In the kernel, a SharedMemory over the same declaration hands out the regions
+ * as pointers, a stage at a time. No kernel adds byte offsets to a base or casts pointers.
+ *
+ *   constexpr auto shared = [] {
+ *     SharedStorage s;                                         // a 1024-byte aligned base
+ *     Shared r{.a = s.take<bf16>(128 * 64, stages, 1024), .full = s.barriers(stages)};
+ *     r.storage = s;                                           // the size: r.storage.bytes()
+ *     return r;
+ *   }();
+ *   ...
+ *   SharedMemory smem(shared.storage);
+ *   Tensor<bf16> a = make_tensor(smem.stage(shared.a, s.index), stage_layout);
+ *
+ * Swizzled TMA tiles and wgmma / UMMA operands must start on their swizzle pattern (1024 bytes
+ * for 128-byte swizzles), more than the 16 bytes the launch guarantees, so the base is rounded up
+ * at run time (a few instructions, once), the tracer knows the result is aligned, and the size
+ * includes the slack that rounding takes.
  */
 #pragma once
+
+#include <stdexcept>
 
 #include "cutejit/pipeline/mbarrier.hpp"
 
@@ -25,5 +44,99 @@ Pointer<T> dynamic_shared_aligned(int64_t alignment, int64_t byte_offset = 0, de
   Pointer<int8_t> aligned(detail::assume_pointer_alignment((base + Operand<int32_t>(cast<int32_t>(pad, w), w)).id(), alignment));
   return Pointer<T>((aligned + Operand<int32_t>(int32_t(byte_offset), w)).id());
 }
+
+/// One region of a SharedStorage: `stages` consecutive copies (a ring's stages, or just one) of
+/// `elements` elements of T, `offset` bytes past the aligned base. A region may be empty: what a
+/// kernel's variant does not use (its offset is still where it would be).
+template <Element T>
+struct SharedRegion {
+  int offset = 0;
+  int elements = 0;
+  int stages = 1;
+
+  constexpr int stage_bytes() const { return elements * int(sizeof(T)); }
+  constexpr int bytes() const { return stages * stage_bytes(); }
+  /// The same bytes as elements of V: a region declared without knowing the kernel's element
+  /// type (a Config shared by bf16 and FP8 kernels declares bytes) seen as the kernel's.
+  template <Element V>
+  constexpr SharedRegion<V> as() const {
+    if (stage_bytes() % int(sizeof(V)) != 0 || offset % int(sizeof(V)) != 0)
+      throw std::logic_error("a shared region's stages are not whole elements of the type it is seen as");
+    return {offset, stage_bytes() / int(sizeof(V)), stages};
+  }
+};
+
+/// The declaration: regions taken one after another, each at its own alignment, and the size
+/// derived. Every member is constexpr; a declaration that cannot hold (an alignment above the
+/// base's or not a power of two, no stages) does not compile where it is a constant.
+class SharedStorage {
+ public:
+  /// `alignment`: the base's, a power of two from 16 to 1024; no region may ask for more.
+  constexpr explicit SharedStorage(int alignment = 1024) : alignment_(alignment) {
+    if (alignment < 16 || alignment > 1024 || (alignment & (alignment - 1)) != 0)
+      throw std::logic_error("shared memory's base is aligned to a power of two from 16 to 1024 bytes");
+  }
+
+  /// `stages` copies of `elements` elements of T, the first at a multiple of `alignment` bytes
+  /// (T's size if less, as in a C struct); each stage starts on the same alignment only if a
+  /// stage's size is a multiple of it, which the caller's layout decides.
+  template <Element T>
+  constexpr SharedRegion<T> take(int elements, int stages = 1, int alignment = 0) {
+    if (alignment < int(sizeof(T))) alignment = int(sizeof(T));
+    if (alignment > alignment_ || (alignment & (alignment - 1)) != 0)
+      throw std::logic_error("a shared region's alignment is a power of two no larger than the base's");
+    if (elements < 0 || stages <= 0) throw std::logic_error("a shared region has at least one stage, of no elements or more");
+    int offset = (end_ + alignment - 1) / alignment * alignment;
+    SharedRegion<T> region{offset, elements, stages};
+    end_ = offset + region.bytes();
+    return region;
+  }
+  /// `bytes` of mbarriers (a pipeline's barrier_bytes(stages)): 8-byte words.
+  constexpr SharedRegion<uint64_t> barriers(int bytes) { return take<uint64_t>(bytes / 8, 1, 8); }
+
+  constexpr int alignment() const { return alignment_; }
+  /// The bytes the regions span from the aligned base.
+  constexpr int used() const { return end_; }
+  /// The launch's dynamic shared memory: the regions and the slack of aligning the base.
+  constexpr uint32_t bytes() const { return uint32_t(end_) + dynamic_shared_slack(alignment_); }
+
+ private:
+  int alignment_;
+  int end_ = 0;
+};
+
+/// A SharedStorage's regions in a kernel: the aligned base, traced once, and a pointer to each
+/// region's stages.
+class SharedMemory {
+ public:
+  explicit SharedMemory(const SharedStorage& storage, detail::Where w = detail::Where::current())
+      : base_(dynamic_shared_aligned<int8_t>(storage.alignment(), 0, w)) {}
+
+  /// A region's first (or only) stage.
+  template <Element T>
+  Pointer<T> operator[](const SharedRegion<T>& region) const {
+    return view<T>(region.offset == 0 ? base_ : base_ + region.offset);
+  }
+  /// Stage `s` of a region, known while tracing.
+  template <Element T>
+  Pointer<T> stage(const SharedRegion<T>& region, int s) const {
+    int offset = region.offset + s * region.stage_bytes();
+    return view<T>(offset == 0 ? base_ : base_ + offset);
+  }
+  /// Stage `s` of a region, chosen at run time (a ring's PipelineState::index).
+  template <Element T>
+  Pointer<T> stage(const SharedRegion<T>& region, const Int& s) const {
+    return view<T>((region.offset == 0 ? base_ : base_ + region.offset) + s * region.stage_bytes());
+  }
+
+ private:
+  // The one place a byte address becomes a typed one: the region's declaration guarantees the
+  // alignment, and the tracer carries the base's.
+  template <Element T>
+  static Pointer<T> view(const Pointer<int8_t>& bytes) {
+    return Pointer<T>(bytes.id());
+  }
+  Pointer<int8_t> base_;
+};
 
 }  // namespace cutejit

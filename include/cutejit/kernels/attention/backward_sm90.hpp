@@ -36,6 +36,7 @@
 #include "cutejit/kernels/attention/backward_sm80.hpp"
 #include "cutejit/kernels/attention/sm90.hpp"
 #include "cutejit/pipeline/pipeline.hpp"
+#include "cutejit/pipeline/shared_storage.hpp"
 
 namespace cutejit::kernels {
 
@@ -59,15 +60,29 @@ struct Config {
   constexpr int boxes() const { return head_dim / box_cols; }
   constexpr int tile_bytes() const { return tile * head_dim * 2; }
   constexpr int step_bytes(int step) const { return step * head_dim * 2; }
-  constexpr int ring_offset(int ring, int step) const { return 2 * tile_bytes() + ring * stages * step_bytes(step); }
-  constexpr int barriers_offset(int step) const { return ring_offset(2, step); }
-  /// The dK/dV kernel's query statistics: per consumer warpgroup two slots, each the L2 and D
-  /// (f32) of a block's `step` queries.
-  constexpr int statistics_offset(int step) const { return barriers_offset(step) + 8 + 2 * PipelineTmaAsync::barrier_bytes(stages); }
-  static constexpr int statistics_slot_bytes(int step) { return 2 * step * 4; }
-  constexpr uint32_t shared_bytes(int step) const {
-    return uint32_t(statistics_offset(step) + 2 * 2 * statistics_slot_bytes(step)) + dynamic_shared_slack(1024);
+  /// The shared memory of a kernel whose rings hold blocks of `step` rows: the two resident
+  /// tiles (their boxes of 128 rows side by side), two rings of `stages` blocks (a stage's boxes
+  /// of `step` rows side by side), all on the 128-byte swizzle's 1 KB pattern; the resident
+  /// tiles' barrier and each ring's; for the dK/dV kernel's consumer warpgroups two slots each of
+  /// query statistics (the L2 and D, f32, of a block's `step` queries).
+  struct Shared {
+    SharedStorage storage;
+    SharedRegion<int8_t> tiles;
+    std::array<SharedRegion<int8_t>, 2> rings;
+    SharedRegion<uint64_t> tiles_full;
+    std::array<SharedRegion<uint64_t>, 2> ring_barriers;
+    SharedRegion<f32> statistics;
+  };
+  constexpr Shared shared(int step) const {
+    Shared r;
+    r.tiles = r.storage.take<int8_t>(tile * box_cols * 2, 2 * boxes(), 1024);
+    for (auto& ring : r.rings) ring = r.storage.take<int8_t>(step_bytes(step), stages, 1024);
+    r.tiles_full = r.storage.barriers(8);
+    for (auto& barriers : r.ring_barriers) barriers = r.storage.barriers(PipelineTmaAsync::barrier_bytes(stages));
+    r.statistics = r.storage.take<f32>(2 * step, 2 * 2);
+    return r;
   }
+  constexpr uint32_t shared_bytes(int step) const { return shared(step).storage.bytes(); }
   friend constexpr bool operator==(const Config&, const Config&) = default;
   std::string name(const char* kernel, const char* type) const {
     // The knobs away from their defaults, so that no two configurations share a name.
@@ -118,27 +133,29 @@ struct Visible {
 };
 static_assert(hd128.shared_bytes(hd128.dq_step()) <= 232448);
 
-/// The shared memory of one kernel whose rings hold blocks of `step` rows: tile(0), tile(1)
-/// (their boxes of 128 rows side by side), stage s of ring r (its boxes of `step` rows), the
-/// resident tiles' barrier, the rings.
+/// A kernel's view of its Config::shared(step): tile(0), tile(1), stage s of ring r, box by box;
+/// the barriers; the statistics.
 template <Element T>
-struct Smem {
-  Config c;
-  int step;
-  Pointer<int8_t> base = dynamic_shared_aligned<int8_t>(1024);
-  Pointer<T> tile(int which, int box) const { return Pointer<T>((base + which * c.tile_bytes() + box * Config::tile * Config::box_cols * 2).id()); }
+class Smem {
+ public:
+  Smem(const Config& c, int step) : c_(c), step_(step), shared_(c.shared(step)), memory_(shared_.storage) {}
+
+  Pointer<T> tile(int which, int box) const { return memory_.stage(shared_.tiles.template as<T>(), which * c_.boxes() + box); }
   Pointer<T> stage(int ring, const Int& s, int box = 0) const {
-    return Pointer<T>((base + c.ring_offset(ring, step) + s * c.step_bytes(step) + box * step * Config::box_cols * 2).id());
+    return memory_.stage(shared_.rings[size_t(ring)].template as<T>(), s) + box * step_ * Config::box_cols;
   }
-  Pointer<uint64_t> tiles_full() const { return Pointer<uint64_t>((base + c.barriers_offset(step)).id()); }
+  Pointer<uint64_t> tiles_full() const { return memory_[shared_.tiles_full]; }
   /// Warpgroup `half`'s slot `slot` of query statistics: `step` L2, then `step` D.
-  Pointer<f32> statistics(const Int& half, const Int& slot) const {
-    return Pointer<f32>((base + c.statistics_offset(step) + (half * 2 + slot) * Config::statistics_slot_bytes(step)).id());
-  }
+  Pointer<f32> statistics(const Int& half, const Int& slot) const { return memory_.stage(shared_.statistics, half * 2 + slot); }
   PipelineTmaAsync ring(int r) const {
-    return PipelineTmaAsync(Pointer<uint64_t>((base + c.barriers_offset(step) + 8 + r * PipelineTmaAsync::barrier_bytes(c.stages)).id()),
-                            c.stages, /*consumers=*/2, c.step_bytes(step));
+    return PipelineTmaAsync(memory_[shared_.ring_barriers[size_t(r)]], c_.stages, /*consumers=*/2, c_.step_bytes(step_));
   }
+
+ private:
+  Config c_;
+  int step_;
+  Config::Shared shared_;
+  SharedMemory memory_;
 };
 
 /// acc = A B^T over head_dim, A this warpgroup's 64 rows of a resident tile and B a ring's stage,
@@ -230,7 +247,7 @@ void dkdv(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDescrip
     auto step_head = [&](const Int& i) { return kv_head * group + i / per_head; };
     auto step_block = [&](const Int& i) { return m_begin + i % per_head; };
 
-    Smem<T> smem{C, BM};
+    Smem<T> smem(C, BM);
     specialise<T>(
         C, smem, {&q, &k, &v, &d_o},
         [&] {
@@ -352,7 +369,7 @@ void dq(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDescripto
     if (C.mask == fmha_sm90::Mask::window) n_begin = max(Int(0), m0 + visible.low) / BN;
     Int n_blocks = max(Int(0), n_end - n_begin);  // iteration j visits key block n_begin + j
 
-    Smem<T> smem{C, BN};
+    Smem<T> smem(C, BN);
     specialise<T>(
         C, smem, {&q, &k, &v, &d_o},
         [&] {

@@ -41,6 +41,7 @@
 
 #include "cutejit/cutejit.hpp"
 #include "cutejit/pipeline/pipeline.hpp"
+#include "cutejit/pipeline/shared_storage.hpp"
 #include "cutejit/kernels/attention/online_softmax.hpp"
 #include "cutejit/kernels/attention/problem.hpp"
 #include "cutejit/kernels/attention/sequences.hpp"
@@ -76,13 +77,25 @@ struct Config {
   constexpr int boxes() const { return head_dim / box_cols; }
   constexpr int q_bytes() const { return tile_m * head_dim * 2; }
   constexpr int block_bytes() const { return tile_n * head_dim * 2; }  ///< one K or V stage
-  constexpr int k_offset() const { return q_bytes(); }
-  constexpr int v_offset() const { return k_offset() + stages * block_bytes(); }
-  constexpr int barriers_offset() const { return v_offset() + stages * block_bytes(); }
-  /// Q, the K and V rings, Q's barrier and the rings', and the slack of a 1 KB-aligned start.
-  constexpr uint32_t shared_bytes() const {
-    return uint32_t(barriers_offset() + 8 + 2 * PipelineTmaAsync::barrier_bytes(stages)) + dynamic_shared_slack(1024);
+  /// Shared memory: Q's boxes (64 columns of head_dim each, side by side), K's ring and V's
+  /// (stage s: its boxes side by side), all on the 128-byte swizzle's 1 KB pattern; Q's barrier,
+  /// K's ring's barriers, V's.
+  struct Shared {
+    SharedStorage storage;
+    SharedRegion<int8_t> q, k, v;
+    SharedRegion<uint64_t> q_full, k_barriers, v_barriers;
+  };
+  constexpr Shared shared() const {
+    Shared r;
+    r.q = r.storage.take<int8_t>(tile_m * box_cols * 2, boxes(), 1024);
+    r.k = r.storage.take<int8_t>(block_bytes(), stages, 1024);
+    r.v = r.storage.take<int8_t>(block_bytes(), stages, 1024);
+    r.q_full = r.storage.barriers(8);
+    r.k_barriers = r.storage.barriers(PipelineTmaAsync::barrier_bytes(stages));
+    r.v_barriers = r.storage.barriers(PipelineTmaAsync::barrier_bytes(stages));
+    return r;
   }
+  constexpr uint32_t shared_bytes() const { return shared().storage.bytes(); }
   friend constexpr bool operator==(const Config&, const Config&) = default;
   std::string name(const char* type) const {
     const char* masked = mask == Mask::causal ? "_causal" : mask == Mask::window ? "_window" : "";
@@ -178,15 +191,14 @@ void forward(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDesc
     if (C.mask == Mask::window) n_begin = max(Int(0), m0 + diagonal - left) / BN;
     Int n_blocks = max(Int(0), n_end - n_begin);  // iteration j visits key block n_begin + j
 
-    // Shared memory: Q's boxes, then K's ring, V's ring (stage s: its boxes side by side), the barriers.
-    Pointer<int8_t> smem = dynamic_shared_aligned<int8_t>(1024);
-    auto q_box = [&](int b) { return Pointer<T>((smem + b * BM * W * 2).id()); };
-    auto k_stage = [&](const Int& s) { return Pointer<T>((smem + C.k_offset() + s * C.block_bytes()).id()); };
-    auto v_stage = [&](const Int& s) { return Pointer<T>((smem + C.v_offset() + s * C.block_bytes()).id()); };
-    Pointer<uint64_t> q_full((smem + C.barriers_offset()).id());
-    const int ring_barriers = PipelineTmaAsync::barrier_bytes(C.stages);
-    PipelineTmaAsync k_ring(Pointer<uint64_t>((smem + C.barriers_offset() + 8).id()), C.stages, /*consumers=*/2, C.block_bytes());
-    PipelineTmaAsync v_ring(Pointer<uint64_t>((smem + C.barriers_offset() + 8 + ring_barriers).id()), C.stages, 2, C.block_bytes());
+    constexpr auto shared = C.shared();
+    SharedMemory smem(shared.storage);
+    auto q_box = [&](int b) { return smem.stage(shared.q.as<T>(), b); };
+    auto k_stage = [&](const Int& s) { return smem.stage(shared.k.as<T>(), s); };
+    auto v_stage = [&](const Int& s) { return smem.stage(shared.v.as<T>(), s); };
+    Pointer<uint64_t> q_full = smem[shared.q_full];
+    PipelineTmaAsync k_ring(smem[shared.k_barriers], C.stages, /*consumers=*/2, C.block_bytes());
+    PipelineTmaAsync v_ring(smem[shared.v_barriers], C.stages, 2, C.block_bytes());
     if_(tid == 0, [&] {
       mbarrier_init(q_full, 1);
       k_ring.init();

@@ -124,34 +124,42 @@ struct Dense {
     a.prefetch();
     b.prefetch();
   }
-  Pointer<T> a_tile(const Pointer<int8_t>& smem, const Int& s) const { return Pointer<T>((smem + s * a_stage_bytes).id()); }
-  Pointer<T> b_tile(const Pointer<int8_t>& smem, const Int& s) const {
-    return Pointer<T>((smem + stages * a_stage_bytes + s * b_stage_bytes).id());
+  /// The ring's tiles in shared memory: A's of every stage, then B's, on the 128-byte swizzle's
+  /// 1 KB pattern.
+  struct Shared {
+    SharedRegion<T> a, b;
+  };
+  static constexpr Shared take(SharedStorage& storage) {
+    return {storage.take<T>(a_stage_bytes / int(sizeof(T)), stages, 1024), storage.take<T>(b_stage_bytes / int(sizeof(T)), stages, 1024)};
   }
   /// The producer's TMA loads of K tile `kt` into stage `s`: this CTA's rows of A from a0 and
   /// of B from b0 (with multicast, its slice of each, which the CTAs of its row or column of
   /// pairs receive too; theirs make up the rest).
-  void load(auto& ring, const Pointer<int8_t>& smem, const PipelineState& s, const Int& a0, const Int& b0, const Int& kt) const {
+  void load(auto& ring, const SharedMemory& smem, const Shared& tiles, const PipelineState& s, const Int& a0, const Int& b0,
+            const Int& kt) const {
+    auto a_tile = [&] { return smem.stage(tiles.a, s.index); };
+    auto b_tile = [&] { return smem.stage(tiles.b, s.index); };
     if constexpr (PairsN > 1) {
       Int rank = cluster_cta_rank(), pn = Cluster::pair_n(rank);
-      ring.load_multicast(a, a_tile(smem, s.index) + pn * (a_box_rows * tile_k), s, {a0 + pn * a_box_rows, kt * tile_k},
+      ring.load_multicast(a, a_tile() + pn * (a_box_rows * tile_k), s, {a0 + pn * a_box_rows, kt * tile_k},
                           Cluster::a_mask(rank), PairsN);
     } else {
-      ring.load(a, a_tile(smem, s.index), s, {a0, kt * tile_k});
+      ring.load(a, a_tile(), s, {a0, kt * tile_k});
     }
     if constexpr (PairsM > 1) {
       Int rank = cluster_cta_rank(), pm = Cluster::pair_m(rank);
-      ring.load_multicast(b, b_tile(smem, s.index) + pm * (b_box_rows * tile_k), s, {b0 + pm * b_box_rows, kt * tile_k},
+      ring.load_multicast(b, b_tile() + pm * (b_box_rows * tile_k), s, {b0 + pm * b_box_rows, kt * tile_k},
                           Cluster::b_mask(rank), PairsM);
     } else {
       for (int i = 0; i < b_rows / box_rows; ++i)
-        ring.load(b, b_tile(smem, s.index) + i * (box_rows * tile_k), s, {b0 + i * box_rows, kt * tile_k});
+        ring.load(b, b_tile() + i * (box_rows * tile_k), s, {b0 + i * box_rows, kt * tile_k});
     }
   }
   /// The MMA thread's work on a full stage: D (at `d`) += A B^T over its K.
-  void mma(const Value<uint32_t>& d, const Pointer<int8_t>& smem, const PipelineState& s, const Value<uint32_t>&, const Bool& accumulate) const {
+  void mma(const Value<uint32_t>& d, const SharedMemory& smem, const Shared& tiles, const PipelineState& s, const Value<uint32_t>&,
+           const Bool& accumulate) const {
     Atom atom;
-    auto [A, B] = make_umma_operands(atom, stage_tile(a_tile(smem, s.index), tile_m), stage_tile(b_tile(smem, s.index), b_rows));
+    auto [A, B] = make_umma_operands(atom, stage_tile(smem.stage(tiles.a, s.index), tile_m), stage_tile(smem.stage(tiles.b, s.index), b_rows));
     cutejit::gemm(atom, d, A, B, accumulate);  // (qualified: kernels::gemm, the operator, would hide it)
   }
 };
@@ -164,19 +172,33 @@ enum class Scheduling { persistent, clc };
 /// the MMA thread and the four epilogue warps.
 inline constexpr int clc_slots = 4, clc_readers = 6;
 
-/// Shared memory: the main loop's ring, the epilogue's buffers, the cluster launch control
-/// responses, the ring's barriers, the accumulators' barriers, the CLC barriers, the TMEM
-/// address word; TMEM: the accumulators, then each stage's scales, rounded up to a power of two.
+/// Shared memory: the main loop's ring, the epilogue warps' chunk buffers (on the 64-byte
+/// swizzle's 512-byte pattern), the cluster launch control responses, the ring's barriers, the
+/// accumulators' barriers, the CLC barriers, the TMEM address word; TMEM: the accumulators, then
+/// each stage's scales, rounded up to a power of two.
 template <class Mainloop, Scheduling S = Scheduling::persistent>
 struct Resources {
-  static constexpr int epilogue_offset = Mainloop::ring_bytes;  // 1024-aligned: the 64-byte swizzle's 512-byte pattern
   static constexpr int clc_slots_here = S == Scheduling::clc ? clc_slots : 0;
-  static constexpr int clc_responses_offset = epilogue_offset + epilogue_bytes;  // 16-byte aligned
-  static constexpr int barriers_offset = clc_responses_offset + PipelineClc::response_bytes(clc_slots_here);
-  static constexpr int accumulator_barriers_offset = barriers_offset + PipelineTmaUmma::barrier_bytes(Mainloop::stages);
-  static constexpr int clc_barriers_offset = accumulator_barriers_offset + PipelineUmmaAsync::barrier_bytes(accumulators);
-  static constexpr int tmem_slot_offset = clc_barriers_offset + PipelineClc::barrier_bytes(clc_slots_here);
-  static constexpr uint32_t shared_bytes = uint32_t(tmem_slot_offset + 4) + dynamic_shared_slack(1024);
+  struct Shared {
+    SharedStorage storage;
+    typename Mainloop::Shared tiles;
+    SharedRegion<bf16> chunks;
+    SharedRegion<uint32_t> clc_responses;
+    SharedRegion<uint64_t> barriers, accumulator_barriers, clc_barriers;
+    SharedRegion<uint32_t> tmem_slot;
+  };
+  static constexpr Shared shared = [] {
+    Shared r;
+    r.tiles = Mainloop::take(r.storage);
+    r.chunks = r.storage.template take<bf16>(epilogue_buffer_bytes / 2, (epilogue_threads / 32) * epilogue_buffers, 1024);
+    r.clc_responses = r.storage.template take<uint32_t>(PipelineClc::response_bytes(clc_slots_here) / 4, 1, 16);
+    r.barriers = r.storage.barriers(PipelineTmaUmma::barrier_bytes(Mainloop::stages));
+    r.accumulator_barriers = r.storage.barriers(PipelineUmmaAsync::barrier_bytes(accumulators));
+    r.clc_barriers = r.storage.barriers(PipelineClc::barrier_bytes(clc_slots_here));
+    r.tmem_slot = r.storage.template take<uint32_t>(1);
+    return r;
+  }();
+  static constexpr uint32_t shared_bytes = shared.storage.bytes();
   static_assert(shared_bytes <= 232448, "the ring fits the 227 KB of shared memory a CTA may have");
   static constexpr int scales_column = accumulators * Mainloop::tile_n;
   static constexpr int tmem_columns = int(std::bit_ceil(unsigned(scales_column + Mainloop::stages * Mainloop::scale_columns)));
@@ -219,11 +241,9 @@ void kernel(const Mainloop& mainloop, const TmaDescriptor<bf16>& c, const Int& m
   StaticTileScheduler scheduler = pair ? StaticTileScheduler(tiles(m, pair_tile_m * block_m), tiles(n, tile_n * block_n),
                                                              block_idx().x / cluster, grid_dim().x / cluster)
                                        : StaticTileScheduler(tiles(m, tile_m), tiles(n, tile_n));
-  Pointer<int8_t> smem = dynamic_shared_aligned<int8_t>(1024);
+  SharedMemory smem(R::shared.storage);
   std::optional<PipelineClc> clc;
-  if constexpr (S == Scheduling::clc)
-    clc.emplace(Pointer<uint32_t>((smem + R::clc_responses_offset).id()), Pointer<uint64_t>((smem + R::clc_barriers_offset).id()),
-                clc_slots, clc_readers);
+  if constexpr (S == Scheduling::clc) clc.emplace(smem[R::shared.clc_responses], smem[R::shared.clc_barriers], clc_slots, clc_readers);
   // A role's walk over this CTA's tiles: body(j, m0, n0) for its j-th tile, whose origin is (m0,
   // n0). With cluster launch control, the `requester` (the producer) asks for the next tile as
   // it starts each one, and each role frees an answer once its `threads` (1, or a warp's 32)
@@ -262,13 +282,13 @@ void kernel(const Mainloop& mainloop, const TmaDescriptor<bf16>& c, const Int& m
   using Accumulators = std::conditional_t<pair, PipelineUmmaAsyncPair, PipelineUmmaAsync>;
   auto ring = [&] {
     if constexpr (pair)
-      return Ring(Pointer<uint64_t>((smem + R::barriers_offset).id()), stages, Mainloop::stage_bytes, Mainloop::Cluster::releasers);
+      return Ring(smem[R::shared.barriers], stages, Mainloop::stage_bytes, Mainloop::Cluster::releasers);
     else
-      return Ring(Pointer<uint64_t>((smem + R::barriers_offset).id()), stages, Mainloop::stage_bytes);
+      return Ring(smem[R::shared.barriers], stages, Mainloop::stage_bytes);
   };
   Ring ab = ring();
-  Accumulators acc(Pointer<uint64_t>((smem + R::accumulator_barriers_offset).id()), accumulators, epilogue_threads);
-  TmemAllocation tmem(Pointer<uint32_t>((smem + R::tmem_slot_offset).id()), R::tmem_columns, sm100::CtaGroup(ctas));
+  Accumulators acc(smem[R::shared.accumulator_barriers], accumulators, epilogue_threads);
+  TmemAllocation tmem(smem[R::shared.tmem_slot], R::tmem_columns, sm100::CtaGroup(ctas));
   // A barrier of the CTA, or of the pair: the other CTA's loads, MMAs and arrivals reach this
   // one's barriers, TMEM and shared memory, so the pair starts (its barriers initialised) and
   // ends (its MMAs and remote arrivals done) together.
@@ -304,7 +324,7 @@ void kernel(const Mainloop& mainloop, const TmaDescriptor<bf16>& c, const Int& m
       for_(0, k_tiles, [&](Int kt) {
         PipelineState s = PipelineState::at(j * k_tiles + kt, stages);
         ab.producer_acquire(s);
-        mainloop.load(ab, smem, s, a0, b0, kt);
+        mainloop.load(ab, smem, R::shared.tiles, s, a0, b0, kt);
         ab.producer_commit(s);
       });
     });
@@ -323,7 +343,7 @@ void kernel(const Mainloop& mainloop, const TmaDescriptor<bf16>& c, const Int& m
         PipelineState s = PipelineState::at(j * k_tiles + kt, stages);
         ab.consumer_wait(s);
         tcgen05_fence_after_thread_sync();
-        mainloop.mma(dt, smem, s, d + uint32_t(R::scales_column), kt > 0);
+        mainloop.mma(dt, smem, R::shared.tiles, s, d + uint32_t(R::scales_column), kt > 0);
         if constexpr (multicast)
           ab.consumer_release(s, Mainloop::Cluster::release_mask(cluster_rank));
         else
@@ -338,9 +358,7 @@ void kernel(const Mainloop& mainloop, const TmaDescriptor<bf16>& c, const Int& m
     Bool leader = lane == 0;
     // The warp's chunk buffers: 32 rows of 64 bytes, 64-byte swizzled as the store's box reads
     // them, so that the warp's 16-byte row stores fall in distinct banks 8 rows at a time.
-    auto buffer = [&](int b) {
-      return Pointer<bf16>((smem + R::epilogue_offset + (quarter * epilogue_buffers + b) * epilogue_buffer_bytes).id());
-    };
+    auto buffer = [&](int b) { return smem.stage(R::shared.chunks, quarter * epilogue_buffers + b); };
     auto buffer_tile = [&](int b) { return make_tensor(buffer(b), chunk_buffer_layout()); };
     // The leader's TMA stores, one bulk group per chunk, in turn through the two buffers.
     PipelineTmaStore stores(epilogue_buffers);

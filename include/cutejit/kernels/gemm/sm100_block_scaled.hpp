@@ -59,31 +59,33 @@ struct BlockScaled {
     sfa.prefetch();
     sfb.prefetch();
   }
-  Pointer<T> a_tile(const Pointer<int8_t>& smem, const Int& s) const { return Pointer<T>((smem + s * a_stage_bytes).id()); }
-  Pointer<T> b_tile(const Pointer<int8_t>& smem, const Int& s) const {
-    return Pointer<T>((smem + stages * a_stage_bytes + s * b_stage_bytes).id());
+  /// The ring's tiles in shared memory: A's of every stage, B's (on the 128-byte swizzle's 1 KB
+  /// pattern), SFA's, SFB's (each stage one TMA box, on 128 bytes).
+  struct Shared {
+    SharedRegion<T> a, b;
+    SharedRegion<uint8_t> sfa, sfb;
+  };
+  static constexpr Shared take(SharedStorage& storage) {
+    return {storage.take<T>(a_stage_bytes / int(sizeof(T)), stages, 1024), storage.take<T>(b_stage_bytes / int(sizeof(T)), stages, 1024),
+            storage.take<uint8_t>(sfa_stage_bytes, stages, 128), storage.take<uint8_t>(sfb_stage_bytes, stages, 128)};
   }
-  Pointer<uint8_t> sfa_tile(const Pointer<int8_t>& smem, const Int& s) const {
-    return Pointer<uint8_t>((smem + stages * (a_stage_bytes + b_stage_bytes) + s * sfa_stage_bytes).id());
-  }
-  Pointer<uint8_t> sfb_tile(const Pointer<int8_t>& smem, const Int& s) const {
-    return Pointer<uint8_t>((smem + stages * (a_stage_bytes + b_stage_bytes + sfa_stage_bytes) + s * sfb_stage_bytes).id());
-  }
-  void load(auto& ring, const Pointer<int8_t>& smem, const PipelineState& s, const Int& m0, const Int& n0, const Int& kt) const {
+  void load(auto& ring, const SharedMemory& smem, const Shared& tiles, const PipelineState& s, const Int& m0, const Int& n0,
+            const Int& kt) const {
     Int kb = kt * k_bytes;  // the operands' K in bytes
-    ring.load(a, a_tile(smem, s.index), s, {m0, kb});
-    ring.load(b, b_tile(smem, s.index), s, {n0, kb});
-    ring.load(sfa, sfa_tile(smem, s.index), s, {m0 / 128, kt * half_chunks, 0});
-    ring.load(sfb, sfb_tile(smem, s.index), s, {n0 / 128, kt * half_chunks, 0});
+    ring.load(a, smem.stage(tiles.a, s.index), s, {m0, kb});
+    ring.load(b, smem.stage(tiles.b, s.index), s, {n0, kb});
+    ring.load(sfa, smem.stage(tiles.sfa, s.index), s, {m0 / 128, kt * half_chunks, 0});
+    ring.load(sfb, smem.stage(tiles.sfb, s.index), s, {n0 / 128, kt * half_chunks, 0});
   }
   /// Copies the stage's scales to its TMEM columns (at `scales` + s * scale_columns), then
   /// issues the block-scaled MMAs that read them.
-  void mma(const Value<uint32_t>& d, const Pointer<int8_t>& smem, const PipelineState& s, const Value<uint32_t>& scales,
+  void mma(const Value<uint32_t>& d, const SharedMemory& smem, const Shared& tiles, const PipelineState& s, const Value<uint32_t>& scales,
            const Bool& accumulate) const {
     Atom atom;
-    UmmaOperand<T> A(stage_tile(a_tile(smem, s.index), tile_m), tile_m, "A"), B(stage_tile(b_tile(smem, s.index), tile_n), tile_n, "B");
-    auto [SFA, SFB] = make_umma_scale_factors(atom, make_tensor(sfa_tile(smem, s.index), blocked_scale_layout(tile_m, blocks)),
-                                              make_tensor(sfb_tile(smem, s.index), blocked_scale_layout(tile_n, blocks)));
+    UmmaOperand<T> A(stage_tile(smem.stage(tiles.a, s.index), tile_m), tile_m, "A"),
+        B(stage_tile(smem.stage(tiles.b, s.index), tile_n), tile_n, "B");
+    auto [SFA, SFB] = make_umma_scale_factors(atom, make_tensor(smem.stage(tiles.sfa, s.index), blocked_scale_layout(tile_m, blocks)),
+                                              make_tensor(smem.stage(tiles.sfb, s.index), blocked_scale_layout(tile_n, blocks)));
     Value<uint32_t> sfa_tmem = scales + cast<uint32_t>(s.index) * uint32_t(scale_columns), sfb_tmem = sfa_tmem + uint32_t(sfa_columns);
     SFA.copy_to_tmem(sfa_tmem);
     SFB.copy_to_tmem(sfb_tmem);

@@ -30,6 +30,7 @@
 #include "cutejit/atom/sm120/mma_block_scaled.hpp"
 #include "cutejit/layout/blocked_scales.hpp"
 #include "cutejit/pipeline/pipeline.hpp"
+#include "cutejit/pipeline/shared_storage.hpp"
 
 #include "cutejit/kernels/gemm/epilogue.hpp"
 #include "cutejit/kernels/gemm/sm80.hpp"
@@ -41,12 +42,25 @@ inline constexpr gemm_sm80::Config config{.tile_m = 128, .tile_n = 128, .warps_m
 /// The consumers' threads, and one producer warp after them.
 inline constexpr int consumers = config.threads(), threads = consumers + 32;
 
-/// Shared memory: the A tiles of every stage, the B tiles, the ring's barriers.
+/// Shared memory: the A tiles of every stage, the B tiles (each a TMA box of 128-byte rows, on
+/// the 128-byte swizzle's 1 KB pattern), the ring's barriers.
 template <Element T>
 struct Resources {
   static constexpr int stage_bytes = (config.tile_m + config.tile_n) * 128;
-  static constexpr int barriers_offset = config.stages * stage_bytes;
-  static constexpr uint32_t shared_bytes = uint32_t(barriers_offset + PipelineTmaAsync::barrier_bytes(config.stages)) + dynamic_shared_slack(1024);
+  struct Shared {
+    SharedStorage storage;
+    SharedRegion<T> a, b;
+    SharedRegion<uint64_t> barriers;
+  };
+  static constexpr Shared shared = [] {
+    constexpr int tile_k = gemm_sm80::Config::tile_k<T>();
+    Shared r;
+    r.a = r.storage.template take<T>(config.tile_m * tile_k, config.stages, 1024);
+    r.b = r.storage.template take<T>(config.tile_n * tile_k, config.stages, 1024);
+    r.barriers = r.storage.barriers(PipelineTmaAsync::barrier_bytes(config.stages));
+    return r;
+  }();
+  static constexpr uint32_t shared_bytes = shared.storage.bytes();
   static_assert(shared_bytes <= 101376, "the ring fits the 99 KB of shared memory an sm_120 CTA may have");
 };
 
@@ -100,10 +114,10 @@ void kernel(const TmaDescriptor<typename Op::ElementA>& a, const TmaDescriptor<t
   constexpr int per_unit = elements_per_unit<Op>();
   Int k_tiles = (k + (tile_k * per_unit - 1)) / (tile_k * per_unit);
   // The ring as the consumers read it, (row, k, stage); each stage's tile is where its box lands.
-  Tensor<T> sA = gemm_sm80::shared_ring<T>(config.tile_m, stages, gemm_sm80::Major::k, 0);
-  Tensor<T> sB = gemm_sm80::shared_ring<T>(config.tile_n, stages, gemm_sm80::Major::k, int64_t(stages) * config.tile_m * 128);
-  Pointer<int8_t> smem = dynamic_shared_aligned<int8_t>(1024);
-  PipelineTmaAsync ring(Pointer<uint64_t>((smem + R::barriers_offset).id()), stages, consumers, R::stage_bytes);
+  SharedMemory smem(R::shared.storage);
+  Tensor<T> sA = make_tensor(smem[R::shared.a], gemm_sm80::ring_layout<T>(config.tile_m, stages, gemm_sm80::Major::k));
+  Tensor<T> sB = make_tensor(smem[R::shared.b], gemm_sm80::ring_layout<T>(config.tile_n, stages, gemm_sm80::Major::k));
+  PipelineTmaAsync ring(smem[R::shared.barriers], stages, consumers, R::stage_bytes);
   if_(t == 0, [&] {
     ring.init();
     fence_mbarrier_init();
@@ -116,8 +130,8 @@ void kernel(const TmaDescriptor<typename Op::ElementA>& a, const TmaDescriptor<t
     for_(0, k_tiles, [&](Int kt) {
       PipelineState s = PipelineState::at(kt, stages);
       ring.producer_acquire(s);
-      ring.load(a, Pointer<T>((smem + s.index * (config.tile_m * 128)).id()), s, {m0, kt * tile_k});
-      ring.load(b, Pointer<T>((smem + stages * config.tile_m * 128 + s.index * (config.tile_n * 128)).id()), s, {n0, kt * tile_k});
+      ring.load(a, smem.stage(R::shared.a, s.index), s, {m0, kt * tile_k});
+      ring.load(b, smem.stage(R::shared.b, s.index), s, {n0, kt * tile_k});
       ring.producer_commit(s);
     });
   });

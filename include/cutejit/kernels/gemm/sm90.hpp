@@ -54,6 +54,7 @@
 #include <vector>
 
 #include "cutejit/pipeline/pipeline.hpp"
+#include "cutejit/pipeline/shared_storage.hpp"
 #include "cutejit/pipeline/tile_scheduler.hpp"
 
 #include "cutejit/kernels/gemm/epilogue.hpp"
@@ -79,7 +80,6 @@ inline constexpr int a_stage_bytes = tile_m * k_bytes;
 inline constexpr int chunk_rows = 64, chunk_cols = 64, chunk_bytes = chunk_rows * chunk_cols * 2, chunk_buffers = 2;
 /// The swizzle of C's chunks: one row of 64 elements.
 template <class Out> inline constexpr TmaSwizzle chunk_swizzle = sizeof(Out) == 2 ? TmaSwizzle::bytes128 : TmaSwizzle::bytes64;
-inline constexpr int epilogue_bytes = 2 * chunk_buffers * chunk_bytes;
 /// Dynamic shared memory a CTA may have on sm_90 (227 KB).
 inline constexpr int shared_limit = 232448;
 
@@ -102,19 +102,30 @@ struct Config {
   constexpr int stage_bytes() const { return a_stage_bytes + b_stage_bytes(); }
   /// B's K-major TMA box: at most 128 rows, so a 256-wide tile takes two loads.
   constexpr int b_box_rows() const { return tile_n < 128 ? tile_n : 128; }
-  /// Shared memory with `s` stages: the ring, the chunk buffers, the barriers, alignment slack.
-  constexpr int bytes_with(int s) const {
-    return s * stage_bytes() + epilogue_bytes + int(PipelineTmaAsync::barrier_bytes(s)) + int(dynamic_shared_slack(1024));
+  /// Shared memory with `s` stages: A's ring and B's (each stage one TMA box row of 128 bytes
+  /// per tile row, on the 128-byte swizzle's 1 KB pattern), the consumers' chunk buffers (two
+  /// per warpgroup), the ring's barriers.
+  struct Shared {
+    SharedStorage storage;
+    SharedRegion<int8_t> a, b, chunks;
+    SharedRegion<uint64_t> barriers;
+  };
+  constexpr Shared shared_with(int s) const {
+    Shared r;
+    r.a = r.storage.take<int8_t>(a_stage_bytes, s, 1024);
+    r.b = r.storage.take<int8_t>(b_stage_bytes(), s, 1024);
+    r.chunks = r.storage.take<int8_t>(chunk_bytes, 2 * chunk_buffers, 1024);
+    r.barriers = r.storage.barriers(PipelineTmaAsync::barrier_bytes(s));
+    return r;
   }
   /// As many stages as fit, up to 8: 4 of 48 KB for 256-wide tiles, 6 of 32 KB for 128, 8 of 24 KB for 64.
   constexpr int stages() const {
     for (int s = 8; s > 2; --s)
-      if (bytes_with(s) <= shared_limit) return s;
+      if (shared_with(s).storage.bytes() <= uint32_t(shared_limit)) return s;
     return 2;
   }
-  constexpr int epilogue_offset() const { return stages() * stage_bytes(); }
-  constexpr int barriers_offset() const { return epilogue_offset() + epilogue_bytes; }
-  constexpr uint32_t shared_bytes() const { return uint32_t(bytes_with(stages())); }
+  constexpr Shared shared() const { return shared_with(stages()); }
+  constexpr uint32_t shared_bytes() const { return shared().storage.bytes(); }
 };
 static_assert(Config{}.stages() == 4 && Config{.tile_n = 128}.stages() == 6 && Config{.tile_n = 64}.stages() == 8);
 static_assert(Config{}.shared_bytes() <= uint32_t(shared_limit));
@@ -194,12 +205,12 @@ void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const TmaDescr
   Int k_tiles = (k - 1) / tile_k + 1;
   Int tiles_m = (m - 1) / tile_m + 1;
   Int tiles_n = (n - 1) / tile_n + 1;
-  Pointer<int8_t> smem = dynamic_shared_aligned<int8_t>(1024);
-  auto a_tile = [&](const Int& s) { return Pointer<T>((smem + s * a_stage_bytes).id()); };
-  auto b_tile = [&](const Int& s) { return Pointer<T>((smem + stages * a_stage_bytes + s * C.b_stage_bytes()).id()); };
+  constexpr auto shared = C.shared();
+  SharedMemory smem(shared.storage);
+  auto a_tile = [&](const Int& s) { return smem.stage(shared.a.as<T>(), s); };
+  auto b_tile = [&](const Int& s) { return smem.stage(shared.b.as<T>(), s); };
   // Tile j of this CTA uses ring iterations j * k_tiles ... j * k_tiles + k_tiles - 1.
-  PipelineTmaAsync pipe(Pointer<uint64_t>((smem + C.barriers_offset()).id()), stages, /*consumers=*/2 * ClusterM,
-                        C.stage_bytes());
+  PipelineTmaAsync pipe(smem[shared.barriers], stages, /*consumers=*/2 * ClusterM, C.stage_bytes());
   Int rank;  // in the pair (ClusterM = 2)
   auto make_scheduler = [&] {
     if constexpr (ClusterM == 1) {
@@ -347,7 +358,7 @@ void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const TmaDescr
           // when a tile has an even number of chunks). The chunk's 128 rows: rows 64 h ... of
           // warpgroup h's buffer.
           Int buffer = chunks % chunk_buffers == 0 ? Int(chunk % chunk_buffers) : (j * chunks + chunk) % chunk_buffers;
-          Tensor<Out> tile = make_tensor(Pointer<Out>((smem + C.epilogue_offset() + buffer * chunk_bytes).id()), chunk_pair_layout<Out>());
+          Tensor<Out> tile = make_tensor(smem.stage(shared.chunks.as<Out>(), buffer), chunk_pair_layout<Out>());
           // The store that last read this buffer, two groups ago, is done with it.
           if_(leader, [&] { stores.producer_acquire(); });
           named_barrier_sync(1 + half, 128);
@@ -362,7 +373,7 @@ void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const TmaDescr
           }
           fence_proxy_async_shared();  // the TMA store (async proxy) reads what the threads wrote
           named_barrier_sync(1 + half, 128);
-          Pointer<Out> own = Pointer<Out>((smem + C.epilogue_offset() + (half * chunk_buffers + buffer) * chunk_bytes).id());
+          Pointer<Out> own = smem.stage(shared.chunks.as<Out>(), half * chunk_buffers + buffer);
           if_(leader, [&] { c.store(own, {m0 + half * 64, n0 + chunk * chunk_cols}); });
         };
         // A chunk wholly past M or N is skipped, but still closes a (then empty) bulk group, so
