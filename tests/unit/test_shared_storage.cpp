@@ -3,10 +3,12 @@
 // offsets were, and a kernel's regions reach the PTX as the aligned base plus constant offsets.
 #include <catch2/catch.hpp>
 
+#include <cutejit/kernels/attention/backward_sm80.hpp>
 #include <cutejit/kernels/attention/backward_sm90.hpp>
 #include <cutejit/kernels/attention/sm90.hpp>
 #include <cutejit/kernels/gemm/sm100.hpp>
 #include <cutejit/kernels/gemm/sm120.hpp>
+#include <cutejit/kernels/gemm/sm80.hpp>
 #include <cutejit/kernels/gemm/sm90.hpp>
 #include <cutejit/pipeline/shared_storage.hpp>
 
@@ -85,6 +87,9 @@ TEST_CASE("the kernels' declared shared memory is the size their summed offsets 
   CHECK(Persistent::shared_bytes == 4 * 49152 + 16384 + 64 + 32 + 4 + 1008);
   CHECK(Clc::shared_bytes == 4 * 49152 + 16384 + 64 + 64 + 32 + 64 + 4 + 1008);
   CHECK(gemm_sm120::Resources<bf16>::shared_bytes == 3 * 32768 + 48 + 1008);
+  CHECK(gemm_sm80::Config{}.shared_bytes<bf16>() == 3 * (128 + 128) * 128 + 1008);
+  CHECK(fmha_sm80::Config{}.shared_bytes<bf16>() == (128 + 2 * 64) * 128 * 2 + 1008);
+  CHECK(fmha_backward_sm80::Config{}.shared_bytes<bf16>(16) == (2 * 64 + 4 * 16) * 128 * 2 + 1008);
 }
 
 TEST_CASE("a kernel's shared regions are the aligned base plus constant offsets, and keep their alignment", "[unit]") {

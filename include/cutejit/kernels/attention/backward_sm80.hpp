@@ -25,11 +25,13 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cmath>
 #include <utility>
 
 #include "cutejit/cutejit.hpp"
+#include "cutejit/pipeline/shared_storage.hpp"
 #include "cutejit/kernels/attention/sequences.hpp"
 #include "cutejit/kernels/attention/sm80.hpp"
 
@@ -51,17 +53,30 @@ struct Config {
   /// Resident K and V (or Q and dO), then the two stages of each streamed tile, and the slack
   /// of a 1 KB-aligned start.
   template <Element T>
+  struct Shared {
+    SharedStorage storage;
+    std::array<SharedRegion<T>, 2> resident;  ///< (tile, head_dim) each
+    std::array<SharedRegion<T>, 2> rings;     ///< two stages of (step, head_dim) each
+  };
+  template <Element T>
+  constexpr Shared<T> shared(int step) const {
+    Shared<T> r;
+    for (auto& tile_region : r.resident) tile_region = r.storage.template take<T>(tile * head_dim);
+    for (auto& ring_region : r.rings) ring_region = r.storage.template take<T>(step * head_dim, 2);
+    return r;
+  }
+  template <Element T>
   constexpr uint32_t shared_bytes(int step) const {
-    return uint32_t((2 * tile + 4 * step) * head_dim * sizeof(T)) + dynamic_shared_slack(1024);
+    return shared<T>(step).storage.bytes();
   }
 };
 
 /// A two-stage ring of (rows, head_dim) tiles, each swizzled as the forward's (fmha_sm80::tile_layout).
 template <Element T>
-Tensor<T> ring(int64_t rows, int head_dim, int64_t byte_offset) {
+Tensor<T> ring(const Pointer<T>& data, int64_t rows, int head_dim) {
   const int chunk_bits = std::countr_zero(16u / unsigned(sizeof(T))), row_bits = std::countr_zero(unsigned(head_dim));
   Layout stages = make_layout(IntTuple{rows, head_dim, 2}, IntTuple{head_dim, 1, rows * head_dim});
-  return make_tensor(dynamic_shared_aligned<T>(1024, byte_offset), composition(Swizzle(3, chunk_bits, row_bits - chunk_bits), stages));
+  return make_tensor(data, composition(Swizzle(3, chunk_bits, row_bits - chunk_bits), stages));
 }
 
 /// L in log2 units for P = exp2(S scale_log2 - L2), where a query outside the sequence or one
@@ -232,9 +247,11 @@ void dkdv(const Config& c, const Tensor<T>& q, const Tensor<T>& k, const Tensor<
     CoordTensor cKV = local_tile(make_identity_tensor(kv_bound), IntTuple{BN, D}, IntTuple{n_block, 0});
     Tensor<T> gK = local_tile(domain_offset(IntTuple{k_start, 0}, k(_, kv_head, _)), IntTuple{BN, D}, IntTuple{n_block, 0});
     Tensor<T> gV = local_tile(domain_offset(IntTuple{k_start, 0}, v(_, kv_head, _)), IntTuple{BN, D}, IntTuple{n_block, 0});
-    const int64_t tile_bytes = int64_t(BN) * D * sizeof(T), step_bytes = int64_t(BM) * D * sizeof(T);
-    Tensor<T> sK = fmha_sm80::shared_tile<T>(BN, D, 0), sV = fmha_sm80::shared_tile<T>(BN, D, tile_bytes);
-    Tensor<T> sQ = ring<T>(BM, D, 2 * tile_bytes), sdO = ring<T>(BM, D, 2 * tile_bytes + 2 * step_bytes);
+    const auto shared = c.template shared<T>(BM);
+    SharedMemory smem(shared.storage);
+    Tensor<T> sK = make_tensor(smem[shared.resident[0]], fmha_sm80::tile_layout<T>(BN, D));
+    Tensor<T> sV = make_tensor(smem[shared.resident[1]], fmha_sm80::tile_layout<T>(BN, D));
+    Tensor<T> sQ = ring(smem[shared.rings[0]], BM, D), sdO = ring(smem[shared.rings[1]], BM, D);
 
     auto g2s = tile_copy(D);
     auto thr_g2s = g2s.get_slice(t);
@@ -330,9 +347,11 @@ void dq(const Config& c, const Tensor<T>& q, const Tensor<T>& k, const Tensor<T>
     Tensor<T> gK = local_tile(domain_offset(IntTuple{k_start, 0}, k(_, kv_head, _)), IntTuple{BN, D}, IntTuple{_, 0});
     Tensor<T> gV = local_tile(domain_offset(IntTuple{k_start, 0}, v(_, kv_head, _)), IntTuple{BN, D}, IntTuple{_, 0});
     CoordTensor cKV = local_tile(make_identity_tensor(kv_bound), IntTuple{BN, D}, IntTuple{_, 0});
-    const int64_t tile_bytes = int64_t(BM) * D * sizeof(T), step_bytes = int64_t(BN) * D * sizeof(T);
-    Tensor<T> sQ = fmha_sm80::shared_tile<T>(BM, D, 0), sdO = fmha_sm80::shared_tile<T>(BM, D, tile_bytes);
-    Tensor<T> sK = ring<T>(BN, D, 2 * tile_bytes), sV = ring<T>(BN, D, 2 * tile_bytes + 2 * step_bytes);
+    const auto shared = c.template shared<T>(BN);
+    SharedMemory smem(shared.storage);
+    Tensor<T> sQ = make_tensor(smem[shared.resident[0]], fmha_sm80::tile_layout<T>(BM, D));
+    Tensor<T> sdO = make_tensor(smem[shared.resident[1]], fmha_sm80::tile_layout<T>(BM, D));
+    Tensor<T> sK = ring(smem[shared.rings[0]], BN, D), sV = ring(smem[shared.rings[1]], BN, D);
 
     auto g2s = tile_copy(D);
     auto thr_g2s = g2s.get_slice(t);

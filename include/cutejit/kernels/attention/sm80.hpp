@@ -28,6 +28,7 @@
 #include <type_traits>
 
 #include "cutejit/cutejit.hpp"
+#include "cutejit/pipeline/shared_storage.hpp"
 #include "cutejit/kernels/attention/online_softmax.hpp"
 #include "cutejit/kernels/attention/problem.hpp"
 #include "cutejit/kernels/attention/sequences.hpp"
@@ -42,10 +43,23 @@ struct Config {
   bool causal = false;
   int tile_m = 128, tile_n = 64, warps = 4;
   constexpr int threads() const { return 32 * warps; }
-  /// Q's tile, then K's and V's, and the slack of a 1 KB-aligned start.
+  /// Shared memory: Q's tile, then K's and V's.
+  template <Element T>
+  struct Shared {
+    SharedStorage storage;
+    SharedRegion<T> q, k, v;
+  };
+  template <Element T>
+  constexpr Shared<T> shared() const {
+    Shared<T> r;
+    r.q = r.storage.template take<T>(tile_m * head_dim);
+    r.k = r.storage.template take<T>(tile_n * head_dim);
+    r.v = r.storage.template take<T>(tile_n * head_dim);
+    return r;
+  }
   template <Element T>
   constexpr uint32_t shared_bytes() const {
-    return uint32_t((tile_m + 2 * tile_n) * head_dim * sizeof(T)) + dynamic_shared_slack(1024);
+    return shared<T>().storage.bytes();
   }
   friend constexpr bool operator==(const Config&, const Config&) = default;
   std::string name(const char* type) const {
@@ -103,9 +117,11 @@ void forward(const Tensor<T>& q, const Tensor<T>& k, const Tensor<T>& v, const T
     IntTuple q_bound{q_len, D}, kv_bound{k_len, D};
     CoordTensor cQ = local_tile(make_identity_tensor(q_bound), IntTuple{BM, D}, IntTuple{m_block, 0});
     CoordTensor cKV = local_tile(make_identity_tensor(kv_bound), IntTuple{BN, D}, IntTuple{_, 0});
-    Tensor<T> sQ = shared_tile<T>(BM, D, 0);
-    Tensor<T> sK = shared_tile<T>(BN, D, int64_t(BM) * D * sizeof(T));
-    Tensor<T> sV = shared_tile<T>(BN, D, int64_t(BM + BN) * D * sizeof(T));
+    constexpr auto shared = C.template shared<T>();
+    SharedMemory smem(shared.storage);
+    Tensor<T> sQ = make_tensor(smem[shared.q], tile_layout<T>(BM, D));
+    Tensor<T> sK = make_tensor(smem[shared.k], tile_layout<T>(BN, D));
+    Tensor<T> sV = make_tensor(smem[shared.v], tile_layout<T>(BN, D));
 
     // Global -> shared: each thread 16 bytes of a row, a row's threads side by side.
     auto g2s = make_tiled_copy(CpAsync<16>{}, make_ordered_layout({C.threads() / (D / 8), D / 8}, {1, 0}), make_layout({1, 8}));

@@ -20,6 +20,7 @@
 #include <random>
 
 #include "cutejit/cutejit.hpp"
+#include "cutejit/pipeline/shared_storage.hpp"
 #include "cutejit/kernels/gemm/epilogue.hpp"
 
 namespace cutejit::kernels {
@@ -33,10 +34,23 @@ struct Config {
   constexpr int threads() const { return 32 * warps_m * warps_n; }
   template <Element T>
   static constexpr int tile_k() { return 128 / int(sizeof(T)); }
-  /// `stages` A tiles, then `stages` B tiles, and the slack of a 1 KB-aligned start.
+  /// Shared memory: `stages` A tiles, then `stages` B tiles.
+  template <Element TA, Element TB = TA>
+  struct Shared {
+    SharedStorage storage;
+    SharedRegion<TA> a;
+    SharedRegion<TB> b;
+  };
+  template <Element TA, Element TB = TA>
+  constexpr Shared<TA, TB> shared() const {
+    Shared<TA, TB> r;
+    r.a = r.storage.template take<TA>(tile_m * tile_k<TA>(), stages);
+    r.b = r.storage.template take<TB>(tile_n * tile_k<TB>(), stages);
+    return r;
+  }
   template <Element T>
   constexpr uint32_t shared_bytes() const {
-    return uint32_t(stages * (tile_m + tile_n) * 128) + dynamic_shared_slack(1024);
+    return shared<T>().storage.bytes();
   }
 };
 
@@ -70,10 +84,6 @@ ComposedLayout ring_layout(int64_t rows, int stages, Major major) {
                                   : Layout(IntTuple{rows, tile_k, stages}, IntTuple{1, rows, rows * tile_k});
   return composition(Swizzle(3, chunk_bits, std::countr_zero(uint64_t(line)) - chunk_bits), ring);
 }
-template <Element T>
-Tensor<T> shared_ring(int64_t rows, int stages, Major major, int64_t byte_offset) {
-  return make_tensor(dynamic_shared_aligned<T>(1024, byte_offset), ring_layout<T>(rows, stages, major));
-}
 
 /// Global -> shared with 16-byte cp.async along the contiguous index: K-major, a line's eight
 /// threads side by side; MN-major, rows / (16 bytes) threads along M or N.
@@ -104,8 +114,10 @@ void kernel(const Tensor<typename Op::ElementA>& a, const Tensor<typename Op::El
   Tensor<TB> gB = local_tile(b, IntTuple{C.tile_n, tile_k}, IntTuple{bn, _});
   CoordTensor cA = local_tile(make_identity_tensor(a.shape()), IntTuple{C.tile_m, tile_k}, IntTuple{bm, _});
   CoordTensor cB = local_tile(make_identity_tensor(b.shape()), IntTuple{C.tile_n, tile_k}, IntTuple{bn, _});
-  Tensor<TA> sA = shared_ring<TA>(C.tile_m, stages, a_major, 0);
-  Tensor<TB> sB = shared_ring<TB>(C.tile_n, stages, b_major, int64_t(stages) * C.tile_m * 128);
+  constexpr auto shared = C.template shared<TA, TB>();
+  SharedMemory smem(shared.storage);
+  Tensor<TA> sA = make_tensor(smem[shared.a], ring_layout<TA>(C.tile_m, stages, a_major));
+  Tensor<TB> sB = make_tensor(smem[shared.b], ring_layout<TB>(C.tile_n, stages, b_major));
 
   auto g2s_a = global_to_shared<TA>(C.threads(), C.tile_m, a_major), g2s_b = global_to_shared<TB>(C.threads(), C.tile_n, b_major);
   auto thr_a = g2s_a.get_slice(t), thr_b = g2s_b.get_slice(t);
