@@ -6,11 +6,16 @@
  * stages (a ring). In the kernel, a SharedMemory over the same declaration hands out the regions
  * as pointers, a stage at a time. No kernel adds byte offsets to a base or casts pointers.
  *
- *   constexpr auto shared = [] {
- *     SharedStorage s;                                         // a 1024-byte aligned base
- *     Shared r{.a = s.take<bf16>(128 * 64, stages, 1024), .full = s.barriers(stages)};
- *     r.storage = s;                                           // the size: r.storage.bytes()
- *     return r;
+ *   struct Shared {
+ *     SharedStorage storage;                                 // a 1024-byte aligned base
+ *     SharedRegion<bf16> a;
+ *     SharedRegion<uint64_t> barriers;
+ *   };
+ *   constexpr Shared shared = [] {
+ *     Shared r;
+ *     r.a = r.storage.take<bf16>(128 * 64, stages, 1024);    // a ring of 128 x 64 tiles
+ *     r.barriers = r.storage.barriers(PipelineTmaAsync::barrier_bytes(stages));
+ *     return r;                                              // the size: r.storage.bytes()
  *   }();
  *   ...
  *   SharedMemory smem(shared.storage);
