@@ -250,6 +250,64 @@ TEST_CASE("MN-major bf16 and f16 wgmma operands: the transpose bits and the MN-m
   CHECK(transposes_are(ptx, 1, 0));
 }
 
+namespace {
+// The same wgmma with its operands given as shared-memory tensors in the layouts TMA boxes
+// leave (wgmma_tile_layout): the descriptor's fields and the transpose bits come from them.
+template <WgmmaMajor AMajor, WgmmaMajor BMajor>
+std::string one_wgmma_from_tensors_ptx() {
+  Kernel k{"one_wgmma_tensors", [](Tensor<f32> out) {
+    Tensor<bf16> a = make_tensor(dynamic_shared_aligned<bf16>(1024), wgmma_tile_layout<bf16>(AMajor, TmaSwizzle::bytes128, 64, 64));
+    Tensor<bf16> b = make_tensor(dynamic_shared_aligned<bf16>(1024, 8192), wgmma_tile_layout<bf16>(BMajor, TmaSwizzle::bytes128, 256, 64));
+    auto tiled = make_tiled_mma(WgmmaSS<bf16, 256, AMajor, BMajor>{}, make_layout({1, 1, 1}));
+    Tensor<float> acc = tiled.get_slice(thread_idx().x).partition_fragment_C({64, 256});
+    fill(acc, 0.0f);
+    wgmma_fence();
+    gemm(tiled, acc, a, b);
+    wgmma_commit_group();
+    wgmma_wait_group(0);
+    wgmma_fence_operands(acc);
+    for (int i = 0; i < 128; ++i) out(thread_idx().x * 128 + i) = F32(acc(i));
+  }};
+  return k.compile(sm90a, test::vector_arg<float>(128 * 128)).ptx;
+}
+}  // namespace
+
+TEST_CASE("wgmma operands from swizzled shared tensors: fields and transpose bits from the layouts", "[unit]") {
+  std::string kk = one_wgmma_from_tensors_ptx<WgmmaMajor::k, WgmmaMajor::k>();
+  CHECK(count(kk, "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16") == 4);  // 64 elements of K: four k16 steps
+  CHECK(transposes_are(kk, 0, 0));
+  CHECK(contains(kk, swizzle128_fields(16, 1024)));
+  // B MN-major: four 64-column chunks, each 64 K rows of 128 bytes (8 KB apart).
+  std::string kn = one_wgmma_from_tensors_ptx<WgmmaMajor::k, WgmmaMajor::mn>();
+  CHECK(transposes_are(kn, 0, 1));
+  CHECK(contains(kn, swizzle128_fields(64 * 128, 1024)));
+  std::string nk = one_wgmma_from_tensors_ptx<WgmmaMajor::mn, WgmmaMajor::k>();
+  CHECK(transposes_are(nk, 1, 0));
+}
+
+TEST_CASE("shared tensors wgmma cannot read are trace-time errors naming the line", "[unit]") {
+  Kernel padded{"wgmma_padded", [](Tensor<f32> out) {
+    // Rows 72 elements apart (padding, as for ldmatrix): no descriptor reads that.
+    Tensor<bf16> a = make_tensor(dynamic_shared_aligned<bf16>(1024), Layout(IntTuple{64, 64}, IntTuple{72, 1}));
+    WgmmaOperand<bf16> A(a, "A");
+  }};
+  CHECK_THROWS_WITH(padded.compile(sm90a, test::vector_arg<float>()),
+                    Contains("test_hopper.cpp") && Contains("wgmma's A tile") && Contains("is not in a layout the tensor core reads"));
+  Kernel fp8{"wgmma_fp8_tensor_mn", [](Tensor<f32> out) {
+    Tensor<f8e4m3> b = make_tensor(dynamic_shared_aligned<f8e4m3>(1024),
+                                   wgmma_tile_layout<f8e4m3>(WgmmaMajor::mn, TmaSwizzle::bytes128, 128, 64));
+    WgmmaOperand<f8e4m3> B(b, "B");
+  }};
+  CHECK_THROWS_WITH(fp8.compile(sm90a, test::vector_arg<float>()),
+                    Contains("test_hopper.cpp") && Contains("wgmma's B is MN-major (transposed), which wgmma reads for bf16 and f16 only"));
+  Kernel off{"wgmma_slice_off_pattern", [](Tensor<f32> out) {
+    Tensor<bf16> a = make_tensor(dynamic_shared_aligned<bf16>(1024), wgmma_tile_layout<bf16>(WgmmaMajor::k, TmaSwizzle::bytes128, 64, 64));
+    WgmmaOperand<bf16>(a, "A").slice(4, 0);
+  }};
+  CHECK_THROWS_WITH(off.compile(sm90a, test::vector_arg<float>()),
+                    Contains("test_hopper.cpp") && Contains("lies on its 1024-byte swizzle pattern (a multiple of 8 below 64), not 4"));
+}
+
 TEST_CASE("bad MN-major wgmma operands are trace-time errors naming the line", "[unit]") {
   Kernel fp8{"fp8_mn_major", [](Tensor<f32> a) {
     WgmmaOperand<f8e4m3>::mn_major(dynamic_shared_aligned<f8e4m3>(1024), TmaSwizzle::bytes128, 64);

@@ -29,6 +29,7 @@
 
 #include "cutejit/arch/sm80.hpp"
 #include "cutejit/atom/sm90/tma.hpp"
+#include "cutejit/atom/sm90/tma_partition.hpp"
 #include "cutejit/pipeline/mbarrier.hpp"
 
 namespace cutejit {
@@ -235,6 +236,25 @@ class PipelineTmaAsync : public detail::StageBarriers {
                       detail::Where w = detail::Where::current()) {
     check_.load(ctas * map.box_bytes(), w);
     map.load_multicast(dst, full(s.index), coords, cta_mask, w);
+  }
+
+  /// The TMA loads of a partitioned tile (tma_partition) into the acquired stage: every box,
+  /// or one of them.
+  template <Element T>
+  void load(const TmaDescriptor<T>& map, const TmaPartition<T>& tile, const PipelineState& s,
+            detail::Where w = detail::Where::current()) {
+    for (const TmaBox<T>& box : tile.boxes()) load(map, box, s, w);
+  }
+  template <Element T>
+  void load(const TmaDescriptor<T>& map, const TmaBox<T>& box, const PipelineState& s, detail::Where w = detail::Where::current()) {
+    check_.load(map.box_bytes(), w);
+    map.load(box.smem, full(s.index), box.coords, w);
+  }
+  template <Element T>
+  void load_multicast(const TmaDescriptor<T>& map, const TmaBox<T>& box, const PipelineState& s, const Operand<int32_t>& cta_mask,
+                      int ctas, detail::Where w = detail::Where::current()) {
+    check_.load(ctas * map.box_bytes(), w);
+    map.load_multicast(box.smem, full(s.index), box.coords, cta_mask, w);
   }
 
   /// Closes the stage's loads: the TMA bytes complete its phase. Checks that they are what

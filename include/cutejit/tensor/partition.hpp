@@ -49,6 +49,13 @@ CUTEJIT_TENSOR_LAYOUT_OP(tiled_divide)
 CUTEJIT_TENSOR_LAYOUT_OP(flat_divide)
 #undef CUTEJIT_TENSOR_LAYOUT_OP
 
+/// The modes `modes` of `t`, in that order (CuTe's select): `select(t, {1, 0})` is a K x M
+/// tile seen as M x K.
+template <PartitionableTensor Tn>
+Tn select(const Tn& t, const std::vector<int>& modes, detail::Where w = detail::Where::current()) {
+  return detail::at_caller(w, [&] { return t.transform([&](const Layout& l) { return SlicedLayout{select(l, modes), Integer(0)}; }); });
+}
+
 template <PartitionableTensor Tn>
 Tn zipped_divide(const Tn& t, const IntTuple& tile_shape, detail::Where w = detail::Where::current()) {
   return detail::at_caller(w, [&] { return zipped_divide(t, make_tile_from_shape(tile_shape), w); });

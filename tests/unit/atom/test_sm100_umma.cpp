@@ -12,8 +12,8 @@ using sm100::Major;
 using sm100::SmemSwizzle;
 
 namespace {
-detail::UmmaOperandPlan plan(const Layout& l, std::optional<Swizzle> sw, int bytes, int mn) {
-  return detail::plan_umma_operand(l, sw, 0, bytes, mn, 32 / bytes, "A", detail::Where::current());
+detail::SmemOperandPlan plan(const Layout& l, std::optional<Swizzle> sw, int bytes, int mn) {
+  return detail::plan_smem_operand(l, sw, 0, bytes, mn, 32 / bytes, "tcgen05.mma's A", detail::Where::current());
 }
 }  // namespace
 

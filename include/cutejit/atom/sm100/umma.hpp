@@ -39,6 +39,7 @@
 #include "cutejit/arch/sm100/tcgen05.hpp"
 #include "cutejit/arch/sm120.hpp"  // MxType
 #include "cutejit/arch/sm90.hpp"  // shared_address
+#include "cutejit/atom/smem_operand.hpp"
 #include "cutejit/dsl/intrinsics.hpp"
 #include "cutejit/tensor/tensor.hpp"
 
@@ -65,19 +66,6 @@ template <class T> sm100::OperandType umma_operand_type() {
   else return sm100::OperandType::e5m2;
 }
 
-/// What an operand tile's layout gives its descriptors: the fields every K step shares and the
-/// start of each K step, in bytes from the tile's data pointer.
-struct UmmaOperandPlan {
-  sm100::SmemDescriptor fields;  ///< start address 0
-  sm100::Major major = sm100::Major::k;
-  std::vector<uint32_t> step_bytes;
-  int64_t alignment = 16;  ///< the alignment the tile's data pointer needs (its swizzle pattern's)
-};
-/// Derives the plan for an (MN, K) tensor of `element_bytes` elements with this (static)
-/// layout, swizzle and swizzle base, read `k_per_mma` K elements at a time with `mn` rows, and
-/// checks it against the descriptor model; `which` ("A", "B") names the operand in errors.
-UmmaOperandPlan plan_umma_operand(const Layout& layout, const std::optional<Swizzle>& swizzle, int64_t swizzle_base,
-                                  int element_bytes, int mn, int k_per_mma, const char* which, Where w);
 }  // namespace detail
 
 /// An operand tile in shared memory as one tcgen05.mma atom of `mn` rows (M for A, N for B)
@@ -93,8 +81,8 @@ class UmmaOperand {
     if (tile.data().space() != Space::shared) detail::fail(std::string("tcgen05.mma's ") + which + " must be in shared memory", w);
     if (!is_static(tile.layout()) || !tile.swizzle_base().is_static())
       detail::fail(std::string("tcgen05.mma's ") + which + " needs a tile of static layout (its descriptor is fixed at trace time)", w);
-    plan_ = detail::plan_umma_operand(tile.layout(), tile.swizzle(), tile.swizzle_base().value(), int(sizeof(T)), mn, k_per_mma,
-                                      which, w);
+    plan_ = detail::plan_smem_operand(tile.layout(), tile.swizzle(), tile.swizzle_base().value(), int(sizeof(T)), mn, k_per_mma,
+                                      std::string("tcgen05.mma's ") + which, w);
     if (tile.data().alignment() < plan_.alignment)
       detail::fail(std::string("tcgen05.mma's ") + which + " tile (" + sm100::to_string(plan_.fields.swizzle) + ") must start " +
                        std::to_string(plan_.alignment) + "-byte aligned, on its swizzle pattern; its address is known to be only " +
@@ -114,10 +102,10 @@ class UmmaOperand {
     const uint32_t bytes = plan_.step_bytes[size_t(s)];
     return bytes == 0 ? base_ : base_ + Value<uint64_t>(uint64_t(bytes >> 4));
   }
-  const detail::UmmaOperandPlan& plan() const { return plan_; }
+  const detail::SmemOperandPlan& plan() const { return plan_; }
 
  private:
-  detail::UmmaOperandPlan plan_;
+  detail::SmemOperandPlan plan_;
   Value<uint64_t> base_;
 };
 

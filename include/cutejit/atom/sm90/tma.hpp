@@ -16,6 +16,7 @@
 
 #include <array>
 #include <cstring>
+#include <vector>
 
 #include "cutejit/arch/sm100/tcgen05.hpp"  // tma_load_pair
 #include "cutejit/arch/sm90.hpp"
@@ -47,11 +48,22 @@ class TmaDescriptor {
     auto c = innermost_first(coords, w);
     detail::tma_load(id_, dst.id(), bar.id(), std::span<const detail::ValueId>(c.data(), size_t(rank())), w);
   }
+  /// The same with the coordinates in a vector (a TmaPartition's box), outermost mode first.
+  void load(const Pointer<T>& dst, const Pointer<uint64_t>& bar, const std::vector<Int>& coords,
+            detail::Where w = detail::Where::current()) const {
+    auto c = innermost_first(coords, w);
+    detail::tma_load(id_, dst.id(), bar.id(), std::span<const detail::ValueId>(c.data(), size_t(rank())), w);
+  }
   /// Global -> shared of every CTA of the cluster whose bit is set in `cta_mask` (bit r: the
   /// CTA of rank r): the box lands at `dst`'s offset in each one's shared memory and completes
   /// on the mbarrier at `bar`'s offset in each. Each of those CTAs expects the box's bytes on
   /// its own barrier. Needs a cluster launch (sm_90 and newer).
   void load_multicast(const Pointer<T>& dst, const Pointer<uint64_t>& bar, std::initializer_list<Operand<int32_t>> coords,
+                      const Operand<int32_t>& cta_mask, detail::Where w = detail::Where::current()) const {
+    auto c = innermost_first(coords, w);
+    detail::tma_load_multicast(id_, dst.id(), bar.id(), std::span<const detail::ValueId>(c.data(), size_t(rank())), cta_mask.id, w);
+  }
+  void load_multicast(const Pointer<T>& dst, const Pointer<uint64_t>& bar, const std::vector<Int>& coords,
                       const Operand<int32_t>& cta_mask, detail::Where w = detail::Where::current()) const {
     auto c = innermost_first(coords, w);
     detail::tma_load_multicast(id_, dst.id(), bar.id(), std::span<const detail::ValueId>(c.data(), size_t(rank())), cta_mask.id, w);
@@ -94,14 +106,24 @@ class TmaDescriptor {
 
  private:
   std::array<detail::ValueId, 5> innermost_first(std::initializer_list<Operand<int32_t>> coords, detail::Where w) const {
-    if (int(coords.size()) != rank())
-      detail::fail("a TMA copy of a rank-" + std::to_string(rank()) + " tensor map needs " + std::to_string(rank()) +
-                       " coordinates, not " + std::to_string(coords.size()),
-                   w);
+    check_coordinates(coords.size(), w);
     std::array<detail::ValueId, 5> c{};
     int i = rank();
     for (const auto& x : coords) c[size_t(--i)] = x.id;
     return c;
+  }
+  std::array<detail::ValueId, 5> innermost_first(const std::vector<Int>& coords, detail::Where w) const {
+    check_coordinates(coords.size(), w);
+    std::array<detail::ValueId, 5> c{};
+    int i = rank();
+    for (const auto& x : coords) c[size_t(--i)] = x.id();
+    return c;
+  }
+  void check_coordinates(size_t n, detail::Where w) const {
+    if (int(n) != rank())
+      detail::fail("a TMA copy of a rank-" + std::to_string(rank()) + " tensor map needs " + std::to_string(rank()) +
+                       " coordinates, not " + std::to_string(n),
+                   w);
   }
   detail::ValueId id_;
   TensorMapShape shape_;

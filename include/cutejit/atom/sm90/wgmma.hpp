@@ -15,10 +15,13 @@
  *    K x MN row-major tensor), the swizzle again repeating every 8 rows. The descriptor's
  *    stride byte offset is the step between groups of 8 K rows (8*S), its leading byte offset
  *    the step between chunks (k_rows*S), and the instruction's transpose bit is set.
- * `WgmmaOperand` builds the 64-bit descriptors and `slice` tags each with its layout, so
- * `wgmma` sets the transpose bits that match; a swizzle the tile does not have, a tile not
- * aligned to its swizzle pattern, or an MN-major FP8 operand is a trace-time error instead of
- * wrong numbers.
+ * Kernels hold operands as shared-memory tensors in these layouts (`wgmma_tile_layout`, the
+ * layout TMA boxes leave) and call `gemm(tiled, acc, sA, sB)`: `WgmmaOperand` derives the
+ * 64-bit descriptors from the tensor's layout and swizzle, checked element by element by the
+ * descriptor model (atom/smem_operand.hpp: Hopper's canonical layouts are sm_100's), and
+ * `slice` tags each with its major-ness, so `wgmma` sets the transpose bits that match. A
+ * layout the hardware cannot read, a tile off its swizzle pattern, or an MN-major FP8 operand
+ * is a trace-time error instead of wrong numbers.
  *
  * The atoms (CuTe's SM90_64xNx16_F32BF16BF16_SS and kin) carry the thread-value layouts of the
  * PTX ISA's wgmma fragments, so `make_tiled_mma` tiles them over warpgroups and hands out
@@ -33,7 +36,10 @@
  */
 #pragma once
 
+#include <bit>
+
 #include "cutejit/atom/sm90/tma.hpp"
+#include "cutejit/atom/smem_operand.hpp"
 #include "cutejit/atom/tiled_mma.hpp"
 #include "cutejit/dsl/intrinsics.hpp"
 #include "cutejit/core/tensor_map_shape.hpp"
@@ -58,8 +64,32 @@ struct WgmmaDescriptor {
   WgmmaMajor major = WgmmaMajor::k;
 };
 
-/// A shared-memory operand tile with a swizzle: K-major (rows of `swizzle` bytes of K) or
-/// MN-major (chunks of `swizzle` bytes of M or N, `k_rows` rows of K each); see above.
+/// The shared-memory layout of an (MN, K) operand tile that TMA boxes with a `swizzle`-byte
+/// swizzle fill, as wgmma reads it (CuTe's GMMA::Layout_{K,MN}_SW{32,64,128}_Atom tiled to the
+/// shape): K-major, rows of one swizzle span of K, the spans of a wider K one after another
+/// (each `mn` rows long, one box each); MN-major, chunks of one span of M or N side by side
+/// (one box each), each `k` rows of K.
+template <Element T>
+ComposedLayout wgmma_tile_layout(WgmmaMajor major, TmaSwizzle swizzle, int mn, int k, detail::Where w = detail::Where::current()) {
+  const int span = int(swizzle) / int(sizeof(T));
+  if (swizzle == TmaSwizzle::none || (major == WgmmaMajor::k ? k : mn) % span != 0)
+    detail::fail("a wgmma operand tile of " + std::to_string(mn) + " x " + std::to_string(k) + " is a whole number of " +
+                     std::to_string(int(swizzle)) + "-byte swizzle spans of its contiguous dimension (" + std::to_string(span) +
+                     " elements), with a 32, 64 or 128-byte swizzle",
+                 w);
+  const Swizzle sw(std::countr_zero(unsigned(swizzle)) - 4, 4 - std::countr_zero(unsigned(sizeof(T))), 3);
+  if (major == WgmmaMajor::k) {
+    if (k == span) return composition(sw, Layout(IntTuple{mn, k}, IntTuple{k, 1}));
+    return composition(sw, Layout(IntTuple{mn, IntTuple{span, k / span}}, IntTuple{span, IntTuple{1, mn * span}}));
+  }
+  if (mn == span) return composition(sw, Layout(IntTuple{mn, k}, IntTuple{1, span}));
+  return composition(sw, Layout(IntTuple{IntTuple{span, mn / span}, k}, IntTuple{IntTuple{1, span * k}, span}));
+}
+
+/// A shared-memory operand tile as wgmma reads it, with its descriptors: K-major (rows of
+/// `swizzle` bytes of K) or MN-major (chunks of `swizzle` bytes of M or N, `k_rows` rows of K
+/// each); see above. Made from a swizzled tensor, which gives its layout (the way kernels make
+/// it), or from a pointer and the swizzle a TMA box left there.
 template <Element T>
   requires is_wgmma_operand_v<T>
 class WgmmaOperand {
@@ -67,20 +97,48 @@ class WgmmaOperand {
   /// K elements per MMA: 32 bytes of a row, so 16 for 2-byte and 32 for 1-byte types.
   static constexpr int k_per_mma = 32 / int(sizeof(T));
 
-  /// A K-major tile.
-  WgmmaOperand(const Pointer<T>& tile, TmaSwizzle swizzle, detail::Where w = detail::Where::current())
-      : span_(int(swizzle)) {
+  /// A tile given as a shared-memory tensor of static shape (MN, K): its layout and swizzle
+  /// (e.g. a TMA box's, Sw<3,3,3> o (rows,64):(64,1) for 128-byte bf16 rows) give the
+  /// descriptor, checked by the descriptor model at every element each K step reads, and its
+  /// major-ness. `which` ("A", "B") names it in errors.
+  WgmmaOperand(const Tensor<T>& tile, const char* which, detail::Where w = detail::Where::current()) {
+    const std::string operand = std::string("wgmma's ") + which;
+    if (tile.data().space() != Space::shared) detail::fail(operand + " must be in shared memory", w);
+    if (!is_static(tile.layout()) || !tile.swizzle_base().is_static())
+      detail::fail(operand + " needs a tile of static layout (its descriptor is fixed at trace time), not " + to_string(tile.layout()), w);
+    const Layout& l = tile.layout();
+    detail::SmemOperandPlan plan = detail::plan_smem_operand(l, tile.swizzle(), tile.swizzle_base().value(), int(sizeof(T)),
+                                                             int(size(mode(l, 0)).value()), k_per_mma, operand, w);
+    if constexpr (sizeof(T) == 1)
+      if (plan.major == sm100::Major::mn)
+        detail::fail(operand + " is MN-major (transposed), which wgmma reads for bf16 and f16 only; store " +
+                         std::string(name(dtype_v<T>)) + " operands with K contiguous",
+                     w);
+    major_ = plan.major == sm100::Major::k ? WgmmaMajor::k : WgmmaMajor::mn;
+    span_ = sm100::swizzle_bytes(plan.fields.swizzle);
+    k_extent_ = int(size(mode(l, 1)).value());
+    step_bytes_.assign(plan.step_bytes.begin(), plan.step_bytes.end());
+    layout_ = l;
+    base_ = Value<uint64_t>(detail::wgmma_descriptor(tile.data().id(), span_, plan.fields.leading_byte_offset,
+                                                     plan.fields.stride_byte_offset, w));
+    alignment_ = plan.alignment;
+  }
+
+  /// A K-major tile at `tile`, rows of `swizzle` bytes of K.
+  WgmmaOperand(const Pointer<T>& tile, TmaSwizzle swizzle, detail::Where w = detail::Where::current()) : span_(int(swizzle)) {
     if (swizzle == TmaSwizzle::none)
       detail::fail("a wgmma operand tile needs a 32, 64 or 128-byte swizzle (rows of that many bytes of K, as a swizzled TMA "
                    "box leaves them); an unswizzled row-major tile is not in the core-matrix layout wgmma reads",
                    w);
+    k_extent_ = span_ / int(sizeof(T));
+    for (int s = 0; s < k_extent_ / k_per_mma; ++s) step_bytes_.push_back(uint32_t(32 * s));
     // Leading byte offset: unused for swizzled K-major tiles (one MMA's K fits in a row); stride
     // byte offset: from one group of 8 rows to the next.
     base_ = Value<uint64_t>(detail::wgmma_descriptor(tile.id(), span_, 16, 8 * int64_t(span_), w));
   }
 
-  /// An MN-major tile: chunks of `swizzle` bytes of M (or N) side by side in memory, each
-  /// `k_rows` rows of K (a multiple of k_per_mma). bf16 and f16 only.
+  /// An MN-major tile at `tile`: chunks of `swizzle` bytes of M (or N) side by side in memory,
+  /// each `k_rows` rows of K (a multiple of k_per_mma). bf16 and f16 only.
   static WgmmaOperand mn_major(const Pointer<T>& tile, TmaSwizzle swizzle, int k_rows, detail::Where w = detail::Where::current()) {
     if constexpr (sizeof(T) == 1)
       detail::fail("an MN-major (transposed) wgmma operand must be bf16 or f16; wgmma reads " + std::string(name(dtype_v<T>)) +
@@ -116,48 +174,62 @@ class WgmmaOperand {
   }
 
   WgmmaMajor major() const { return major_; }
-  /// Elements of K the tile holds (a K-major row's, or an MN-major chunk's rows), and how many
-  /// MMAs (k16 or k32) cover them.
-  int k_extent() const { return major_ == WgmmaMajor::k ? span_ / int(sizeof(T)) : k_rows_; }
-  int k_steps() const { return k_extent() / k_per_mma; }
-  /// M or N elements of one MN-major chunk (one swizzle span).
-  int chunk_width() const { return span_ / int(sizeof(T)); }
+  /// Elements of K the tile holds, and how many MMAs (k16 or k32) cover them.
+  int k_extent() const { return k_extent_; }
+  int k_steps() const { return int(step_bytes_.size()); }
 
   /// The descriptor of the `k_per_mma`-wide K slice `k_step` of the rows (K-major) or chunks
-  /// (MN-major) starting at M or N index `mn`: a multiple of 8 for K-major tiles, of the chunk
-  /// width for MN-major ones. Offsets go into the address field, which cannot overflow in 228 KB
-  /// of shared memory; each keeps the swizzle pattern's phase (an MN-major K step is 16 or more
-  /// whole rows).
+  /// (MN-major) starting at M or N index `mn`, which must keep the swizzle pattern's phase: a
+  /// multiple of 8 rows for K-major tiles, of the chunk width for MN-major ones. Offsets go into
+  /// the address field, which cannot overflow in 228 KB of shared memory.
   WgmmaDescriptor<T> slice(int mn, int k_step, detail::Where w = detail::Where::current()) const {
     if (k_step < 0 || k_step >= k_steps())
       detail::fail("k step " + std::to_string(k_step) + " is outside this tile's " + std::to_string(k_steps()) + " steps", w);
-    int64_t bytes = 0;
-    if (major_ == WgmmaMajor::k) {
-      if (mn % 8 != 0) detail::fail("a wgmma operand starts at a row that is a multiple of 8, not " + std::to_string(mn), w);
-      bytes = int64_t(mn) * span_ + int64_t(k_step) * k_per_mma * int64_t(sizeof(T));
-    } else {
-      if (mn < 0 || mn % chunk_width() != 0)
-        detail::fail("an MN-major wgmma operand starts at an M or N index that is a multiple of its chunk width " +
-                         std::to_string(chunk_width()) + " (one " + std::to_string(span_) + "-byte swizzle span), not " +
-                         std::to_string(mn),
-                     w);
-      bytes = int64_t(mn / chunk_width()) * k_rows_ * span_ + int64_t(k_step) * k_per_mma * span_;
-    }
+    const int64_t bytes = mn_bytes(mn, w) + step_bytes_[size_t(k_step)];
     if (bytes == 0) return {base_, major_};
     return {base_ + Operand<uint64_t>(uint64_t(bytes >> 4), w), major_};
   }
 
  private:
   WgmmaOperand(const Pointer<T>& tile, int span, int k_rows, detail::Where w)
-      : span_(span), k_rows_(k_rows), major_(WgmmaMajor::mn) {
+      : span_(span), k_extent_(k_rows), major_(WgmmaMajor::mn) {
+    for (int s = 0; s < k_rows / k_per_mma; ++s) step_bytes_.push_back(uint32_t(s * k_per_mma * span));
     // Stride byte offset: from one group of 8 K rows to the next; leading byte offset: from one
     // chunk of M or N to the next.
     base_ = Value<uint64_t>(detail::wgmma_descriptor(tile.id(), span_, int64_t(k_rows) * span_, 8 * int64_t(span_), w));
   }
 
-  int span_;
-  int k_rows_ = 0;
+  /// Bytes from the tile's start to row (K-major) or column (MN-major) `mn`.
+  int64_t mn_bytes(int mn, detail::Where w) const {
+    const int chunk = span_ / int(sizeof(T));
+    if (layout_) {  // the tensor's layout says where, and must keep the pattern's phase
+      const int64_t rows = size(mode(*layout_, 0)).value();
+      const int64_t bytes = int64_t(sizeof(T)) * (layout_->evaluate(IntTuple{int64_t(mn), int64_t(0)}).value() -
+                                                  layout_->evaluate(IntTuple{int64_t(0), int64_t(0)}).value());
+      if (mn < 0 || mn >= rows || bytes % alignment_ != 0)
+        detail::fail("a wgmma operand slice starts at an M or N index of the tile that lies on its " + std::to_string(alignment_) +
+                         "-byte swizzle pattern (a multiple of " + std::to_string(major_ == WgmmaMajor::k ? 8 : chunk) +
+                         " below " + std::to_string(rows) + "), not " + std::to_string(mn),
+                     w);
+      return bytes;
+    }
+    if (major_ == WgmmaMajor::k) {
+      if (mn % 8 != 0) detail::fail("a wgmma operand starts at a row that is a multiple of 8, not " + std::to_string(mn), w);
+      return int64_t(mn) * span_;
+    }
+    if (mn < 0 || mn % chunk != 0)
+      detail::fail("an MN-major wgmma operand starts at an M or N index that is a multiple of its chunk width " +
+                       std::to_string(chunk) + " (one " + std::to_string(span_) + "-byte swizzle span), not " + std::to_string(mn),
+                   w);
+    return int64_t(mn / chunk) * k_extent_ * span_;
+  }
+
+  int span_ = 0;  ///< the swizzle's row bytes (0: none)
+  int k_extent_ = 0;
   WgmmaMajor major_ = WgmmaMajor::k;
+  std::vector<uint32_t> step_bytes_;  ///< where each K step starts, from the tile's start
+  std::optional<Layout> layout_;      ///< a tensor's layout, which places its rows
+  int64_t alignment_ = 16;
   Value<uint64_t> base_;
 };
 
@@ -294,6 +366,15 @@ void gemm(const TiledMma<WgmmaSS<T, N, AMajor, BMajor>>& tiled, const Tensor<flo
         wgmma(acc(_, m, n), a.slice(int(64 * wm * m), k, w), b.slice(int(N * wn * n), k, w), w);
 }
 
+/// The same with the operands as shared-memory tensors, `a` (M x K: this warpgroup's rows) and
+/// `b` (N x K) in one of the layouts wgmma reads (a swizzled TMA box's): CuTe's
+/// `gemm(tiled_mma, acc, sA, sB)`, the descriptors derived from the layouts.
+template <Element T, int N, WgmmaMajor AMajor, WgmmaMajor BMajor>
+void gemm(const TiledMma<WgmmaSS<T, N, AMajor, BMajor>>& tiled, const Tensor<float>& acc, const Tensor<T>& a, const Tensor<T>& b,
+          detail::Where w = detail::Where::current()) {
+  gemm(tiled, acc, WgmmaOperand<T>(a, "A", w), WgmmaOperand<T>(b, "B", w), w);
+}
+
 /// Waits for nothing; pins the accumulators after a `wgmma_wait_group`, so that code reading
 /// them (an epilogue) cannot be scheduled above the wait (CUTLASS's warpgroup_fence_operand).
 /// Emits no instruction.
@@ -345,6 +426,15 @@ void gemm(const TiledMma<WgmmaRS<T, N, BMajor>>& tiled, const Tensor<float>& acc
   for (int k = 0; k < b.k_steps(); ++k)
     for (int64_t m = 0; m < rest_m; ++m)
       for (int64_t n = 0; n < rest_n; ++n) wgmma(acc(_, m, n), a(_, m, k), b.slice(int(N * wn * n), k, w), w);
+}
+
+/// The same with B as a shared-memory tensor (N x K) in one of the layouts wgmma reads.
+template <Element T, int N, WgmmaMajor BMajor>
+void gemm(const TiledMma<WgmmaRS<T, N, BMajor>>& tiled, const Tensor<float>& acc, const Tensor<T>& a, const Tensor<T>& b,
+          detail::Where w = detail::Where::current()) {
+  if (a.data().space() == Space::shared)
+    detail::fail("this tiled wgmma takes A from registers (WgmmaRS): pass the register fragment, or use a WgmmaSS atom for A in shared memory", w);
+  gemm(tiled, acc, a, WgmmaOperand<T>(b, "B", w), w);
 }
 
 }  // namespace cutejit

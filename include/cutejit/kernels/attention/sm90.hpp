@@ -196,6 +196,12 @@ void forward(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDesc
     auto q_box = [&](int b) { return smem.stage(shared.q.as<T>(), b); };
     auto k_stage = [&](const Int& s) { return smem.stage(shared.k.as<T>(), s); };
     auto v_stage = [&](const Int& s) { return smem.stage(shared.v.as<T>(), s); };
+    // The tiles as their boxes of W columns of head_dim leave them, side by side: Q (BM x D) and a
+    // K stage (BN x D) K-major, the A and B of S = Q K^T; a V stage as the MN-major B (D x BN) of
+    // O += P V.
+    auto q_tile = [&] { return make_tensor(q_box(0), wgmma_tile_layout<T>(WgmmaMajor::k, TmaSwizzle::bytes128, BM, D)); };
+    auto k_tile = [&](const Int& s) { return make_tensor(k_stage(s), wgmma_tile_layout<T>(WgmmaMajor::k, TmaSwizzle::bytes128, BN, D)); };
+    auto v_tile = [&](const Int& s) { return make_tensor(v_stage(s), wgmma_tile_layout<T>(WgmmaMajor::mn, TmaSwizzle::bytes128, D, BN)); };
     Pointer<uint64_t> q_full = smem[shared.q_full];
     PipelineTmaAsync k_ring(smem[shared.k_barriers], C.stages, /*consumers=*/2, C.block_bytes());
     PipelineTmaAsync v_ring(smem[shared.v_barriers], C.stages, 2, C.block_bytes());
@@ -253,16 +259,15 @@ void forward(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDesc
       OnlineSoftmax online(rows, accumulator_row_lanes(mma_s));
 
       // The steps of iteration j (key block n_begin + j). S = Q K^T: wait for K's stage, issue
-      // the MMAs (64 columns of head_dim per box, four k16 steps each).
+      // the MMAs (this warpgroup's 64 queries; 64 columns of head_dim per box, four k16 steps each).
       auto issue_s = [&](const Int& j) {
         PipelineState s = PipelineState::at(j, C.stages);
         Tensor<float> acc_s = thr_s.partition_fragment_C({BM, BN});
         fill(acc_s, 0.0f);
         k_ring.consumer_wait(s);
         wgmma_fence();
-        for (int b = 0; b < C.boxes(); ++b)
-          cutejit::gemm(mma_s, acc_s, WgmmaOperand<T>(q_box(b) + half * (64 * W), TmaSwizzle::bytes128),
-                        WgmmaOperand<T>(k_stage(s.index) + b * BN * W, TmaSwizzle::bytes128));
+        for (int b = 0; b < C.boxes(); ++b)  // a box of W columns (four k16 steps) at a time
+          cutejit::gemm(mma_s, acc_s, local_tile(q_tile(), {64, W}, {half, b}), local_tile(k_tile(s.index), {BN, W}, {0, b}));
         wgmma_commit_group();
         return acc_s;
       };
@@ -277,7 +282,7 @@ void forward(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDesc
         PipelineState s = PipelineState::at(j, C.stages);
         v_ring.consumer_wait(s);
         wgmma_fence();
-        cutejit::gemm(mma_o, acc_o, p, WgmmaOperand<T>::mn_major(v_stage(s.index), TmaSwizzle::bytes128, BN));
+        cutejit::gemm(mma_o, acc_o, p, v_tile(s.index));
         wgmma_commit_group();
       };
       auto pv_done = [&](const Int& j) {

@@ -144,6 +144,22 @@ inline int choose_tile_n(int multiprocessors, int64_t m, int64_t n) {
 template <Config C>
 using output_t = std::conditional_t<C.out == DType::f8e4m3, f8e4m3, bf16>;
 
+/// A stage's operand tile of `mn` rows (M of A, N of B) by one 128-byte span of K, as the TMA
+/// boxes left it: K-major, rows of tile_k elements; MN-major, chunks of mn_chunk columns side
+/// by side, each tile_k rows of K.
+template <class T, WgmmaMajor Major>
+Tensor<T> stage_tile(const Pointer<T>& p, int mn) {
+  return make_tensor(p, wgmma_tile_layout<T>(Major, TmaSwizzle::bytes128, mn, tile_k_of<T>));
+}
+
+/// An operand's coordinates as its tensor map addresses them (MN x K, or K x MN when MN-major),
+/// seen as (MN, K), the shape of its tiles in shared memory.
+template <WgmmaMajor Major>
+CoordTensor operand_coordinates(const Int& mn, const Int& k) {
+  if constexpr (Major == WgmmaMajor::k) return make_identity_tensor({mn, k});
+  else return select(make_identity_tensor({k, mn}), {1, 0});
+}
+
 /// A chunk buffer is 64 x 64 elements, row-major with the swizzle C's TMA box has, as TMA lays
 /// it out in shared memory: bf16 rows of 128 bytes with the 128-byte swizzle (16-byte chunk c
 /// of row r at c ^ (r % 8)), FP8 rows of 64 bytes with the 64-byte swizzle (c ^ ((r / 2) % 4)).
@@ -184,7 +200,7 @@ void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const TmaDescr
   using Out = output_t<C>;
   static_assert(C.out == DType::bf16 || C.out == DType::f8e4m3, "C is bf16 or f8e4m3");
   constexpr WgmmaMajor AMajor = C.a_major, BMajor = C.b_major;
-  constexpr int ClusterM = C.cluster_m, tile_n = C.tile_n, stages = C.stages(), b_rows = C.b_box_rows();
+  constexpr int ClusterM = C.cluster_m, tile_n = C.tile_n, stages = C.stages();
   static_assert(sizeof(T) == 2 || (AMajor == WgmmaMajor::k && BMajor == WgmmaMajor::k),
                 "wgmma reads FP8 operands K-major only: A stored M x K and B stored N x K");
   static_assert(tile_n == 256 || tile_n == 128 || tile_n == 64, "tiles are 256, 128 or 64 columns wide");
@@ -197,7 +213,6 @@ void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const TmaDescr
   static_assert(ClusterM == 1 || (ClusterM == 2 && BMajor == WgmmaMajor::k && tile_n == 256),
                 "clusters of 2 along M, with B stored N x K and 256-wide tiles");
   constexpr int tile_k = tile_k_of<T>;
-  constexpr int mn_chunk = mn_chunk_of<T>;
   launch_bounds(threads, 1);
   // Tiles past M, N or K overhang the matrices: TMA fills what lies outside with zeros, which
   // add nothing to the products, and leaves it out of the stores.
@@ -221,10 +236,15 @@ void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const TmaDescr
     }
   };
   StaticTileScheduler scheduler = make_scheduler();
-  auto tile_origin = [&](const Int& j) {
+  // Tile j's coordinates among the tiles of C, and its first row and column.
+  auto tile_coord = [&](const Int& j) {
     auto [tm, tn] = scheduler.tile(j);
-    if constexpr (ClusterM == 1) return std::pair{tm * tile_m, tn * tile_n};
-    else return std::pair{(tm * 2 + rank) * tile_m, tn * tile_n};
+    if constexpr (ClusterM == 1) return std::pair{tm, tn};
+    else return std::pair{tm * 2 + rank, tn};
+  };
+  auto tile_origin = [&](const Int& j) {
+    auto [tm, tn] = tile_coord(j);
+    return std::pair{tm * tile_m, tn * tile_n};
   };
   // Frees a stage for this CTA's producer and, in a pair, for the other CTA's.
   auto release = [&](const PipelineState& s) {
@@ -249,28 +269,21 @@ void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const TmaDescr
   if_(warpgroup == 0, [&] {
     decrease_max_registers(producer_registers);
     if_(tid == 0, [&] {
+      CoordTensor mA = operand_coordinates<AMajor>(m, k), mB = operand_coordinates<BMajor>(n, k);
       for_(0, scheduler.my_tile_count(), [&](Int j) {
-        auto [m0, n0] = tile_origin(j);
+        auto [tm, tn] = tile_coord(j);
         for_(0, k_tiles, [&](Int kt) {
           PipelineState s = PipelineState::at(j * k_tiles + kt, stages);
           pipe.producer_acquire(s);
-          if constexpr (fed) feed.wait(m0, kt);
-          if constexpr (AMajor == WgmmaMajor::k) {
-            pipe.load(a, a_tile(s.index), s, {m0, kt * tile_k});
-          } else {
-            for (int i = 0; i < tile_m / mn_chunk; ++i)
-              pipe.load(a, a_tile(s.index) + i * (mn_chunk * tile_k), s, {kt * tile_k, m0 + i * mn_chunk});
-          }
-          if constexpr (ClusterM == 2) {
-            pipe.load_multicast(b, b_tile(s.index) + rank * (b_rows * tile_k), s, {n0 + rank * b_rows, kt * tile_k}, 0b11, 2);
-          } else if constexpr (BMajor == WgmmaMajor::k) {
-            for (int i = 0; i < tile_n / b_rows; ++i)
-              pipe.load(b, b_tile(s.index) + i * (b_rows * tile_k), s, {n0 + i * b_rows, kt * tile_k});
-          } else {
-            // Chunk i holds columns i * mn_chunk ... of the tile.
-            for (int i = 0; i < tile_n / mn_chunk; ++i)
-              pipe.load(b, b_tile(s.index) + i * (mn_chunk * tile_k), s, {kt * tile_k, n0 + i * mn_chunk});
-          }
+          if constexpr (fed) feed.wait(tm * tile_m, kt);
+          // The TMA boxes that fill the stage's tiles: one of A (two MN-major chunks), two of a
+          // 256-wide B (tile_n / 64 MN-major chunks).
+          auto boxes_a = tma_partition(a, stage_tile<T, AMajor>(a_tile(s.index), tile_m), local_tile(mA, {tile_m, tile_k}, {tm, kt}));
+          auto boxes_b = tma_partition(b, stage_tile<T, BMajor>(b_tile(s.index), tile_n), local_tile(mB, {tile_n, tile_k}, {tn, kt}));
+          pipe.load(a, boxes_a, s);
+          // In a pair, CTA r loads box r of B (rows 128 r ...) into both.
+          if constexpr (ClusterM == 2) pipe.load_multicast(b, boxes_b.at(rank), s, 0b11, 2);
+          else pipe.load(b, boxes_b, s);
           pipe.producer_commit(s);
         });
       });
@@ -305,15 +318,11 @@ void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const TmaDescr
         Int it = j * k_tiles + kt;
         PipelineState s = PipelineState::at(it, stages);
         pipe.consumer_wait(s);
-        // This warpgroup's 64 rows of A: half `half` of the K-major rows, or chunk `half` of an
-        // MN-major tile (64 rows of 128 bytes either way, so both start half * 8 KB in).
-        auto operand = [&](const Pointer<T>& tile, const TmaDescriptor<T>& map, WgmmaMajor major) {
-          return major == WgmmaMajor::k ? WgmmaOperand<T>(tile, TmaSwizzle::bytes128) : WgmmaOperand<T>::mn_major(tile, map);
-        };
-        WgmmaOperand<T> A = operand(a_tile(s.index) + half * (64 * tile_k), a, AMajor);
-        WgmmaOperand<T> B = operand(b_tile(s.index), b, BMajor);
+        // The stage's tiles as the TMA boxes left them; this warpgroup reads its 64 rows of A.
+        Tensor<T> sA = local_tile(stage_tile<T, AMajor>(a_tile(s.index), tile_m), {64, tile_k}, {half, 0});
+        Tensor<T> sB = stage_tile<T, BMajor>(b_tile(s.index), tile_n);
         wgmma_fence();
-        cutejit::gemm(tiled_mma, acc, A, B);  // one wgmma per K step (qualified: kernels::gemm, the operator, would hide it)
+        cutejit::gemm(tiled_mma, acc, sA, sB);  // one wgmma per K step (qualified: kernels::gemm, the operator, would hide it)
         wgmma_commit_group();
         // One batch stays in flight; the one before it is done, so its stage can be refilled.
         wgmma_wait_group(1);

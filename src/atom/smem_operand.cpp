@@ -1,9 +1,9 @@
-// A tcgen05.mma operand's shared-memory descriptor, derived from the tile's layout and checked
-// by the descriptor model (arch/sm100/descriptors.hpp) at every element the MMA reads.
+// A tensor-core operand's shared-memory descriptor fields, derived from the tile's layout and
+// checked by the descriptor model (arch/sm100/descriptors.hpp) at every element the MMA reads.
 #include <bit>
 #include <string>
 
-#include "cutejit/atom/sm100/umma.hpp"
+#include "cutejit/atom/smem_operand.hpp"
 #include "cutejit/layout/algebra.hpp"
 #include "layout/index_table.hpp"
 
@@ -16,7 +16,7 @@ using sm100::SmemSwizzle;
 /// The descriptor's swizzle mode for a tile's swizzle, in elements of `e` bytes: the hardware
 /// XORs byte-address bits [4, 4 + b) with [7, 7 + b), which is Swizzle<b, 4 - log2(e), 3> of an
 /// element offset.
-SmemSwizzle swizzle_mode(const std::optional<Swizzle>& sw, int e, const char* which, Where w) {
+SmemSwizzle swizzle_mode(const std::optional<Swizzle>& sw, int e, const std::string& operand, Where w) {
   if (!sw || sw->bits() == 0) return SmemSwizzle::none;
   const int base = 4 - std::countr_zero(unsigned(e));
   if (sw->base() == base && sw->shift() == 3) {
@@ -24,7 +24,7 @@ SmemSwizzle swizzle_mode(const std::optional<Swizzle>& sw, int e, const char* wh
     if (sw->bits() == 2) return SmemSwizzle::bytes64;
     if (sw->bits() == 1) return SmemSwizzle::bytes32;
   }
-  fail(std::string("tcgen05.mma's ") + which + " tile has the swizzle " + to_string(*sw) + ", which the tensor core cannot read; for " +
+  fail(operand + " tile has the swizzle " + to_string(*sw) + ", which the tensor core cannot read; for " +
            std::to_string(e) + "-byte elements it reads Sw<3," + std::to_string(base) + ",3> (128-byte), Sw<2," + std::to_string(base) +
            ",3> (64-byte), Sw<1," + std::to_string(base) + ",3> (32-byte) or none",
        w);
@@ -36,9 +36,9 @@ std::string describe(const sm100::SmemDescriptor& d) {
 }
 }  // namespace
 
-UmmaOperandPlan plan_umma_operand(const Layout& layout, const std::optional<Swizzle>& swizzle, int64_t swizzle_base, int e, int mn,
-                                  int k_per_mma, const char* which, Where w) {
-  const std::string name = std::string("tcgen05.mma's ") + which + " tile";
+SmemOperandPlan plan_smem_operand(const Layout& layout, const std::optional<Swizzle>& swizzle, int64_t swizzle_base, int e, int mn,
+                                  int k_per_mma, const std::string& operand, Where w) {
+  const std::string name = operand + " tile";
   if (rank(layout) != 2) fail(name + " is (MN, K), of rank 2, not " + to_string(layout), w);
   const int64_t rows = size(mode(layout, 0)).value(), cols = size(mode(layout, 1)).value();
   if (rows != mn) fail(name + " has " + std::to_string(rows) + " rows, but the atom reads " + std::to_string(mn), w);
@@ -54,8 +54,8 @@ UmmaOperandPlan plan_umma_operand(const Layout& layout, const std::optional<Swiz
     return e * (swizzle ? (*swizzle)(o) : o);
   };
 
-  UmmaOperandPlan plan;
-  const SmemSwizzle mode_bits = swizzle_mode(swizzle, e, which, w);
+  SmemOperandPlan plan;
+  const SmemSwizzle mode_bits = swizzle_mode(swizzle, e, operand, w);
   const int width = sm100::swizzle_bytes(mode_bits);
   plan.fields.swizzle = mode_bits;
   plan.alignment = width ? 8 * width : 16;
