@@ -69,6 +69,19 @@ class CoordTensor {
 /// The coordinate tensor of `shape`: element c is c (a 1-D index per top-level mode).
 CoordTensor make_identity_tensor(const IntTuple& shape);
 
+/// The coordinate tensor with `offset` added to every element (CuTe's domain_offset): a tile
+/// that starts where no whole number of tiles would, such as a packed sequence's first token.
+/// `offset` has one entry per coordinate mode.
+inline CoordTensor domain_offset(const IntTuple& offset, const CoordTensor& t, detail::Where w = detail::Where::current()) {
+  if (offset.rank() != t.modes() || (t.modes() == 1) != offset.is_leaf())
+    detail::fail("domain_offset's offset " + to_string(offset) + " has " + std::to_string(offset.rank()) +
+                     " entries; the coordinate tensor has " + std::to_string(t.modes()) + " modes",
+                 w);
+  std::vector<Integer> origin = t.origin();
+  for (int k = 0; k < t.modes(); ++k) origin[size_t(k)] = origin[size_t(k)] + (t.modes() == 1 ? offset : offset[k]).leaf();
+  return CoordTensor(t.components(), std::move(origin));
+}
+
 /// Component I of a coordinate tensor's element as a traced Int (CuTe get<I>(cS(i)) in a
 /// comparison): `Int row = coordinate<0>(cS(i))`.
 template <int I>

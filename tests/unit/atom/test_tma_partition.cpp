@@ -115,3 +115,18 @@ TEST_CASE("tma_partition refuses a tile whose swizzle is not the map's, at the c
                     Contains("test_tma_partition.cpp") && Contains("tma_partition's tile is swizzled by Sw<2,3,3>") &&
                         Contains("the tensor map's boxes land swizzled by Sw<3,3,3>"));
 }
+
+TEST_CASE("a packed sequence's tile: domain_offset places it, the boxes run along head_dim", "[unit]") {
+  // Rows 5 ... 132 of head 2 of a (token, head, column) tensor, head_dim 128, as attention's
+  // producer describes a query tile that starts where no whole number of tiles would.
+  CoordTensor tile = domain_offset({5, 2, 0}, make_identity_tensor({128, 1, 128}))(_, 0, _);
+  CHECK(tile(IntTuple{3, 70}) == IntTuple{8, 2, 70});
+  // Two boxes of (128 tokens, 1 head, 64 columns) fill a (128, 128) tile of two 128-byte spans.
+  Layout smem(IntTuple{128, IntTuple{64, 2}}, IntTuple{64, IntTuple{1, 128 * 64}});
+  auto boxes = detail::place_tma_boxes(smem, tile.components(), {128, 1, 64}, detail::Where::current());
+  REQUIRE(boxes.size() == 2);
+  CHECK(boxes[0].origin == std::vector<int64_t>{0, 0, 0});
+  CHECK(boxes[1].origin == std::vector<int64_t>{0, 0, 64});
+  CHECK(boxes[1].smem_offset == 128 * 64);
+  CHECK_THROWS_WITH(domain_offset({5, 2}, make_identity_tensor({128, 1, 128})), Contains("has 2 entries; the coordinate tensor has 3 modes"));
+}

@@ -64,7 +64,9 @@ class TmaPartition {
       : boxes_(std::move(boxes)), spacing_(std::move(spacing)) {}
 
   int size() const { return int(boxes_.size()); }
-  const std::vector<TmaBox<T>>& boxes() const { return boxes_; }
+  const std::vector<TmaBox<T>>& boxes() const& { return boxes_; }
+  /// Of a temporary (`for (auto& box : tma_partition(...).boxes())`): a copy that outlives it.
+  std::vector<TmaBox<T>> boxes() && { return std::move(boxes_); }
   const TmaBox<T>& operator[](int i) const { return boxes_.at(size_t(i)); }
   /// Box `i` for a traced `i` (a CTA of a cluster picking its share of a multicast tile): the
   /// boxes must be evenly spaced, in shared memory and in the tensor.

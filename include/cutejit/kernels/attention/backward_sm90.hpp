@@ -184,27 +184,30 @@ void gemm_tile_stage(const Config& c, const Tiled& mma, const Tensor<float>& acc
   wgmma_commit_group();
 }
 
-/// The producer: one thread loads the two resident tiles at `tile_coords(box)`, then for each
-/// of `steps` blocks the two rings' stages at `step_coords(i, box)` (each a (token, head,
-/// column) of the tensor maps).
+/// The producer: one thread loads the two resident tiles, whose first row is `tile_at()` (a
+/// (token, head) of the tensor maps), then for each of `steps` blocks the two rings' stages,
+/// whose first row is `step_at(i)`; tma_partition finds the boxes of 64 columns that fill each.
 template <Element T, class TileAt, class StepAt>
 void produce(const Config& c, const Smem<T>& smem, const TmaDescriptor<T>& tile0, const TmaDescriptor<T>& tile1,
-             const TmaDescriptor<T>& ring0, const TmaDescriptor<T>& ring1, const Int& steps, TileAt&& tile_coords, StepAt&& step_coords) {
+             const TmaDescriptor<T>& ring0, const TmaDescriptor<T>& ring1, const Int& steps, TileAt&& tile_at, StepAt&& step_at) {
+  // The coordinates of `rows` rows of head_dim from (token, head) in a (token, head, column) tensor.
+  auto coords = [&](const std::pair<Int, Int>& at, int rows) {
+    return domain_offset({at.first, at.second, 0}, make_identity_tensor({rows, 1, c.head_dim}))(_, 0, _);
+  };
   PipelineTmaAsync r0 = smem.ring(0), r1 = smem.ring(1);
   mbarrier_arrive_expect_tx(smem.tiles_full(), 2 * c.tile_bytes());
-  for (int b = 0; b < c.boxes(); ++b) {
-    std::array<Int, 3> at = tile_coords(b);
-    tile0.load(smem.tile(0, b), smem.tiles_full(), {at[0], at[1], at[2]});
-    tile1.load(smem.tile(1, b), smem.tiles_full(), {at[0], at[1], at[2]});
+  CoordTensor tile = coords(tile_at(), Config::tile);
+  TmaPartition<T> boxes0 = tma_partition(tile0, smem.tile(0), tile), boxes1 = tma_partition(tile1, smem.tile(1), tile);
+  for (int b = 0; b < boxes0.size(); ++b) {
+    tile0.load(boxes0[b].smem, smem.tiles_full(), boxes0[b].coords);
+    tile1.load(boxes1[b].smem, smem.tiles_full(), boxes1[b].coords);
   }
   for_(0, steps, [&](Int i) {
     PipelineState s = PipelineState::at(i, c.stages);
+    CoordTensor block = coords(step_at(i), smem.step());
     auto load = [&](PipelineTmaAsync& ring, const TmaDescriptor<T>& map, int which) {
       ring.producer_acquire(s);
-      for (int b = 0; b < c.boxes(); ++b) {
-        std::array<Int, 3> at = step_coords(i, b);
-        ring.load(map, smem.stage(which, s.index, b), s, {at[0], at[1], at[2]});
-      }
+      ring.load(map, tma_partition(map, smem.stage(which, s.index, WgmmaMajor::k), block), s);
       ring.producer_commit(s);
     };
     load(r0, ring0, 0);
@@ -242,7 +245,7 @@ void dkdv(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDescrip
           const Tensor<f32>& lse, const Tensor<f32>& delta, const Tensor<T>& dk, const Tensor<T>& dv, const Tensor<int32_t>& cu_seqlens_q,
           const Tensor<int32_t>& cu_seqlens_k, const Int& group, const F32& scale_log2, const F32& scale, const Int& window_left,
           const Int& window_right, const Int& top_left) {
-  constexpr int D = C.head_dim, BN = Config::tile, BM = C.dkdv_step(), W = Config::box_cols;
+  constexpr int D = C.head_dim, BN = Config::tile, BM = C.dkdv_step();
   launch_bounds(Config::threads, 1);
   Int n_block = block_idx().x, kv_head = block_idx().y, batch = block_idx().z;
   auto [q_start, q_len] = sequence(cu_seqlens_q, batch, delta.shape(1), bad_cu_seqlens_q);
@@ -266,8 +269,8 @@ void dkdv(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDescrip
         C, smem, {&q, &k, &v, &d_o},
         [&] {
           produce<T>(
-              C, smem, k, v, q, d_o, steps, [&](int b) { return std::array<Int, 3>{k_start + n_block * BN, kv_head, Int(b * W)}; },
-              [&](const Int& i, int b) { return std::array<Int, 3>{q_start + step_block(i) * BM, step_head(i), Int(b * W)}; });
+              C, smem, k, v, q, d_o, steps, [&] { return std::pair<Int, Int>{k_start + n_block * BN, kv_head}; },
+              [&](const Int& i) { return std::pair<Int, Int>{q_start + step_block(i) * BM, step_head(i)}; });
         },
         [&](const Int& t, const Int& half, const Bool& leader) {
           // S^T, dP^T (128 keys x 64 queries) and dV, dK (128 keys x head_dim), over the two warpgroups.
@@ -365,7 +368,7 @@ void dq(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDescripto
         const Tensor<f32>& lse, const Tensor<f32>& delta, const Tensor<T>& d_q, const Tensor<int32_t>& cu_seqlens_q,
         const Tensor<int32_t>& cu_seqlens_k, const Int& group, const F32& scale_log2, const F32& scale, const Int& window_left,
         const Int& window_right, const Int& top_left) {
-  constexpr int D = C.head_dim, BM = Config::tile, BN = C.dq_step(), W = Config::box_cols;
+  constexpr int D = C.head_dim, BM = Config::tile, BN = C.dq_step();
   launch_bounds(Config::threads, 1);
   Int m_block = block_idx().x, head = block_idx().y, batch = block_idx().z;
   if (C.mask == fmha_sm90::Mask::causal) m_block = Int(grid_dim().x) - 1 - m_block;  // the longest query blocks first
@@ -388,8 +391,8 @@ void dq(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDescripto
         C, smem, {&q, &k, &v, &d_o},
         [&] {
           produce<T>(
-              C, smem, q, d_o, k, v, n_blocks, [&](int b) { return std::array<Int, 3>{q_start + m_block * BM, head, Int(b * W)}; },
-              [&](const Int& j, int b) { return std::array<Int, 3>{k_start + (n_begin + j) * BN, kv_head, Int(b * W)}; });
+              C, smem, q, d_o, k, v, n_blocks, [&] { return std::pair<Int, Int>{q_start + m_block * BM, head}; },
+              [&](const Int& j) { return std::pair<Int, Int>{k_start + (n_begin + j) * BN, kv_head}; });
         },
         [&](const Int& t, const Int& half, const Bool& leader) {
           // S, dP (128 queries x BN keys) and dQ (128 queries x head_dim), over the two warpgroups.

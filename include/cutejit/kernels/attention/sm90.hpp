@@ -219,22 +219,24 @@ void forward(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDesc
     if_(tid / 128 == 0, [&] {
       decrease_max_registers(C.producer_registers);
       if_(tid == 0, [&] {
+        // A tile's coordinates in the tensor its map addresses, shaped (rows, head_dim) as the
+        // tile lies in shared memory: (batch, token, head, column) dense, (token, head, column)
+        // packed. tma_partition finds the boxes of W columns that fill it.
+        auto tile_coords = [&](const Int& token, const Int& h, int rows) {
+          if constexpr (dense) return domain_offset({batch, token, h, 0}, make_identity_tensor({1, rows, 1, D}))(0, _, 0, _);
+          else return domain_offset({token, h, 0}, make_identity_tensor({rows, 1, D}))(_, 0, _);
+        };
         mbarrier_arrive_expect_tx(q_full, C.q_bytes());
-        // Box b of a tile: TMA coordinates (token, head, column) packed, (batch, row, head,
-        // column) dense.
-        for (int b = 0; b < C.boxes(); ++b) {
-          if constexpr (dense) q.load(q_box(b), q_full, {batch, m_block * BM, head, b * W});
-          else q.load(q_box(b), q_full, {q_start + m_block * BM, head, b * W});
-        }
+        for (const TmaBox<T>& box : tma_partition(q, q_tile(), tile_coords(q_start + m_block * BM, head, BM)).boxes())
+          q.load(box.smem, q_full, box.coords);
         for_(0, n_blocks, [&](Int j) {
           PipelineState s = PipelineState::at(j, C.stages);
-          Int key = k_start + (n_begin + j) * BN;
+          CoordTensor keys = tile_coords(k_start + (n_begin + j) * BN, kv_head, BN);
+          // K's and V's stages are both (BN, D) tiles of boxes side by side (V is read MN-major
+          // by its MMA, but lies as TMA leaves it).
           auto load = [&](PipelineTmaAsync& ring, const TmaDescriptor<T>& map, const Pointer<T>& stage) {
             ring.producer_acquire(s);
-            for (int b = 0; b < C.boxes(); ++b) {
-              if constexpr (dense) ring.load(map, stage + b * BN * W, s, {batch, key, kv_head, b * W});
-              else ring.load(map, stage + b * BN * W, s, {key, kv_head, b * W});
-            }
+            ring.load(map, tma_partition(map, make_tensor(stage, wgmma_tile_layout<T>(WgmmaMajor::k, TmaSwizzle::bytes128, BN, D)), keys), s);
             ring.producer_commit(s);
           };
           load(k_ring, k, k_stage(s.index));
