@@ -4,7 +4,10 @@
 //   - sample_rows: a draw from softmax(logits / temperature), as the largest of logit /
 //     temperature + Gumbel noise (the Gumbel-max trick: that argmax is distributed as the
 //     softmax), the noise from a hash of the step's seed, the row and the column, so that a
-//     step replayed as a CUDA graph draws anew from the seed it is given.
+//     step replayed as a CUDA graph draws anew from the seed it is given. With a top-k or
+//     top-p cut, first the prefix of the row it keeps, found by thresholds searched bit by bit
+//     (a pass over the row a bit: 16 for the logit's key, up to 18 for a column among equals),
+//     and the draw among those.
 // A row holding a value that is not a finite number gives -1, which the model reports as the
 // host's greedy does.
 #pragma once
@@ -54,24 +57,145 @@ inline cutejit::Value<uint32_t> mix(cutejit::Value<uint32_t> x) {
   return x ^ (x >> 16u);
 }
 
+/// A logit's place in the order the cuts keep a prefix of (larger first): a 16-bit key that
+/// orders bf16 values as numbers (-0 as +0), so that a threshold is found bit by bit.
+inline cutejit::Value<uint32_t> order_key(const cutejit::BF16& v) {
+  using namespace cutejit;
+  Value<uint32_t> b = cast<uint32_t>(bitcast<uint16_t>(v));
+  b = select(b == 0x8000u, Value<uint32_t>(0u), b);
+  return select((b & 0x8000u) != 0u, (~b) & 0xffffu, b | 0x8000u);
+}
+
+/// The largest key c with total(c) >= target, total(c) the block's sum of term(v, i) over the
+/// row's logits whose key is c or more (a total that shrinks as c grows; total(0) >= target).
+/// One pass over the row a bit, from the top bit down.
+template <class T, class Term>
+cutejit::Value<uint32_t> largest_key(const cutejit::Tensor<cutejit::bf16>& logits, const cutejit::Int& row,
+                                     const cutejit::Value<T>& target, Term&& term) {
+  using namespace cutejit;
+  Var<uint32_t> c = 0u;
+  for_(0, 16, [&](Int bit) {
+    Value<uint32_t> candidate = Value<uint32_t>(c) | (Value<uint32_t>(0x8000u) >> cast<uint32_t>(bit));
+    Var<T> part = T(0);
+    for_(thread_idx().x, logits.shape(1), threads, [&](Int i) {
+      BF16 v = logits(row, i);
+      if_(order_key(v) >= candidate, [&] { part = Value<T>(part) + term(v, i); });
+    });
+    if_(block_reduce(Value<T>(part), threads, Reduce::sum) >= target, [&] { c = candidate; });
+  });
+  return c;
+}
+
+/// The column of the `nth` (from 1) logit, by column, of those `tie(v, i)` holds (there are at
+/// least `nth`): the largest x with fewer than `nth` of them before column x, bit by bit.
+template <class Tie>
+cutejit::Int nth_column(const cutejit::Tensor<cutejit::bf16>& logits, const cutejit::Int& row, const cutejit::Int& nth, Tie&& tie) {
+  using namespace cutejit;
+  Int n = logits.shape(1);
+  Var<int32_t> x = 0;
+  for_(0, 31, [&](Int bit) {
+    Int candidate = Int(x) | (Int(1 << 30) >> bit);
+    if_(candidate < n, [&] {  // the same for every thread: a pass, or none
+      Var<int32_t> before = 0;
+      for_(thread_idx().x, candidate, threads, [&](Int i) { if_(tie(BF16(logits(row, i)), i), [&] { before = Int(before) + 1; }); });
+      if_(block_reduce(Int(before), threads, Reduce::sum) < nth, [&] { x = candidate; });
+    });
+  });
+  return x;
+}
+
+/// The prefix of the row, in the order (logit descending, column ascending), that a draw may
+/// take: Hugging Face's top-k (the first k; 0 keeps all), then its top-p over their softmax at
+/// the temperature (the fewest whose probabilities sum to top_p of theirs; 1 keeps all), as
+/// sampling.hpp's host `sample` takes it. A logit is kept when its key is above `key`, or equal
+/// with its column at most `column`. Every thread of the block calls it; the passes over the
+/// row run only for a cut that removes something.
+struct KeptPrefix {
+  cutejit::Value<uint32_t> key;
+  cutejit::Int column;
+  cutejit::Bool keeps(const cutejit::BF16& v, const cutejit::Int& i) const {
+    cutejit::Value<uint32_t> k = order_key(v);
+    return k > key || (k == key && i <= column);
+  }
+};
+inline KeptPrefix kept_prefix(const cutejit::Tensor<cutejit::bf16>& logits, const cutejit::Int& row, const cutejit::Int& top_k,
+                              const cutejit::F32& top_p, const cutejit::F32& inv_temperature) {
+  using namespace cutejit;
+  Int n = logits.shape(1);
+  Var<uint32_t> key = 0u;
+  Var<int32_t> column = n;  // with key 0: everything
+  auto current = [&] { return KeptPrefix{Value<uint32_t>(key), Int(column)}; };
+  // The first k: the k-th logit's key, then which of the logits at that key are in.
+  if_(top_k > 0 && top_k < n, [&] {
+    Value<uint32_t> c = largest_key<int32_t>(logits, row, top_k, [](const BF16&, const Int&) { return Int(1); });
+    Var<int32_t> above = 0;
+    for_(thread_idx().x, n, threads, [&](Int i) { if_(order_key(BF16(logits(row, i))) > c, [&] { above = Int(above) + 1; }); });
+    Int ties = top_k - block_reduce(Int(above), threads, Reduce::sum);
+    column = nth_column(logits, row, ties, [&](const BF16& v, const Int&) { return order_key(v) == c; });
+    key = c;
+  });
+  // Of those, the fewest whose probabilities reach top_p of their sum.
+  if_(top_p < 1.0f, [&] {
+    KeptPrefix k = current();
+    Var<f32> part = -INFINITY;
+    for_(thread_idx().x, n, threads, [&](Int i) { part = max(F32(part), F32(cast<f32>(BF16(logits(row, i))))); });
+    F32 top = block_reduce(F32(part), threads, Reduce::max);
+    auto mass = [&](const BF16& v, const Int& i) { return select(k.keeps(v, i), exp((cast<f32>(v) - top) * inv_temperature), F32(0.0f)); };
+    Var<f32> sum = 0.0f;
+    for_(thread_idx().x, n, threads, [&](Int i) { sum = F32(sum) + mass(BF16(logits(row, i)), i); });
+    F32 target = top_p * block_reduce(F32(sum), threads, Reduce::sum);
+    Value<uint32_t> c = largest_key<f32>(logits, row, target, mass);
+    // The mass above that key, and one probability at it: how many of the logits at the key it takes.
+    Var<f32> above = 0.0f, at = 0.0f;
+    Var<int32_t> kept_at = 0;
+    for_(thread_idx().x, n, threads, [&](Int i) {
+      BF16 v = logits(row, i);
+      Value<uint32_t> kv = order_key(v);
+      F32 m = mass(v, i);
+      if_(kv > c, [&] { above = F32(above) + m; });
+      if_(kv == c && k.keeps(v, i), [&] {
+        at = m;
+        kept_at = Int(kept_at) + 1;
+      });
+    });
+    F32 mass_above = block_reduce(F32(above), threads, Reduce::sum), one = block_reduce(F32(at), threads, Reduce::max);
+    Int kept = block_reduce(Int(kept_at), threads, Reduce::sum);
+    // The fewest at the key whose mass, added to the mass above it, reaches the target: the
+    // quotient rounded up (at least one: the key was chosen so that some are needed).
+    F32 q = max((target - mass_above) / one, F32(0.0f));
+    Int whole = cast<int32_t>(min(q, F32(2e9f)));
+    Int needed = max(Int(1), whole + select(cast<f32>(whole) < q, Int(1), Int(0)));
+    column = Int(select(c == k.key, k.column, n));  // all of those at the key that are in, or fewer:
+    if_(needed < kept, [&] {
+      column = nth_column(logits, row, needed, [&](const BF16& v, const Int& i) { return order_key(v) == c && k.keeps(v, i); });
+    });
+    key = c;
+  });
+  return current();
+}
+
 }  // namespace row_choice
 
 inline cutejit::Kernel argmax_rows{"qwen3_argmax_rows", [](cutejit::Tensor<cutejit::bf16> logits, cutejit::Tensor<int32_t> out) {
   row_choice::choose(logits, out, [](const cutejit::F32& v, const cutejit::Int&, const cutejit::Int&) { return v; });
 }};
 
-/// `sampling` holds the step's seed (a 32-bit pattern) and 1 / temperature (an f32's bits).
+/// The step's seed (a 32-bit pattern), 1 / temperature, and the cuts: top_k (0: none) and
+/// top_p (1: none), each one value in device memory, so that a step replayed as a CUDA graph
+/// takes the values written before it.
 inline cutejit::Kernel sample_rows{
     "qwen3_sample_rows", [](cutejit::Tensor<cutejit::bf16> logits, cutejit::Tensor<int32_t> out, cutejit::Tensor<uint32_t> seed,
-                            cutejit::Tensor<cutejit::f32> inv_temperature) {
+                            cutejit::Tensor<cutejit::f32> inv_temperature, cutejit::Tensor<int32_t> top_k,
+                            cutejit::Tensor<cutejit::f32> top_p) {
       using namespace cutejit;
       Value<uint32_t> step = row_choice::mix(Value<uint32_t>(seed(0)));
       F32 scale = inv_temperature(0);
+      row_choice::KeptPrefix kept = row_choice::kept_prefix(logits, block_idx().x, top_k(0), top_p(0), scale);
       row_choice::choose(logits, out, [&](const F32& v, const Int& row, const Int& i) {
         Value<uint32_t> h = row_choice::mix(cast<uint32_t>(i) ^ row_choice::mix(cast<uint32_t>(row) ^ step));
         // u uniform in (0, 1), 24 bits, never 0 or 1; then the Gumbel noise -log(-log(u)).
         F32 u = (cast<f32>(h >> 8u) + 0.5f) * (1.0f / 16777216.0f);
-        return v * scale - log(-log(u));
+        return select(kept.keeps(BF16(logits(row, i)), i), v * scale - log(-log(u)), F32(-INFINITY));
       });
     }};
 

@@ -116,7 +116,8 @@ class Compiler {
     if (greedy) {
       keep(argmax_rows.compile(target_, described({R, c_.vocab}), DeviceTensor<int32_t>::for_compile({R})));
       keep(sample_rows.compile(target_, described({R, c_.vocab}), DeviceTensor<int32_t>::for_compile({R}),
-                               DeviceTensor<uint32_t>::for_compile({1}), DeviceTensor<f32>::for_compile({1})));
+                               DeviceTensor<uint32_t>::for_compile({1}), DeviceTensor<f32>::for_compile({1}),
+                               DeviceTensor<int32_t>::for_compile({1}), DeviceTensor<f32>::for_compile({1})));
     }
   }
 

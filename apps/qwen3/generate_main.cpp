@@ -82,8 +82,6 @@ int main(int argc, char** argv) {
     t1 = std::chrono::steady_clock::now();
     int64_t steps = 0;
     const bool greedy = sampling.temperature == 0.0f;
-    // Without a top-k or top-p cut, a sampled step draws on the device too (decode_sampled).
-    const bool sampled_on_device = !greedy && sampling.top_k == 0 && sampling.top_p >= 1.0f;
     for (int64_t b = 0; b < B; ++b) next[size_t(b)] = choose(logits, b);
     for (;;) {
       bool any = false;
@@ -95,16 +93,10 @@ int main(int argc, char** argv) {
       }
       if (!any) break;
       // Every sequence steps together (one graph for the batch); a finished one's tokens are
-      // dropped. Greedy steps, and sampled ones with no cut, choose on the device and bring back
-      // only the tokens.
-      if (greedy) {
-        next = model.decode_greedy(next, cache);
-      } else if (sampled_on_device) {
-        next = model.decode_sampled(next, cache, sampling.temperature, uint32_t(rng()));
-      } else {
-        logits = model.decode(next, cache);
-        for (int64_t b = 0; b < B; ++b) next[size_t(b)] = choose(logits, b);
-      }
+      // dropped. Decode steps choose on the device (greedy, or drawn after the cuts) and bring
+      // back only the tokens.
+      next = greedy ? model.decode_greedy(next, cache)
+                    : model.decode_sampled(next, cache, sampling.temperature, uint32_t(rng()), sampling.top_k, sampling.top_p);
       ++steps;
     }
     const double decode_s = seconds_since(t1);

@@ -83,6 +83,8 @@ struct Model::Pass {
   bool greedy = false;              ///< the tokens chosen on the device instead of the logits
   float temperature = 0;            ///< with greedy: 0 takes the largest logit, more draws from the softmax
   uint32_t seed = 0;                ///< the draw's seed
+  int32_t top_k = 0;                ///< the draw's cuts (sampling.hpp)
+  float top_p = 1.0f;
   std::vector<int32_t> slots;       ///< with a cache: each token's cache slot
   std::vector<int32_t> logit_rows;  ///< the tokens whose logits are wanted; empty: all
 };
@@ -149,14 +151,20 @@ std::vector<int32_t> Model::decode_greedy(const std::vector<int32_t>& tokens, Kv
   return chosen_tokens(pass, cache, "greedy");
 }
 
-std::vector<int32_t> Model::decode_sampled(const std::vector<int32_t>& tokens, KvCache& cache, float temperature, uint32_t seed) const {
+std::vector<int32_t> Model::decode_sampled(const std::vector<int32_t>& tokens, KvCache& cache, float temperature, uint32_t seed,
+                                           int64_t top_k, float top_p) const {
   if (!(temperature > 0 && temperature <= 3.4028235e38f))
     throw Error("error: qwen3: decode_sampled draws at a temperature above 0 (a finite number), not " + std::to_string(temperature) +
                 "; decode_greedy is temperature 0");
+  if (top_k < 0 || !(top_p > 0 && top_p <= 1))
+    throw Error("error: qwen3: decode_sampled takes top_k of 0 (no cut) or more and top_p in (0, 1] (1: no cut), not " +
+                std::to_string(top_k) + " and " + std::to_string(top_p));
   Pass pass = decode_pass(tokens, cache);
   pass.greedy = true;
   pass.temperature = temperature;
   pass.seed = seed;
+  pass.top_k = int32_t(std::min<int64_t>(top_k, config_.vocab));  // more than the vocabulary is all of it
+  pass.top_p = top_p;
   return chosen_tokens(pass, cache, "sampling");
 }
 
@@ -217,6 +225,7 @@ Model::Activations& Model::activations(int64_t tokens) const {
   a.ids = device_.alloc<int32_t>(n), a.positions = device_.alloc<int32_t>(n), a.cu_seqlens = device_.alloc<int32_t>(n + 1);
   a.slots = device_.alloc<int32_t>(n), a.logit_rows = device_.alloc<int32_t>(n), a.greedy = device_.alloc<int32_t>(n);
   a.seed = device_.alloc<uint32_t>(1), a.inv_temperature = device_.alloc<float>(1);
+  a.top_k = device_.alloc<int32_t>(1), a.top_p = device_.alloc<float>(1);
   return a;
 }
 
@@ -250,6 +259,8 @@ std::vector<bf16> Model::forward(const Pass& pass, KvCache* cache, std::vector<s
   if (pass.temperature > 0) {
     a.seed.upload_async(std::vector<uint32_t>{pass.seed}, stream_);
     a.inv_temperature.upload_async(std::vector<float>{1.0f / pass.temperature}, stream_);
+    a.top_k.upload_async(std::vector<int32_t>{pass.top_k}, stream_);
+    a.top_p.upload_async(std::vector<float>{pass.top_p}, stream_);
   }
 
   marked_ = 0;
@@ -371,7 +382,8 @@ void Model::queue_kernels(const Pass& pass, KvCache* cache, const kernels::Decod
   mark("lm head");
   const Launch choice{.grid = uint32_t(R), .block = row_choice::threads, .stream = stream};
   if (pass.greedy && pass.temperature > 0) {
-    sample_rows(device_, choice, a.logits.view({R, c.vocab}), a.greedy.view({R}), a.seed.view({1}), a.inv_temperature.view({1}));
+    sample_rows(device_, choice, a.logits.view({R, c.vocab}), a.greedy.view({R}), a.seed.view({1}), a.inv_temperature.view({1}),
+                a.top_k.view({1}), a.top_p.view({1}));
     mark("sampled choice");
   } else if (pass.greedy) {
     argmax_rows(device_, choice, a.logits.view({R, c.vocab}), a.greedy.view({R}));

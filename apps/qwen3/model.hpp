@@ -69,10 +69,12 @@ class Model {
   /// Logits that are not all finite numbers are an error, as for qwen3::greedy.
   std::vector<int32_t> decode_greedy(const std::vector<int32_t>& tokens, KvCache& cache) const;
   /// decode, with each sequence's next token drawn on the device from the softmax of its logits
-  /// at `temperature` (above 0), the draws a function of `seed` (give each step its own); no
-  /// top-k or top-p cut (sampling.hpp's sample has them, on the host over decode's logits).
-  /// A step of a batch size is a CUDA graph of its own, as for decode_greedy.
-  std::vector<int32_t> decode_sampled(const std::vector<int32_t>& tokens, KvCache& cache, float temperature, uint32_t seed) const;
+  /// at `temperature` (above 0), the draws a function of `seed` (give each step its own), after
+  /// the cuts of sampling.hpp's host `sample`: the top_k largest logits (0: all), then the fewest
+  /// of those whose probabilities reach top_p (1: all). A step of a batch size is a CUDA graph
+  /// of its own, as for decode_greedy; the cuts, like the seed, are inputs written before it.
+  std::vector<int32_t> decode_sampled(const std::vector<int32_t>& tokens, KvCache& cache, float temperature, uint32_t seed,
+                                      int64_t top_k = 0, float top_p = 1.0f) const;
   /// Whether decode steps are captured and replayed as CUDA graphs (the default), or run
   /// kernel by kernel each time; both compute the same logits, bit for bit.
   void use_graphs(bool on) { use_graphs_ = on, graphs_.clear(); }
@@ -95,8 +97,9 @@ class Model {
     cutejit::Buffer<cutejit::bf16> h, x, qkv, q, k, v, attention, gate_up, logits;
     cutejit::Buffer<float> lse, decode_workspace;
     cutejit::Buffer<int32_t> ids, positions, cu_seqlens, slots, logit_rows, greedy;
-    cutejit::Buffer<uint32_t> seed;  // a sampled step's seed and 1 / temperature, written before each step
-    cutejit::Buffer<float> inv_temperature;
+    cutejit::Buffer<uint32_t> seed;  // a sampled step's seed, 1 / temperature and cuts, written before each step
+    cutejit::Buffer<float> inv_temperature, top_p;
+    cutejit::Buffer<int32_t> top_k;
   };
   Activations& activations(int64_t tokens) const;
   /// The pass's logits (the rows it asks for) on the host, and each layer's output in `layers`
