@@ -130,3 +130,15 @@ TEST_CASE("a packed sequence's tile: domain_offset places it, the boxes run alon
   CHECK(boxes[1].smem_offset == 128 * 64);
   CHECK_THROWS_WITH(domain_offset({5, 2}, make_identity_tensor({128, 1, 128})), Contains("has 2 entries; the coordinate tensor has 3 modes"));
 }
+
+TEST_CASE("a box picked by a traced index needs evenly spaced boxes", "[unit]") {
+  Kernel k{"tma_partition_pick_one", [](TmaDescriptor<bf16> b, Int n, Int kk) {
+    SharedStorage storage;
+    auto tile = storage.take<bf16>(128 * 64, 1, 1024);
+    SharedMemory smem(storage);
+    Tensor<bf16> sB = make_tensor(smem[tile], wgmma_tile_layout<bf16>(WgmmaMajor::k, TmaSwizzle::bytes128, 128, 64));
+    tma_partition(b, sB, local_tile(make_identity_tensor({n, kk}), {128, 64}, {0, 0})).at(block_idx().x);
+  }};
+  CHECK_THROWS_WITH(k.compile(sm90a, map(128, 64), 1024, 1024),
+                    Contains("test_tma_partition.cpp") && Contains("needs several boxes, evenly spaced; this one has 1"));
+}

@@ -58,8 +58,8 @@ struct TmaBox {
 template <Element T>
 class TmaPartition {
  public:
-  /// `step`, `origin_step`: the spacing of evenly spaced boxes, in elements of shared memory
-  /// and of each mode (nullopt when they are not evenly spaced).
+  /// `spacing`: the step from one box to the next, in elements of shared memory and along each
+  /// mode, when the boxes are evenly spaced (nullopt when they are not).
   TmaPartition(std::vector<TmaBox<T>> boxes, std::optional<std::pair<int64_t, std::vector<int64_t>>> spacing)
       : boxes_(std::move(boxes)), spacing_(std::move(spacing)) {}
 
@@ -68,11 +68,14 @@ class TmaPartition {
   /// Of a temporary (`for (auto& box : tma_partition(...).boxes())`): a copy that outlives it.
   std::vector<TmaBox<T>> boxes() && { return std::move(boxes_); }
   const TmaBox<T>& operator[](int i) const { return boxes_.at(size_t(i)); }
-  /// Box `i` for a traced `i` (a CTA of a cluster picking its share of a multicast tile): the
-  /// boxes must be evenly spaced, in shared memory and in the tensor.
+  /// Box `i` (0 ... size() - 1) for a traced `i` (a CTA of a cluster picking its share of a
+  /// multicast tile): there must be several boxes, evenly spaced in shared memory and in the
+  /// tensor.
   TmaBox<T> at(const Int& i, detail::Where w = detail::Where::current()) const {
-    if (boxes_.size() == 1) return boxes_.front();
-    if (!spacing_) detail::fail("a partition's boxes picked by a traced index must be evenly spaced, and these are not", w);
+    if (!spacing_)
+      detail::fail("a partition's box picked by a traced index needs several boxes, evenly spaced; this one has " +
+                       std::to_string(boxes_.size()) + (boxes_.size() > 1 ? ", not evenly spaced" : ""),
+                   w);
     TmaBox<T> box{boxes_[0].smem + i * Int(int32_t(spacing_->first)), {}};
     for (size_t d = 0; d < boxes_[0].coords.size(); ++d)
       box.coords.push_back(boxes_[0].coords[d] + i * Int(int32_t(spacing_->second[d])));
