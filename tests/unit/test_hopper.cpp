@@ -193,6 +193,19 @@ std::string swizzle128_fields(uint64_t leading_bytes, uint64_t stride_bytes) {
   return std::to_string((leading_bytes >> 4) << 16 | (stride_bytes >> 4) << 32 | uint64_t(1) << 62);
 }
 
+// Zeroes a thread's 128 accumulators, issues `wgmmas(acc)` as one batch, waits for it and
+// stores the accumulators to `out` (so that nothing is optimised away).
+template <class Issue>
+void one_batch(const Tensor<float>& acc, const Tensor<f32>& out, Issue&& wgmmas) {
+  fill(acc, 0.0f);
+  wgmma_fence();
+  wgmmas(acc);
+  wgmma_commit_group();
+  wgmma_wait_group(0);
+  wgmma_fence_operands(acc);
+  for (int i = 0; i < 128; ++i) out(thread_idx().x * 128 + i) = F32(acc(i));
+}
+
 // A wgmma with A (64 x 16) and B (16 x 256) from shared memory, each K-major or MN-major;
 // MN-major operands are 64 K rows per 128-byte chunk, as a TMA box of 64 x 64 bf16 leaves them.
 template <WgmmaMajor AMajor, WgmmaMajor BMajor>
@@ -204,14 +217,7 @@ std::string one_wgmma_ptx() {
     };
     WgmmaOperand<bf16> A = operand(dynamic_shared_aligned<bf16>(1024), AMajor);
     WgmmaOperand<bf16> B = operand(dynamic_shared_aligned<bf16>(1024, 8192), BMajor);
-    Tensor<float> acc = make_rmem_tensor<float>(IntTuple{128});
-    fill(acc, 0.0f);
-    wgmma_fence();
-    wgmma<bf16>(acc, A.slice(0, 0), B.slice(0, 0));
-    wgmma_commit_group();
-    wgmma_wait_group(0);
-    wgmma_fence_operands(acc);
-    for (int i = 0; i < 128; ++i) out(thread_idx().x * 128 + i) = F32(acc(i));
+    one_batch(make_rmem_tensor<float>(IntTuple{128}), out, [&](const Tensor<float>& acc) { wgmma<bf16>(acc, A.slice(0, 0), B.slice(0, 0)); });
   }};
   return k.compile(sm90a, test::vector_arg<float>(128 * 128)).ptx;
 }
@@ -259,14 +265,8 @@ std::string one_wgmma_from_tensors_ptx() {
     Tensor<bf16> a = make_tensor(dynamic_shared_aligned<bf16>(1024), wgmma_tile_layout<bf16>(AMajor, TmaSwizzle::bytes128, 64, 64));
     Tensor<bf16> b = make_tensor(dynamic_shared_aligned<bf16>(1024, 8192), wgmma_tile_layout<bf16>(BMajor, TmaSwizzle::bytes128, 256, 64));
     auto tiled = make_tiled_mma(WgmmaSS<bf16, 256, AMajor, BMajor>{}, make_layout({1, 1, 1}));
-    Tensor<float> acc = tiled.get_slice(thread_idx().x).partition_fragment_C({64, 256});
-    fill(acc, 0.0f);
-    wgmma_fence();
-    gemm(tiled, acc, a, b);
-    wgmma_commit_group();
-    wgmma_wait_group(0);
-    wgmma_fence_operands(acc);
-    for (int i = 0; i < 128; ++i) out(thread_idx().x * 128 + i) = F32(acc(i));
+    one_batch(tiled.get_slice(thread_idx().x).partition_fragment_C({64, 256}), out,
+              [&](const Tensor<float>& acc) { gemm(tiled, acc, a, b); });
   }};
   return k.compile(sm90a, test::vector_arg<float>(128 * 128)).ptx;
 }

@@ -83,6 +83,12 @@ const Target sm90a = Target::parse("sm_90a");
 TensorMap<bf16> map(uint32_t rows, uint32_t cols, TmaSwizzle s = TmaSwizzle::bytes128) {
   return TensorMap<bf16>::for_compile(2, {rows, cols}, s);
 }
+// A kernel's shared tile of 8192 bf16 in `layout` (a wgmma_tile_layout), 1 KB aligned.
+Tensor<bf16> shared_tile(const ComposedLayout& layout) {
+  SharedStorage storage;
+  auto tile = storage.take<bf16>(128 * 64, 1, 1024);
+  return make_tensor(SharedMemory(storage)[tile], layout);
+}
 }  // namespace
 
 TEST_CASE("a traced tma_partition issues one load per box at the box's coordinates", "[unit]") {
@@ -105,10 +111,7 @@ TEST_CASE("a traced tma_partition issues one load per box at the box's coordinat
 
 TEST_CASE("tma_partition refuses a tile whose swizzle is not the map's, at the caller's line", "[unit]") {
   Kernel k{"tma_partition_swizzle", [](TmaDescriptor<bf16> b, Int n, Int kk) {
-    SharedStorage storage;
-    auto tile = storage.take<bf16>(128 * 64, 1, 1024);
-    SharedMemory smem(storage);
-    Tensor<bf16> sB = make_tensor(smem[tile], wgmma_tile_layout<bf16>(WgmmaMajor::k, TmaSwizzle::bytes64, 256, 32));
+    Tensor<bf16> sB = shared_tile(wgmma_tile_layout<bf16>(WgmmaMajor::k, TmaSwizzle::bytes64, 256, 32));
     tma_partition(b, sB, local_tile(make_identity_tensor({n, kk}), {256, 32}, {0, 0}));
   }};
   CHECK_THROWS_WITH(k.compile(sm90a, map(128, 64), 1024, 1024),
@@ -133,10 +136,7 @@ TEST_CASE("a packed sequence's tile: domain_offset places it, the boxes run alon
 
 TEST_CASE("a box picked by a traced index needs evenly spaced boxes", "[unit]") {
   Kernel k{"tma_partition_pick_one", [](TmaDescriptor<bf16> b, Int n, Int kk) {
-    SharedStorage storage;
-    auto tile = storage.take<bf16>(128 * 64, 1, 1024);
-    SharedMemory smem(storage);
-    Tensor<bf16> sB = make_tensor(smem[tile], wgmma_tile_layout<bf16>(WgmmaMajor::k, TmaSwizzle::bytes128, 128, 64));
+    Tensor<bf16> sB = shared_tile(wgmma_tile_layout<bf16>(WgmmaMajor::k, TmaSwizzle::bytes128, 128, 64));
     tma_partition(b, sB, local_tile(make_identity_tensor({n, kk}), {128, 64}, {0, 0})).at(block_idx().x);
   }};
   CHECK_THROWS_WITH(k.compile(sm90a, map(128, 64), 1024, 1024),

@@ -105,26 +105,21 @@ class TmaDescriptor {
   void prefetch(detail::Where w = detail::Where::current()) const { detail::tma_prefetch_descriptor(id_, w); }
 
  private:
-  std::array<detail::ValueId, 5> innermost_first(std::initializer_list<Operand<int32_t>> coords, detail::Where w) const {
-    check_coordinates(coords.size(), w);
-    std::array<detail::ValueId, 5> c{};
-    int i = rank();
-    for (const auto& x : coords) c[size_t(--i)] = x.id;
-    return c;
-  }
-  std::array<detail::ValueId, 5> innermost_first(const std::vector<Int>& coords, detail::Where w) const {
-    check_coordinates(coords.size(), w);
-    std::array<detail::ValueId, 5> c{};
-    int i = rank();
-    for (const auto& x : coords) c[size_t(--i)] = x.id();
-    return c;
-  }
-  void check_coordinates(size_t n, detail::Where w) const {
-    if (int(n) != rank())
+  /// The coordinates (outermost first: an initializer list of Operands, or a partition's vector
+  /// of Ints) in the instruction's order, innermost first.
+  template <class Coords>
+  std::array<detail::ValueId, 5> innermost_first(const Coords& coords, detail::Where w) const {
+    if (int(coords.size()) != rank())
       detail::fail("a TMA copy of a rank-" + std::to_string(rank()) + " tensor map needs " + std::to_string(rank()) +
-                       " coordinates, not " + std::to_string(n),
+                       " coordinates, not " + std::to_string(coords.size()),
                    w);
+    std::array<detail::ValueId, 5> c{};
+    int i = rank();
+    for (const auto& x : coords) c[size_t(--i)] = id_of(x);
+    return c;
   }
+  static detail::ValueId id_of(const Operand<int32_t>& x) { return x.id; }
+  static detail::ValueId id_of(const Int& x) { return x.id(); }
   detail::ValueId id_;
   TensorMapShape shape_;
 };
