@@ -1,7 +1,8 @@
 // Qwen3 on random weights (the published configurations, nothing downloaded): the device-to-
 // device copy bandwidth, the prefill of a batch of prompts, and decode steps at that batch,
 // each decode step as the caller sees it (tokens in, the next tokens back, chosen greedily on
-// the device: Model::decode_greedy; with --temperature T drawn there at T: decode_sampled). The
+// the device: Model::decode_greedy; with --temperature T drawn there at T: decode_sampled, with
+// --top-k K and --top-p P after those cuts, found on the device as well). The
 // decode's bandwidth counts the bytes a step must read
 // once: every weight but the embedding's unused rows, and each sequence's cached keys and values.
 //
@@ -12,11 +13,12 @@
 // many kernels this process compiled (none, when a cache warmed by an earlier run serves them).
 //
 //   cutejit_qwen3_bench [--model 8b|1.7b|0.6b|tiny] [--batch N[,N...]] [--context N] [--steps N] [--temperature T]
-//                       [--breakdown]
+//                       [--top-k K] [--top-p P] [--breakdown]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -84,25 +86,31 @@ double stage_bytes(const std::string& stage, const qwen3::Config& c, double B, d
   if (stage == "embedding") return 2 * B * H * e;
   if (stage == "rmsnorm") return (2 * B * H + H) * e;
   if (stage == "qkv projection") return ((nq + 2 * nkv) * (H + B) + B * H) * e;
+  if (stage == "rmsnorm + qkv projection") return ((nq + 2 * nkv) * (H + B) + B * H + H) * e;
   if (stage == "split_qkv (q/k norm, rope, kv store)") return (2 * B * (nq + 2 * nkv) + 2 * B * nkv) * e;
   if (stage == "attention") return (2 * B * kv_tokens * nkv + 2 * B * nq) * e;
   if (stage == "output projection + residual") return (H * nq + B * nq + 2 * B * H) * e;
   if (stage == "gate/up projection") return (2 * I * H + B * H + 2 * B * I) * e;
   if (stage == "silu_mul") return 3 * B * I * e;
+  if (stage == "rmsnorm + gate/up projection + silu_mul") return (2 * I * H + H + B * H + B * I) * e;
   if (stage == "down projection + residual") return (H * I + B * I + 2 * B * H) * e;
   if (stage == "lm head") return (V * H + B * H + B * V) * e;
-  if (stage == "greedy choice") return B * V * e;
+  if (stage == "rmsnorm + lm head") return (V * H + H + B * H + B * V) * e;
+  if (stage == "greedy choice" || stage == "sampled choice") return B * V * e;
   return 0;
 }
+
+/// A decode step as the benchmark takes it: tokens in, the next tokens out.
+using Step = std::function<std::vector<int32_t>(const std::vector<int32_t>&, qwen3::KvCache&)>;
 
 /// `steps` decode steps of `tokens`, kernel by kernel with an event after each stage: each
 /// stage's GPU time per step (its layers together) against its memory roofline.
 void print_breakdown(const qwen3::Model& model, qwen3::KvCache& cache, const std::vector<int32_t>& tokens, int64_t steps,
-                     double bandwidth) {
+                     const Step& step, double bandwidth) {
   std::vector<std::pair<std::string, float>> marks;
   const double kv_tokens = double(cache.length(0)) + double(steps) / 2;  // the steps' mean
   model.profile(&marks);
-  for (int64_t s = 0; s < steps; ++s) model.decode_greedy(tokens, cache);
+  for (int64_t s = 0; s < steps; ++s) step(tokens, cache);
   model.profile(nullptr);
   std::vector<std::string> order;  // stages as they first ran
   std::map<std::string, std::pair<double, int64_t>> ms_and_count;
@@ -116,45 +124,70 @@ void print_breakdown(const qwen3::Model& model, qwen3::KvCache& cache, const std
   const qwen3::Config& c = model.config();
   std::printf("breakdown of a decode step (%lld steps kernel by kernel, an event after each stage; %.3f ms a step in all):\n", (long long)steps,
               total);
-  std::printf("  %-30s %9s %6s %9s %7s %12s\n", "stage (all layers)", "ms/step", "share", "MB/step", "GB/s", "of roofline");
+  std::printf("  %-42s %9s %6s %9s %7s %12s\n", "stage (all layers)", "ms/step", "share", "MB/step", "GB/s", "of roofline");
   for (const std::string& stage : order) {
     const auto [ms_sum, count] = ms_and_count[stage];
     const double ms = ms_sum / double(steps), runs = double(count) / double(steps);
     const double bytes = runs * stage_bytes(stage, c, double(tokens.size()), kv_tokens);
-    std::printf("  %-30s %9.3f %5.1f%% %9.1f %7.0f %11.0f%%\n", stage.c_str(), ms, 100 * ms / total, bytes / 1e6, bytes / (ms * 1e-3) / 1e9,
+    std::printf("  %-42s %9.3f %5.1f%% %9.1f %7.0f %11.0f%%\n", stage.c_str(), ms, 100 * ms / total, bytes / 1e6, bytes / (ms * 1e-3) / 1e9,
                 100 * bytes / bandwidth / (ms * 1e-3));
   }
 }
 
 
+/// How decode steps choose their tokens: greedily (temperature 0), or drawn at the temperature
+/// after the top-k (0: none) and top-p (1: none) cuts.
+struct Sampling {
+  float temperature = 0;
+  int64_t top_k = 0;
+  float top_p = 1;
+};
+
 /// A prefill of `batch` prompts of `context` tokens into a new cache, then `steps` decode steps
 /// (and with `breakdown`, eight more, profiled). The decode's figure also goes on a line
 /// "csv,cutejit,MODEL,BATCH,CONTEXT,STEP_MS,TOKENS_PER_S" for scripts/plot_qwen3.py.
 void run_batch(const Device& gpu, const qwen3::Model& model, const std::string& model_name, int64_t batch, int64_t context, int64_t steps,
-               float temperature, bool breakdown, bool first_batch, double bandwidth) {
+               const Sampling& sampling, bool breakdown, bool first_batch, double bandwidth) {
   const qwen3::Config& c = model.config();
-  // A step as the caller sees it: greedy, or (a temperature given) drawn, each step with a seed of its own.
+  // A step as the caller sees it: greedy, or (a temperature given) drawn after the cuts, each
+  // step with a seed of its own.
   uint32_t seed = 1;
-  auto step_of = [&](const std::vector<int32_t>& tokens, qwen3::KvCache& kv) {
-    return temperature > 0 ? model.decode_sampled(tokens, kv, temperature, seed++) : model.decode_greedy(tokens, kv);
+  const Step step_of = [&](const std::vector<int32_t>& tokens, qwen3::KvCache& kv) {
+    return sampling.temperature > 0 ? model.decode_sampled(tokens, kv, sampling.temperature, seed++, sampling.top_k, sampling.top_p)
+                                    : model.decode_greedy(tokens, kv);
   };
   const int64_t profiled_steps = breakdown ? 8 : 0;
   qwen3::KvCache cache(gpu, c, batch, context + 1 + steps + profiled_steps);
   std::vector<std::vector<int32_t>> prompts(static_cast<size_t>(batch));
   for (int64_t b = 0; b < batch; ++b)
     for (int64_t t = 0; t < context; ++t) prompts[size_t(b)].push_back(int32_t((t * 7919 + b * 104729) % c.vocab));
+  // Whole prompts, at most pass_tokens a pass (one pass unless the batch's prompts are long):
+  // a pass's activations grow with its tokens, and 64 x 8k would not fit beside the cache.
+  const int64_t pass_tokens = 65536, per_pass = std::max<int64_t>(1, pass_tokens / context);
+  auto prefill_all = [&] {
+    std::vector<bf16> logits;
+    for (int64_t b0 = 0; b0 < batch; b0 += per_pass) {
+      const std::vector<std::vector<int32_t>> group(prompts.begin() + b0, prompts.begin() + std::min(batch, b0 + per_pass));
+      const std::vector<bf16> part = model.prefill(group, cache, b0);
+      logits.insert(logits.end(), part.begin(), part.end());
+    }
+    return logits;
+  };
   // The first prefill and decode step compile their kernels (or find them in the disk cache).
   const size_t cached_before = KernelCache::from_environment().stats().entries;
   auto t0 = std::chrono::steady_clock::now();
-  std::vector<bf16> logits = model.prefill(prompts, cache);
+  std::vector<bf16> logits = prefill_all();
   const double first_prefill = seconds_since(t0);
   for (int64_t b = 0; b < batch; ++b) cache.reset(b);
   t0 = std::chrono::steady_clock::now();
-  logits = model.prefill(prompts, cache);
+  logits = prefill_all();
   const double prefill = seconds_since(t0);
+  const int64_t passes = (batch + per_pass - 1) / per_pass;
+  char in_passes[64] = "";
+  if (passes > 1) std::snprintf(in_passes, sizeof in_passes, " in %lld passes of %lld prompts", (long long)passes, (long long)per_pass);
   std::printf("-- batch %lld, context %lld\n", (long long)batch, (long long)context);
-  std::printf("prefill of %lld x %lld tokens: %.2f ms, %.0f tokens/s (the first, kernels compiled or loaded: %.2f s)\n", (long long)batch,
-              (long long)context, prefill * 1e3, double(batch * context) / prefill, first_prefill);
+  std::printf("prefill of %lld x %lld tokens%s: %.2f ms, %.0f tokens/s (the first, kernels compiled or loaded: %.2f s)\n", (long long)batch,
+              (long long)context, in_passes, prefill * 1e3, double(batch * context) / prefill, first_prefill);
 
   std::vector<int32_t> next;
   for (int64_t b = 0; b < batch; ++b)
@@ -176,14 +209,16 @@ void run_batch(const Device& gpu, const qwen3::Model& model, const std::string& 
   const double step = step_s[step_s.size() / 2];
   const double kv_bytes = double(batch) * double(context + 1 + int64_t(step_s.size()) / 2) * double(c.layers * 2 * c.kv_heads * c.head_dim * 2);
   const double weight_bytes = double(c.weight_bytes()) - (c.tie_word_embeddings ? 0.0 : double(c.vocab * c.hidden * 2));
-  char choice[64] = "greedy on the device";
-  if (temperature > 0) std::snprintf(choice, sizeof choice, "sampled at %g on the device", double(temperature));
+  char choice[128] = "greedy on the device";
+  if (sampling.temperature > 0)
+    std::snprintf(choice, sizeof choice, "sampled at %g, top-k %lld, top-p %g, on the device", double(sampling.temperature),
+                  (long long)sampling.top_k, double(sampling.top_p));
   std::printf("decode step (median of %zu, %s): %.3f ms, %.1f tokens/s; reads %.2f GB of weights and %.2f GB of KV: %.0f GB/s, "
               "%.0f%% of the copy bandwidth (the first step: %.2f s)\n",
               step_s.size(), choice, step * 1e3, double(batch) / step, weight_bytes / 1e9, kv_bytes / 1e9, (weight_bytes + kv_bytes) / step / 1e9,
               100.0 * (weight_bytes + kv_bytes) / step / bandwidth, first_step);
   std::printf("csv,cutejit,%s,%lld,%lld,%.3f,%.1f\n", model_name.c_str(), (long long)batch, (long long)context, step * 1e3, double(batch) / step);
-  if (breakdown) print_breakdown(model, cache, next, profiled_steps, bandwidth);
+  if (breakdown) print_breakdown(model, cache, next, profiled_steps, step_of, bandwidth);
 }
 
 }  // namespace
@@ -192,12 +227,13 @@ int main(int argc, char** argv) {
   std::string name = "8b";
   std::vector<int64_t> batches{1};
   int64_t context = 1024, steps = 64;
-  float temperature = 0;
+  Sampling sampling;
   bool breakdown = false;
   try {
     for (int i = 1; i < argc; ++i) {
       const std::string flag = argv[i];
-      const bool valued = flag == "--model" || flag == "--batch" || flag == "--context" || flag == "--steps" || flag == "--temperature";
+      const bool valued = flag == "--model" || flag == "--batch" || flag == "--context" || flag == "--steps" || flag == "--temperature" ||
+                          flag == "--top-k" || flag == "--top-p";
       if (flag == "--breakdown") {
         breakdown = true;
       } else if (valued && i + 1 < argc) {
@@ -206,17 +242,26 @@ int main(int argc, char** argv) {
         else if (flag == "--batch") batches = qwen3::parse_count_list(flag, value);
         else if (flag == "--context") context = qwen3::parse_count(flag, value);
         else if (flag == "--temperature") {
-          temperature = qwen3::parse_number<float>(flag, value);
-          if (!(temperature >= 0 && temperature <= 3.4028235e38f))
+          sampling.temperature = qwen3::parse_number<float>(flag, value);
+          if (!(sampling.temperature >= 0 && sampling.temperature <= 3.4028235e38f))
             throw std::invalid_argument("error: --temperature takes a number from 0 up (0: greedy), not '" + value + "'");
+        } else if (flag == "--top-k") {
+          sampling.top_k = qwen3::parse_count(flag, value);
+        } else if (flag == "--top-p") {
+          sampling.top_p = qwen3::parse_number<float>(flag, value);
+          if (!(sampling.top_p > 0 && sampling.top_p <= 1))
+            throw std::invalid_argument("error: --top-p takes a number above 0 and up to 1, not '" + value + "'");
+        } else {
+          steps = qwen3::parse_count(flag, value);
         }
-        else steps = qwen3::parse_count(flag, value);
       } else {
         std::fprintf(stderr, "usage: cutejit_qwen3_bench [--model 8b|1.7b|0.6b|tiny] [--batch N[,N...]] [--context N] [--steps N] "
-                             "[--temperature T] [--breakdown]\n");
+                             "[--temperature T] [--top-k K] [--top-p P] [--breakdown]\n");
         return 2;
       }
     }
+    if (sampling.temperature == 0 && (sampling.top_k != 0 || sampling.top_p != 1))
+      throw std::invalid_argument("error: --top-k and --top-p cut the logits a token is drawn from; give --temperature above 0 with them");
     const qwen3::Config c = qwen3::Config::named(name);
     Device gpu;
     const double bandwidth = copy_bandwidth(gpu);
@@ -231,7 +276,7 @@ int main(int argc, char** argv) {
     });
     std::printf("weights: %.2f GB, made and uploaded in %.1f s\n", double(c.weight_bytes()) / 1e9, seconds_since(t0));
 
-    for (size_t i = 0; i < batches.size(); ++i) run_batch(gpu, model, name, batches[i], context, steps, temperature, breakdown, i == 0, bandwidth);
+    for (size_t i = 0; i < batches.size(); ++i) run_batch(gpu, model, name, batches[i], context, steps, sampling, breakdown, i == 0, bandwidth);
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s\n", e.what());

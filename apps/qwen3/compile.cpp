@@ -92,8 +92,11 @@ class Compiler {
   void layer(int64_t T, Attention&& attention) {
     const int64_t H = c_.hidden, d = c_.head_dim, nq = c_.heads * d, nkv = c_.kv_heads * d, I = c_.intermediate, nqkv = nq + 2 * nkv;
     const kernels::GemmOptions plain{}, residual{.beta = 1};
-    keep(kernels::rmsnorm_compile(target_, DType::bf16, T, H));
-    keep(kernels::gemm_compile(target_, described({T, H}), described({nqkv, H}), described({T, nqkv}), plain));
+    // As Model::queue_kernels: for a few tokens the norms and SiLU·mul fuse into the projections.
+    const bool fused = T <= kernels::gemm_fusion_max_m;
+    const kernels::GemmOptions normed{.rmsnorm_a = kernels::RmsNorm{described({H}), float(c_.rms_norm_eps)}};
+    if (!fused) keep(kernels::rmsnorm_compile(target_, DType::bf16, T, H));
+    keep(kernels::gemm_compile(target_, described({T, H}), described({nqkv, H}), described({T, nqkv}), fused ? normed : plain));
     const auto q = described({T, c_.heads, d}), k = described({T, c_.kv_heads, d}), v = described({T, c_.kv_heads, d});
     const auto slots = DeviceTensor<int32_t>::for_compile({T});
     const auto rows = described({geometry_.pages * page_size_, nkv});
@@ -101,18 +104,29 @@ class Compiler {
                            DeviceTensor<f32>::for_compile({d / 2}), q, k, v, slots, rows, rows, float(c_.rms_norm_eps), int(d), 1));
     attention(q, k, v, described({T, c_.heads, d}), DeviceTensor<f32>::for_compile({c_.heads, T}));
     keep(kernels::gemm_compile(target_, described({T, nq}), described({H, nq}), described({T, H}), residual));
-    keep(kernels::gemm_compile(target_, described({T, H}), described({2 * I, H}), described({T, 2 * I}), plain));
     // gate and up are views of the gate/up projection's rows, 2 I apart.
     const auto gate = DeviceTensor<bf16>::for_compile({T, I}, {2 * I, 1});
-    keep(kernels::silu_mul_compile(target_, DType::bf16, T, I));
+    if (fused) {
+      kernels::GemmOptions swiglu = normed;
+      swiglu.glu = kernels::Activation::silu;
+      keep(kernels::gemm_compile(target_, described({T, H}), described({2 * I, H}), gate, swiglu));
+    } else {
+      keep(kernels::gemm_compile(target_, described({T, H}), described({2 * I, H}), described({T, 2 * I}), plain));
+      keep(kernels::silu_mul_compile(target_, DType::bf16, T, I));
+    }
     keep(kernels::gemm_compile(target_, gate, described({H, I}), described({T, H}), residual));
   }
 
   /// The final norm and the LM head over R rows, and with `greedy` the device's choices of token
   /// (the largest logit, or a draw at a temperature).
   void head(int64_t R, bool greedy) {
-    keep(kernels::rmsnorm_compile(target_, DType::bf16, R, c_.hidden));
-    keep(kernels::gemm_compile(target_, described({R, c_.hidden}), described({c_.vocab, c_.hidden}), described({R, c_.vocab})));
+    if (R <= kernels::gemm_fusion_max_m) {
+      const kernels::GemmOptions normed{.rmsnorm_a = kernels::RmsNorm{described({c_.hidden}), float(c_.rms_norm_eps)}};
+      keep(kernels::gemm_compile(target_, described({R, c_.hidden}), described({c_.vocab, c_.hidden}), described({R, c_.vocab}), normed));
+    } else {
+      keep(kernels::rmsnorm_compile(target_, DType::bf16, R, c_.hidden));
+      keep(kernels::gemm_compile(target_, described({R, c_.hidden}), described({c_.vocab, c_.hidden}), described({R, c_.vocab})));
+    }
     if (greedy) {
       keep(argmax_rows.compile(target_, described({R, c_.vocab}), DeviceTensor<int32_t>::for_compile({R})));
       keep(sample_rows.compile(target_, described({R, c_.vocab}), DeviceTensor<int32_t>::for_compile({R}),

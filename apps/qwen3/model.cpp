@@ -114,19 +114,23 @@ PrefillOutputs Model::prefill(const std::vector<int32_t>& tokens) const {
   return out;
 }
 
-std::vector<bf16> Model::prefill(const std::vector<std::vector<int32_t>>& prompts, KvCache& cache) const {
+std::vector<bf16> Model::prefill(const std::vector<std::vector<int32_t>>& prompts, KvCache& cache, int64_t first) const {
   check_cache(cache);
-  if (prompts.empty() || int64_t(prompts.size()) > cache.sequences())
-    throw Error("error: qwen3: prefill takes 1 to " + std::to_string(cache.sequences()) + " prompts (the KV cache's sequences), not " +
-                std::to_string(prompts.size()));
+  if (first < 0 || first >= cache.sequences())
+    throw Error("error: qwen3: prefill's first sequence is " + std::to_string(first) + "; the KV cache has sequences 0 to " +
+                std::to_string(cache.sequences() - 1));
+  if (prompts.empty() || int64_t(prompts.size()) > cache.sequences() - first)
+    throw Error("error: qwen3: prefill from sequence " + std::to_string(first) + " takes 1 to " + std::to_string(cache.sequences() - first) +
+                " prompts (the KV cache's sequences from there), not " + std::to_string(prompts.size()));
   Pass pass{.cu_seqlens = {0}};
-  std::vector<int64_t> counts;
+  std::vector<int64_t> counts(size_t(first), 0);  // the sequences before `first` do not grow
   for (size_t b = 0; b < prompts.size(); ++b) {
     const std::vector<int32_t>& p = prompts[b];
+    const int64_t sequence = first + int64_t(b);
     if (p.empty()) throw Error("error: qwen3: prompt " + std::to_string(b) + " is empty; a prompt has at least one token");
-    if (cache.length(int64_t(b)) != 0)
-      throw Error("error: qwen3: prefill writes a sequence from its start, but the KV cache's sequence " + std::to_string(b) + " holds " +
-                  std::to_string(cache.length(int64_t(b))) + " tokens: reset it, or continue it with decode");
+    if (cache.length(sequence) != 0)
+      throw Error("error: qwen3: prefill writes a sequence from its start, but the KV cache's sequence " + std::to_string(sequence) +
+                  " holds " + std::to_string(cache.length(sequence)) + " tokens: reset it, or continue it with decode");
     check_tokens(p, ("prompt " + std::to_string(b) + ", position").c_str());
     pass.ids.insert(pass.ids.end(), p.begin(), p.end());
     for (size_t t = 0; t < p.size(); ++t) pass.positions.push_back(int32_t(t));
@@ -317,6 +321,13 @@ void Model::queue_kernels(const Pass& pass, KvCache* cache, const kernels::Decod
   const kernels::ElementwiseOptions on_stream{.stream = stream};
   const kernels::GemmOptions plain{.stream = stream}, residual{.beta = 1, .stream = stream};
   const Launch rows{.grid = uint32_t(T), .block = 128, .stream = stream};
+  // For a few tokens (decode steps), each norm fuses into the projection that reads it, and
+  // SiLU·mul into the gate/up projection (gemm's rmsnorm_a and glu): three launches fewer a
+  // layer, each of which cost more in launch and tail than its few KB of work.
+  const bool fused = T <= kernels::gemm_fusion_max_m;
+  auto normed = [&](const Buffer<bf16>& weight) {
+    return kernels::GemmOptions{.rmsnorm_a = kernels::RmsNorm{weight.view({H}), float(c.rms_norm_eps)}, .stream = stream};
+  };
 
   gather_rows(device_, rows, embedding_.view({c.vocab, H}), ids.view({T}), h.view({T, H}));
   mark("embedding");
@@ -324,10 +335,15 @@ void Model::queue_kernels(const Pass& pass, KvCache* cache, const kernels::Decod
     const Layer& L = layers_[l];
     // Attention: x = norm(h); the q, k and v projections as one GEMM, split with q and k normed
     // per head and rotated, and the new keys and values written into the cache.
-    kernels::rmsnorm(device_, h.view({T, H}), L.input_norm.view({H}), x.view({T, H}), norm);
-    mark("rmsnorm");
-    kernels::gemm(device_, x.view({T, H}), L.qkv.view({nqkv, H}), qkv.view({T, nqkv}), plain);
-    mark("qkv projection");
+    if (fused) {
+      kernels::gemm(device_, h.view({T, H}), L.qkv.view({nqkv, H}), qkv.view({T, nqkv}), normed(L.input_norm));
+      mark("rmsnorm + qkv projection");
+    } else {
+      kernels::rmsnorm(device_, h.view({T, H}), L.input_norm.view({H}), x.view({T, H}), norm);
+      mark("rmsnorm");
+      kernels::gemm(device_, x.view({T, H}), L.qkv.view({nqkv, H}), qkv.view({T, nqkv}), plain);
+      mark("qkv projection");
+    }
     // With no cache, k and v stand in for the cache's rows (store = 0: never touched).
     const DeviceTensor<bf16> k_rows = cache ? cache->key_rows(int64_t(l)) : k.view({T, nkv});
     const DeviceTensor<bf16> v_rows = cache ? cache->value_rows(int64_t(l)) : v.view({T, nkv});
@@ -350,14 +366,21 @@ void Model::queue_kernels(const Pass& pass, KvCache* cache, const kernels::Decod
     kernels::gemm(device_, attention.view({T, nq}), L.o.view({H, nq}), h.view({T, H}), residual);
     mark("output projection + residual");
     // MLP: x = norm(h); h += down(silu(gate(x)) * up(x)), gate and up from one GEMM.
-    kernels::rmsnorm(device_, h.view({T, H}), L.post_norm.view({H}), x.view({T, H}), norm);
-    mark("rmsnorm");
-    kernels::gemm(device_, x.view({T, H}), L.gate_up.view({2 * I, H}), gate_up.view({T, 2 * I}), plain);
-    mark("gate/up projection");
     const DeviceTensor<bf16> gate = gate_up.view({T, I}, {2 * I, 1});
-    const DeviceTensor<bf16> up = DeviceTensor<bf16>::from_pointer(gate_up.data() + uint64_t(I) * sizeof(bf16), {T, I}, {2 * I, 1});
-    kernels::silu_mul(device_, gate, up, gate, on_stream);
-    mark("silu_mul");
+    if (fused) {
+      kernels::GemmOptions swiglu = normed(L.post_norm);
+      swiglu.glu = kernels::Activation::silu;
+      kernels::gemm(device_, h.view({T, H}), L.gate_up.view({2 * I, H}), gate, swiglu);
+      mark("rmsnorm + gate/up projection + silu_mul");
+    } else {
+      kernels::rmsnorm(device_, h.view({T, H}), L.post_norm.view({H}), x.view({T, H}), norm);
+      mark("rmsnorm");
+      kernels::gemm(device_, x.view({T, H}), L.gate_up.view({2 * I, H}), gate_up.view({T, 2 * I}), plain);
+      mark("gate/up projection");
+      const DeviceTensor<bf16> up = DeviceTensor<bf16>::from_pointer(gate_up.data() + uint64_t(I) * sizeof(bf16), {T, I}, {2 * I, 1});
+      kernels::silu_mul(device_, gate, up, gate, on_stream);
+      mark("silu_mul");
+    }
     kernels::gemm(device_, gate, L.down.view({H, I}), h.view({T, H}), residual);
     mark("down projection + residual");
     if (layers) {
@@ -375,11 +398,16 @@ void Model::queue_kernels(const Pass& pass, KvCache* cache, const kernels::Decod
     h.copy_from(x, stream);
     mark("logit rows");
   }
-  kernels::rmsnorm(device_, h.view({R, H}), final_norm_.view({H}), x.view({R, H}), norm);
-  mark("rmsnorm");
   const Buffer<bf16>& head = c.tie_word_embeddings ? embedding_ : lm_head_;
-  kernels::gemm(device_, x.view({R, H}), head.view({c.vocab, H}), a.logits.view({R, c.vocab}), plain);
-  mark("lm head");
+  if (R <= kernels::gemm_fusion_max_m) {
+    kernels::gemm(device_, h.view({R, H}), head.view({c.vocab, H}), a.logits.view({R, c.vocab}), normed(final_norm_));
+    mark("rmsnorm + lm head");
+  } else {
+    kernels::rmsnorm(device_, h.view({R, H}), final_norm_.view({H}), x.view({R, H}), norm);
+    mark("rmsnorm");
+    kernels::gemm(device_, x.view({R, H}), head.view({c.vocab, H}), a.logits.view({R, c.vocab}), plain);
+    mark("lm head");
+  }
   const Launch choice{.grid = uint32_t(R), .block = row_choice::threads, .stream = stream};
   if (pass.greedy && pass.temperature > 0) {
     sample_rows(device_, choice, a.logits.view({R, c.vocab}), a.greedy.view({R}), a.seed.view({1}), a.inv_temperature.view({1}),

@@ -56,9 +56,10 @@ class Model {
   /// The forward pass over one sequence's `tokens` (positions 0, 1, ...), with no cache: every
   /// layer's output and every position's logits, for checking the model.
   PrefillOutputs prefill(const std::vector<int32_t>& tokens) const;
-  /// Writes prompts[b] into the cache's sequence b, which must be empty, and returns the logits
-  /// of each prompt's last token (prompts.size() x vocab).
-  std::vector<cutejit::bf16> prefill(const std::vector<std::vector<int32_t>>& prompts, KvCache& cache) const;
+  /// Writes prompts[b] into the cache's sequence first + b, which must be empty, and returns the
+  /// logits of each prompt's last token (prompts.size() x vocab). A large batch may be written
+  /// a few sequences a pass, so that a pass's activations stay small.
+  std::vector<cutejit::bf16> prefill(const std::vector<std::vector<int32_t>>& prompts, KvCache& cache, int64_t first = 0) const;
   /// One decode step: appends tokens[b] to the cache's sequence b, for b below tokens.size(),
   /// and returns each one's logits (tokens.size() x vocab). The first step of a batch size runs
   /// the kernels one by one and captures them as a CUDA graph; later steps of that size on the

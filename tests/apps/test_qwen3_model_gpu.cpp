@@ -104,7 +104,10 @@ TEST_CASE("the Qwen3 model prefills a batch into a paged KV cache and decodes fr
   qwen3::KvCache cache(gpu, tiny, 3, 48);
   std::vector<std::vector<int32_t>> prompts;
   for (int b = 0; b < 3; ++b) prompts.emplace_back(full[size_t(b)].begin(), full[size_t(b)].begin() + prompt[size_t(b)]);
-  const std::vector<bf16> first = model.prefill(prompts, cache);
+  // Two passes: sequences 0 and 1 together, then sequence 2 alone (a prefill from a later sequence).
+  std::vector<bf16> first = model.prefill({prompts[0], prompts[1]}, cache);
+  const std::vector<bf16> third = model.prefill({prompts[2]}, cache, 2);
+  first.insert(first.end(), third.begin(), third.end());
   for (int64_t b = 0; b < 3; ++b) {
     INFO("prefill, sequence " << b);
     CHECK(cache.length(b) == prompt[size_t(b)]);
@@ -141,6 +144,9 @@ TEST_CASE("the Qwen3 model's KV cache steps refuse what they cannot take, the ca
   CHECK_THROWS_WITH(model.prefill({std::vector<int32_t>(33, 1)}, cache), Catch::Contains("33 more would pass its 32"));
   model.prefill({std::vector<int32_t>(20, 1), std::vector<int32_t>(3, 2)}, cache);  // takes all 3 pages
   CHECK_THROWS_WITH(model.prefill({{4}}, cache), Catch::Contains("sequence 0 holds 20 tokens: reset it, or continue it with decode"));
+  CHECK_THROWS_WITH(model.prefill({{4}}, cache, 1), Catch::Contains("sequence 1 holds 3 tokens"));
+  CHECK_THROWS_WITH(model.prefill({{4}}, cache, 2), Catch::Contains("prefill's first sequence is 2; the KV cache has sequences 0 to 1"));
+  CHECK_THROWS_WITH(model.prefill({{4}, {5}}, cache, 1), Catch::Contains("from sequence 1 takes 1 to 1 prompts"));
   CHECK_THROWS_WITH(model.decode({1, 2, 3}, cache), Catch::Contains("1 to 2 tokens (one a sequence of the KV cache), not 3"));
   CHECK_THROWS_WITH(model.decode({1, -1}, cache), Catch::Contains("token -1 at sequence 1 is outside the vocabulary"));
   for (int i = 0; i < 12; ++i) model.decode({1}, cache);  // sequence 0 fills its two pages

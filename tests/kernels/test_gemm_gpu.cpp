@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <optional>
 
 #include <cutejit/cutejit.hpp>
 #include <cutejit/kernels/gemm.hpp>
@@ -32,9 +33,9 @@ struct Operand {
   int64_t rows, k, lead;
   Major major;
 
-  static Operand random(int64_t rows, int64_t k, Major major, int64_t pad, uint32_t seed) {
+  static Operand random(int64_t rows, int64_t k, Major major, int64_t pad, uint32_t seed, float sigma = 1.0f) {
     const int64_t lead = (major == Major::k ? k : rows) + pad;
-    return {random_values<bf16>(size_t(lead * (major == Major::k ? rows : k)), seed), rows, k, lead, major};
+    return {random_values<bf16>(size_t(lead * (major == Major::k ? rows : k)), seed, sigma), rows, k, lead, major};
   }
   double at(int64_t r, int64_t p) const { return value(host[size_t(major == Major::k ? r * lead + p : p * lead + r)]); }
   DeviceTensor<bf16> view(const Buffer<bf16>& memory) const {
@@ -59,6 +60,8 @@ struct Case {
   bool bias = false;
   Activation activation = Activation::none;
   int64_t pad = 0;  // extra elements between the operands' rows (a stride past the extent)
+  bool norm = false;  // rmsnorm_a, weights random around 1
+  std::optional<Activation> glu;  // B's n rows are [W; V] and C has n / 2 columns
 };
 
 /// Runs gemm on one case and returns the largest error relative to the largest |reference|
@@ -66,28 +69,45 @@ struct Case {
 double run_case(const Device& gpu, const Case& c) {
   INFO(c.m << " x " << c.n << " x " << c.k << ", A " << (c.a_major == Major::k ? "K" : "M") << "-major, B "
             << (c.b_major == Major::k ? "K" : "N") << "-major, alpha " << c.alpha << ", beta " << c.beta << ", bias " << c.bias
-            << ", activation " << int(c.activation));
-  Operand a = Operand::random(c.m, c.k, c.a_major, c.pad, 1), b = Operand::random(c.n, c.k, c.b_major, c.pad, 2);
-  const std::vector<bf16> hbias = random_values<bf16>(size_t(c.n), 3);
+            << ", activation " << int(c.activation) << ", norm " << c.norm << ", glu " << (c.glu ? int(*c.glu) : -1));
+  const int64_t n = c.glu ? c.n / 2 : c.n;  // C's columns
+  // With the norm, A's rows have an RMS near 4, so that a norm not applied shows.
+  Operand a = Operand::random(c.m, c.k, c.a_major, c.pad, 1, c.norm ? 4.0f : 1.0f), b = Operand::random(c.n, c.k, c.b_major, c.pad, 2);
+  const std::vector<bf16> hbias = random_values<bf16>(size_t(n), 3);
+  std::vector<bf16> hweight = random_values<bf16>(size_t(c.k), 5);
+  for (bf16& w : hweight) w = bf16(1.0f + float(w) / 4);
+  const double eps = 1e-5;
   // With beta, C comes in with values; without, poisoned (it must not be read).
-  const std::vector<bf16> hc = c.beta != 0 ? random_values<bf16>(size_t(c.m * c.n), 4) : std::vector<bf16>(size_t(c.m * c.n), bf16(NAN));
-  auto da = gpu.upload(a.host), db = gpu.upload(b.host), dbias = gpu.upload(hbias), dc = gpu.upload(hc);
-  kernels::GemmOptions options{.alpha = c.alpha, .beta = c.beta, .activation = c.activation};
-  if (c.bias) options.bias = dbias.view({c.n});
-  kernels::gemm(gpu, a.view(da), b.view(db), dc.view({c.m, c.n}), options);
+  const std::vector<bf16> hc = c.beta != 0 ? random_values<bf16>(size_t(c.m * n), 4) : std::vector<bf16>(size_t(c.m * n), bf16(NAN));
+  auto da = gpu.upload(a.host), db = gpu.upload(b.host), dbias = gpu.upload(hbias), dc = gpu.upload(hc), dweight = gpu.upload(hweight);
+  kernels::GemmOptions options{.alpha = c.alpha, .beta = c.beta, .activation = c.activation, .glu = c.glu};
+  if (c.bias) options.bias = dbias.view({n});
+  if (c.norm) options.rmsnorm_a = kernels::RmsNorm{dweight.view({c.k}), float(eps)};
+  kernels::gemm(gpu, a.view(da), b.view(db), dc.view({c.m, n}), options);
   gpu.synchronize();
   const std::vector<bf16> got = dc.to_host();
   double worst = 0, largest = 0;
-  for (int64_t i = 0; i < c.m; ++i)
-    for (int64_t j = 0; j < c.n; ++j) {
+  for (int64_t i = 0; i < c.m; ++i) {
+    // A's row i as the product reads it: normalised, in float64, when the norm is fused.
+    std::vector<double> row(size_t(c.k));
+    double squares = 0;
+    for (int64_t p = 0; p < c.k; ++p) squares += a.at(i, p) * a.at(i, p);
+    for (int64_t p = 0; p < c.k; ++p)
+      row[size_t(p)] = c.norm ? a.at(i, p) * value(hweight[size_t(p)]) / std::sqrt(squares / double(c.k) + eps) : a.at(i, p);
+    auto dot = [&](int64_t j) {
       double x = 0;
-      for (int64_t p = 0; p < c.k; ++p) x += a.at(i, p) * b.at(j, p);
-      x = c.alpha * x + (c.beta != 0 ? c.beta * value(hc[size_t(i * c.n + j)]) : 0.0) + (c.bias ? value(hbias[size_t(j)]) : 0.0);
-      const double want = activate(x, c.activation), g = value(got[size_t(i * c.n + j)]);
+      for (int64_t p = 0; p < c.k; ++p) x += row[size_t(p)] * b.at(j, p);
+      return x;
+    };
+    for (int64_t j = 0; j < n; ++j) {
+      double x = c.glu ? activate(dot(j), *c.glu) * dot(n + j) : dot(j);
+      x = c.alpha * x + (c.beta != 0 ? c.beta * value(hc[size_t(i * n + j)]) : 0.0) + (c.bias ? value(hbias[size_t(j)]) : 0.0);
+      const double want = activate(x, c.activation), g = value(got[size_t(i * n + j)]);
       if (std::isnan(g)) return INFINITY;
       worst = std::max(worst, std::abs(g - want));
       largest = std::max(largest, std::abs(want));
     }
+  }
   return worst / std::max(largest, 1e-30);
 }
 
@@ -135,6 +155,24 @@ TEST_CASE("kernels::gemm for up to 8 rows of A (a decode step's projections) mat
   CHECK(run_case(gpu, {.m = 8, .n = 72, .k = 64, .a_major = Major::mn}) < 1e-2);
 }
 
+TEST_CASE("kernels::gemm fuses an RMSNorm of A's rows and a gated linear unit for up to 8 rows of A", "[gpu][kernels][sm100][sm120]") {
+  Device gpu;
+  INFO(gpu.target().name());
+  // The norm alone, in the tail loop and past a whole round of vectors; one row of B a warp
+  // (N = 72) and two (N = 4104).
+  CHECK(run_case(gpu, {.m = 1, .n = 72, .k = 72, .norm = true}) < 1e-2);
+  CHECK(run_case(gpu, {.m = 5, .n = 4104, .k = 1032, .beta = 1, .norm = true}) < 1e-2);
+  // The gated unit alone, with each gate; C's columns past N / 2 would be W's rows.
+  for (Activation f : {Activation::none, Activation::relu, Activation::silu, Activation::gelu_tanh}) {
+    INFO("glu " << int(f));
+    CHECK(run_case(gpu, {.m = 3, .n = 2 * 504, .k = 264, .glu = f}) < 1e-2);
+  }
+  // Both, as a SwiGLU MLP's gate/up projection takes them, and with every epilogue term.
+  CHECK(run_case(gpu, {.m = 8, .n = 2 * 1000, .k = 1032, .norm = true, .glu = Activation::silu}) < 1e-2);
+  CHECK(run_case(gpu, {.m = 2, .n = 2 * 40, .k = 64, .alpha = 0.5f, .beta = 1, .bias = true, .activation = Activation::relu, .pad = 16,
+                       .norm = true, .glu = Activation::silu}) < 1e-2);
+}
+
 TEST_CASE("kernels::gemm refuses what it cannot take, at the caller's line, writing nothing", "[gpu][kernels]") {
   Device gpu;
   auto a = gpu.upload(random_values<bf16>(64 * 64, 6)), b = gpu.upload(random_values<bf16>(64 * 64, 7));
@@ -156,6 +194,22 @@ TEST_CASE("kernels::gemm refuses what it cannot take, at the caller's line, writ
              Contains("the activation 9 is none of"));
   CHECK_THAT(test::error_of([&] { kernels::gemm_prepare(gpu, a.view({0, 64}), b.view({64, 64}), c.view({0, 64})); }),
              Contains("gemm_prepare: c (0, 64) is empty"));
+  // The fusions: only for a few rows of A, with B's halves and the norm's weights as they must be.
+  const kernels::RmsNorm norm{a.view({64}), 1e-6f};
+  CHECK_THAT(test::error_of([&] { kernels::gemm(gpu, a.view({64, 64}), b.view({64, 64}), c.view({64, 64}), {.rmsnorm_a = norm}); }),
+             Contains(here) && Contains("rmsnorm_a and glu are fused only for M up to 8") && Contains("not a (64, 64)"));
+  CHECK_THAT(test::error_of([&] { kernels::gemm(gpu, a.view({8, 64}), b.view({63, 64}), c.view({8, 32}), {.glu = Activation::silu}); }),
+             Contains(here) && Contains("glu takes b (63, 64) as two halves [W; V]"));
+  CHECK_THAT(test::error_of([&] { kernels::gemm(gpu, a.view({8, 64}), b.view({64, 64}), c.view({8, 64}), {.glu = Activation::silu}); }),
+             Contains(here) && Contains("it must be (8, 32), half of b's rows with glu"));
+  CHECK_THAT(test::error_of([&] {
+               kernels::gemm(gpu, a.view({8, 64}), b.view({64, 64}), c.view({8, 64}), {.rmsnorm_a = kernels::RmsNorm{a.view({32}), 1e-6f}});
+             }),
+             Contains(here) && Contains("rmsnorm_a's weight is (32); it takes (64) contiguous"));
+  CHECK_THAT(test::error_of([&] {
+               kernels::gemm(gpu, a.view({8, 64}), b.view({64, 64}), c.view({8, 64}), {.rmsnorm_a = kernels::RmsNorm{a.view({64}), -1.0f}});
+             }),
+             Contains(here) && Contains("rmsnorm_a's eps is -1"));
   gpu.synchronize();
   for (bf16 v : c.to_host()) REQUIRE(float(v) == 0.0f);
 }

@@ -71,6 +71,15 @@ TEST_CASE("kernels::gemm's SASS: HGMMA on sm_90a, UTCHMMA on sm_100a, HMMA elsew
       const std::string sass = sass_of(kernels::gemm_compile(Target::parse(t), xm, w, ym, {.beta = 1}).at(0));
       CHECK(test::contains(sass, "LDG.E.128"));
       CHECK_FALSE(tensor_cores(sass));
+      // With the input's norm and SwiGLU fused (C has I columns): the norm's weights read
+      // beside A, the squares summed, and still nothing spilled.
+      const kernels::GemmOptions swiglu{.rmsnorm_a = kernels::RmsNorm{DeviceTensor<bf16>::for_compile({hidden}), 1e-6f},
+                                        .glu = kernels::Activation::silu};
+      auto gated = DeviceTensor<bf16>::for_compile({m, intermediate});
+      const std::string fused = sass_of(kernels::gemm_compile(Target::parse(t), xm, w, gated, swiglu).at(0));
+      CHECK(test::contains(fused, "LDG.E.128"));
+      CHECK(test::contains(fused, "MUFU.RSQ"));
+      CHECK_FALSE(tensor_cores(fused));
     }
   }
 }

@@ -17,6 +17,16 @@
  *     C = activation(alpha * x + beta * C + bias[col]),
  * and rounds once to bf16. With beta = 0, C is not read (it may hold NaNs).
  *
+ * For a few rows of A (M up to gemm_fusion_max_m, A and B K-major: a decode step's
+ * projections), two more steps fuse into the product, where they would otherwise each be a
+ * launch of their own:
+ *
+ *     kernels::gemm(gpu, h, w_qkv, qkv, {.rmsnorm_a = kernels::RmsNorm{norm_weight, 1e-6f}});
+ *     kernels::gemm(gpu, h, w_gate_up, act, {.rmsnorm_a = ..., .glu = kernels::Activation::silu});
+ *
+ * rmsnorm_a normalises A's rows as they are read; glu takes B as two halves [W; V] and gives
+ * C = act(A W^T) * (A V^T) with half of B's rows as columns (SwiGLU with silu).
+ *
  * The kernel for each architecture (cutejit/kernels/gemm/):
  *   - sm_90a: the persistent warp-specialised wgmma GEMM (sm90.hpp), tiles 256, 128 or 64
  *     columns wide, the narrower ones when the wide tiles would not fill the GPU;
@@ -47,6 +57,16 @@ enum class Activation : int { none, relu, silu, gelu_tanh };
 /// Which mode of an operand has the unit stride: K, or its M (of A) or N (of B) mode.
 enum class Major : int { k, mn };
 
+/// An RMSNorm of A's rows, fused into the GEMM (GemmOptions::rmsnorm_a): A's row x is used as
+/// x * weight / sqrt(mean(x^2) + eps), in f32, not rounded to bf16 in between.
+struct RmsNorm {
+  DeviceTensor<bf16> weight;  ///< K values (rank 1, contiguous)
+  float eps = 1e-6f;
+};
+
+/// The most rows of A for which rmsnorm_a and glu are fused (the few-row kernel's M).
+inline constexpr int64_t gemm_fusion_max_m = 8;
+
 struct GemmOptions {
   float alpha = 1.0f;
   /// Nonzero: C is read, scaled by beta and added before the bias and the activation.
@@ -54,6 +74,13 @@ struct GemmOptions {
   /// N values added to every row (rank 1, contiguous).
   std::optional<DeviceTensor<bf16>> bias;
   Activation activation = Activation::none;
+  /// A's rows RMS-normalised as they are read (M up to gemm_fusion_max_m, K-major A and B).
+  std::optional<RmsNorm> rmsnorm_a;
+  /// A gated linear unit: B (N, K) is two halves [W; V] and C is (M, N / 2),
+  /// C = epilogue(act(A W^T) * (A V^T)), `act` this activation (silu: SwiGLU; none: bilinear).
+  /// The epilogue (alpha, beta, bias of N / 2 values, activation) applies to that product.
+  /// M up to gemm_fusion_max_m, K-major A and B.
+  std::optional<Activation> glu;
   StreamHandle stream = nullptr;  ///< the stream the launch is queued on
 };
 

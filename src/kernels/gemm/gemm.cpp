@@ -1,6 +1,8 @@
 // kernels::gemm: the checks every architecture's kernel shares, and the choice among them.
 #include "cutejit/kernels/gemm.hpp"
 
+#include <cmath>
+
 #include "kernels/checks.hpp"
 #include "kernels/gemm/gemm_problem.hpp"
 
@@ -36,16 +38,20 @@ GemmProblem make_problem(const char* op, const DeviceTensor<bf16>& a, const Devi
   for (auto [x, name] : {std::pair{&a, "a"}, {&b, "b"}, {&c, "c"}})
     require(x->rank == 2, op, std::string(name) + " is a tensor of rank " + std::to_string(x->rank) + "; gemm takes a (M, K), b (N, K), c (M, N)",
             where);
-  GemmProblem p{.m = a.shape[0], .n = b.shape[0], .k = a.shape[1], .a = a, .b = b, .c = c};
+  // With glu, B's rows are two halves [W; V] and C has one column for each row of W.
+  const bool glu = options.glu.has_value();
+  require(!glu || b.shape[0] % 2 == 0, op,
+          "glu takes b " + shape_of(b) + " as two halves [W; V] of N / 2 rows each, so its N must be even", where);
+  GemmProblem p{.m = a.shape[0], .n = glu ? b.shape[0] / 2 : b.shape[0], .k = a.shape[1], .a = a, .b = b, .c = c};
   require(b.shape[1] == p.k, op, "a is " + shape_of(a) + " and b is " + shape_of(b) + ": they must agree on K, their second mode (b is (N, K))",
           where);
   require(c.shape[0] == p.m && c.shape[1] == p.n, op,
           "c is " + shape_of(c) + "; for a " + shape_of(a) + " and b " + shape_of(b) + " it must be (" + std::to_string(p.m) + ", " +
-              std::to_string(p.n) + ")",
+              std::to_string(p.n) + ")" + (glu ? ", half of b's rows with glu" : ""),
           where);
   require(p.k >= 1, op, "K is 0; gemm takes K from 1", where);
   constexpr int64_t limit = (int64_t(1) << 31) - 256;  // the kernels' tile coordinates are 32-bit
-  require(p.m < limit && p.n < limit && p.k < limit, op, "M, N and K must be below 2^31 - 256, not " + shape_of(c) + " x " + std::to_string(p.k),
+  require(p.m < limit && b.shape[0] < limit && p.k < limit, op, "M, N and K must be below 2^31 - 256, not " + shape_of(c) + " x " + std::to_string(p.k),
           where);
   p.a_major = major_of(a, "a", "M", op, where);
   p.b_major = major_of(b, "b", "N", op, where);
@@ -64,9 +70,26 @@ GemmProblem make_problem(const char* op, const DeviceTensor<bf16>& a, const Devi
   }
   require(int(options.activation) >= 0 && int(options.activation) <= int(Activation::gelu_tanh), op,
           "the activation " + std::to_string(int(options.activation)) + " is none of none, relu, silu, gelu_tanh", where);
+  if (options.rmsnorm_a) {
+    const DeviceTensor<bf16>& w = options.rmsnorm_a->weight;
+    require(w.rank == 1 && w.shape[0] == p.k && w.stride[0] == 1 && w.ptr % 16 == 0, op,
+            "rmsnorm_a's weight is " + shape_of(w) + "; it takes (" + std::to_string(p.k) +
+                ") contiguous, one value per column of a, starting on 16 bytes",
+            where);
+    require(options.rmsnorm_a->eps >= 0.0f && std::isfinite(options.rmsnorm_a->eps), op,
+            "rmsnorm_a's eps is " + std::to_string(options.rmsnorm_a->eps) + "; it takes a finite value from 0", where);
+    p.norm_weight = w;
+    p.eps = options.rmsnorm_a->eps;
+  } else {
+    p.norm_weight = DeviceTensor<bf16>::make(a.ptr, std::array<int64_t, 1>{p.k}, std::array<int64_t, 1>{1}, where);
+  }
+  if (glu)
+    require(int(*options.glu) >= 0 && int(*options.glu) <= int(Activation::gelu_tanh), op,
+            "glu's activation " + std::to_string(int(*options.glu)) + " is none of none, relu, silu, gelu_tanh", where);
   p.alpha = options.alpha;
   p.beta = options.beta;
   p.epilogue = epilogue_code(options);
+  p.fusion = fusion_code(options);
   p.stream = options.stream;
   p.where = where;
   return p;
@@ -89,6 +112,12 @@ enum class Family { small_m, sm90, sm100, sm80 };
 Family family_for(const Target& t, const detail::GemmProblem& p, const char* op) {
   detail::require(t.sm >= 80, op, "no kernel for " + t.name() + "; gemm runs on sm_80 and newer", p.where);
   if (detail::gemm_small_m_fits(p)) return Family::small_m;
+  detail::require(p.fusion == 0, op,
+                  "rmsnorm_a and glu are fused only for M up to " + std::to_string(gemm_fusion_max_m) +
+                      " with a and b K-major and K a multiple of 8 (the few-row kernel), not a " + detail::shape_of(p.a) +
+                      (p.a_major == Major::k ? "" : " M-major") + " a and " + (p.b_major == Major::k ? "" : "N-major ") + "b " +
+                      detail::shape_of(p.b) + ": run kernels::rmsnorm or kernels::silu_mul beside a plain gemm",
+                  p.where);
   if (t.sm == 90 && t.arch_specific()) return Family::sm90;
   if ((t.sm == 100 || t.sm == 103) && t.variant != Target::Variant::portable && p.a_major == Major::k && p.b_major == Major::k) return Family::sm100;
   return Family::sm80;

@@ -22,7 +22,30 @@ inline int epilogue_code(const GemmOptions& o) {
          (int(o.activation) << epilogue_activation_shift);
 }
 
+/// The fusions of GemmOptions (rmsnorm_a, glu) as one small integer, traced into the few-row
+/// kernel: bit 0 the norm, bit 1 the gated unit, the bits above its Activation.
+enum FusionBits : int { fusion_norm = 1 << 0, fusion_glu = 1 << 1, fusion_activation_shift = 2 };
+
+inline int fusion_code(const GemmOptions& o) {
+  return (o.rmsnorm_a ? fusion_norm : 0) | (o.glu ? fusion_glu | (int(*o.glu) << fusion_activation_shift) : 0);
+}
+
+/// An Activation, traced: x itself, or the function of x it names.
+inline F32 activate(Activation a, const F32& x) {
+  switch (a) {
+    case Activation::none: return x;
+    case Activation::relu: return max(x, F32(0.0f));
+    case Activation::silu: return x / (1.0f + exp(-x));
+    case Activation::gelu_tanh: {
+      const float k = 0.7978845608028654f;  // sqrt(2 / pi)
+      return 0.5f * x * (1.0f + tanh(k * (x + 0.044715f * x * x * x)));
+    }
+  }
+  return x;
+}
+
 struct GemmProblem {
+  /// C is (m, n); B has n rows, or 2 n with glu.
   int64_t m = 0, n = 0, k = 0;
   Major a_major = Major::k, b_major = Major::k;
   DeviceTensor<bf16> a, b, c;
@@ -31,6 +54,10 @@ struct GemmProblem {
   DeviceTensor<bf16> bias;
   float alpha = 1.0f, beta = 0.0f;
   int epilogue = 0;
+  /// rmsnorm_a's weights, or (without it) A's first row, never read; and its epsilon.
+  DeviceTensor<bf16> norm_weight;
+  float eps = 0.0f;
+  int fusion = 0;
   StreamHandle stream = nullptr;
   std::source_location where;
 };
@@ -50,16 +77,7 @@ struct LinearEpilogue {
     F32 x = alpha * acc;
     if (code & epilogue_beta) x = x + beta * cast<float>(BF16(c(row, col)));
     if (code & epilogue_bias) x = x + cast<float>(BF16(bias(col)));
-    switch (Activation(code >> epilogue_activation_shift)) {
-      case Activation::none: return x;
-      case Activation::relu: return max(x, F32(0.0f));
-      case Activation::silu: return x / (1.0f + exp(-x));
-      case Activation::gelu_tanh: {
-        const float k = 0.7978845608028654f;  // sqrt(2 / pi)
-        return 0.5f * x * (1.0f + tanh(k * (x + 0.044715f * x * x * x)));
-      }
-    }
-    return x;
+    return activate(Activation(code >> epilogue_activation_shift), x);
   }
 };
 
@@ -68,7 +86,7 @@ struct LinearEpilogue {
 DeviceTensor<bf16> rows_in_memory(const DeviceTensor<bf16>& x, Major major);
 
 // The architecture kernels: sm90.cpp, sm100.cpp, sm80.cpp, and small_m.cpp for a few rows of
-// A on any of them (where gemm_small_m_fits).
+// A on any of them (where gemm_small_m_fits; the only one that takes fusions).
 PreparedLaunch gemm_sm90_prepare(const Device& device, const GemmProblem& p);
 std::vector<CompiledKernel> gemm_sm90_compile(const Target& target, const GemmProblem& p);
 PreparedLaunch gemm_sm100_prepare(const Device& device, const GemmProblem& p);

@@ -8,9 +8,22 @@
 //   - each (row of A, row of B) pair's f32 partial dot products are summed across the warp, and
 //     lane 0 applies the epilogue hook (epilogue.hpp) and stores.
 // A column past N is read from B's last row and not stored.
+//
+// Two fusions take the small kernels that sit between a decode step's projections off the
+// step (each costs a launch and its tail, several microseconds, for a few KB of work):
+//   - the norm: A's rows are RMS-normalised as they are read. Row x is used as
+//     x * weight * rsqrt(mean(x^2) + eps); every warp reads the whole row anyway, so it sums
+//     the squares beside the products and scales its dot products once at the end, in f32
+//     (no rounding of the normalised row to bf16, which a separate norm kernel stores);
+//   - `gated`: B's rows are two halves [W; V] of N/2 rows, and C has N/2 columns,
+//     C = gate(A W^T) * (A V^T), the gated linear unit (SwiGLU with gate = SiLU). A warp owns
+//     rows / 2 columns, their rows of W and of V.
 #pragma once
 
 #include <array>
+#include <functional>
+#include <optional>
+#include <vector>
 
 #include "cutejit/cutejit.hpp"
 #include "cutejit/kernels/gemm/epilogue.hpp"
@@ -23,28 +36,67 @@ struct Config {
   int unroll = 4;  ///< 16-byte vectors of each row a lane loads before using them
   static constexpr int warps = 4, vec = 8, max_m = 8;
   static constexpr int threads() { return 32 * warps; }
-  constexpr int columns_per_cta() const { return warps * rows; }
+  /// Columns of C a warp owns: its rows of B, or with `gated` half as many (a row of W and
+  /// one of V for each).
+  constexpr int columns_per_warp(bool gated) const { return gated ? rows / 2 : rows; }
+  constexpr int columns_per_cta(bool gated = false) const { return warps * columns_per_warp(gated); }
 };
 
+/// The fusions around the product, decided at trace time (they are not template parameters,
+/// so that each Config is one instantiation whatever is fused).
+struct Fusion {
+  /// A's RMSNorm: K weights and the epsilon.
+  struct RowNorm {
+    Tensor<bf16> weight;
+    F32 eps;
+  };
+  std::optional<RowNorm> norm;
+  /// C = gate(A W^T) * (A V^T) for B = [W; V]; Config::rows is then even.
+  bool gated = false;
+  /// The gate; none is the identity (a bilinear unit).
+  std::function<F32(const F32&)> gate;
+};
+
+/// C = epilogue(fusion(A B^T)).
 template <Config C, class E = Identity>
-void kernel(const Tensor<bf16>& a, const Tensor<bf16>& b, const Tensor<bf16>& c, const E& epilogue = {}) {
+void kernel(const Tensor<bf16>& a, const Tensor<bf16>& b, const Tensor<bf16>& c, const E& epilogue = {}, const Fusion& fusion = {}) {
   constexpr int M = C.m, R = C.rows, U = C.unroll, vec = Config::vec, lanes = 32;
   static_assert(M >= 1 && M <= Config::max_m && R >= 1 && U >= 1);
+  if (fusion.gated && R % 2 != 0) throw Error("error: the gated small-M GEMM takes an even number of rows of B a warp, not " + std::to_string(R));
+  const int columns = C.columns_per_warp(fusion.gated);
+  const std::optional<Fusion::RowNorm>& norm = fusion.norm;
   block_shape(Config::threads());
   Int lane = thread_idx().x % lanes, warp = thread_idx().x / lanes;
   Int n = b.shape(0), vectors = b.shape(1) / vec;
-  Int first = (block_idx().x * Config::warps + warp) * R;
+  // The warp's first column of C, and the rows of B its columns read: `columns` consecutive
+  // rows, and with `gated` the same again in V, half of B's rows further on.
+  Int n_out = fusion.gated ? n / 2 : n;
+  Int first = (block_idx().x * Config::warps + warp) * columns;
   std::array<Int, R> row;
-  for (int r = 0; r < R; ++r) row[size_t(r)] = min(first + r, n - 1);
+  for (int r = 0; r < R; ++r) {
+    Int col = min(first + r % columns, n_out - 1);
+    row[size_t(r)] = r < columns ? col : col + n_out;
+  }
   RegisterArray<f32, M * R> acc(F32(0.0f));
+  RegisterArray<f32, M> squares(F32(0.0f));  // each lane's share of a row's sum of squares, for the norm
 
   // acc[m][r] += A(m, vector v) . B(row r, vector v), for the vectors of B already loaded.
   auto multiply = [&](const Int& v, const std::array<std::array<Value<bf16>, vec>, R>& bv) {
+    std::array<Value<bf16>, vec> weight;
+    if (norm) weight = norm->weight.pointer_at({v * vec}).template load_vector<vec>();
     for (int m = 0; m < M; ++m) {
       std::array<Value<bf16>, vec> av = a.pointer_at({Int(m), v * vec}).template load_vector<vec>();
+      std::vector<F32> x;
+      for (int i = 0; i < vec; ++i) x.push_back(cast<f32>(av[size_t(i)]));
+      if (norm) {
+        F32 sum = squares[m].get();
+        for (int i = 0; i < vec; ++i) sum = fma(x[size_t(i)], x[size_t(i)], sum);
+        squares[m] = sum;
+        for (int i = 0; i < vec; ++i) x[size_t(i)] = x[size_t(i)] * cast<f32>(weight[size_t(i)]);
+      }
       for (int r = 0; r < R; ++r) {
         F32 sum = acc[m * R + r].get();
-        for (int i = 0; i < vec; ++i) sum = fma(cast<f32>(av[size_t(i)]), cast<f32>(bv[size_t(r)][size_t(i)]), sum);
+        for (int i = 0; i < vec; ++i) sum = fma(x[size_t(i)], cast<f32>(bv[size_t(r)][size_t(i)]), sum);
         acc[m * R + r] = sum;
       }
     }
@@ -63,20 +115,30 @@ void kernel(const Tensor<bf16>& a, const Tensor<bf16>& b, const Tensor<bf16>& c,
   });
   for_(whole + lane, vectors, Int(lanes), [&](Int v) { multiply(v, load_b(v)); });
 
-  for (int m = 0; m < M; ++m)
-    for (int r = 0; r < R; ++r) {
-      F32 total = warp_reduce(acc[m * R + r].get());
+  for (int m = 0; m < M; ++m) {
+    // 1 / RMS(row m), the factor each of the row's dot products takes.
+    std::optional<F32> scale;
+    if (norm) scale = rsqrt(warp_reduce(squares[m].get()) / cast<float>(b.shape(1)) + norm->eps);
+    auto total = [&](int r) {
+      F32 t = warp_reduce(acc[m * R + r].get());
+      return scale ? t * *scale : t;
+    };
+    for (int r = 0; r < columns; ++r) {
+      F32 value = total(r);
+      if (fusion.gated) value = (fusion.gate ? fusion.gate(value) : value) * total(r + columns);
       Int col = first + r;
-      if_(lane == 0 && col < n, [&] {
-        if constexpr (std::is_same_v<E, Identity>) c(Int(m), col) = cast<bf16>(total);
-        else c(Int(m), col) = cast<bf16>(epilogue(total, Int(m), col));
+      if_(lane == 0 && col < n_out, [&] {
+        if constexpr (std::is_same_v<E, Identity>) c(Int(m), col) = cast<bf16>(value);
+        else c(Int(m), col) = cast<bf16>(epilogue(value, Int(m), col));
       });
     }
+  }
 }
 
-/// The launch: one CTA a `columns_per_cta()` columns of C.
-inline Launch launch(int64_t n, const Config& config) {
-  return Launch{.grid = uint32_t((n + config.columns_per_cta() - 1) / config.columns_per_cta()), .block = uint32_t(Config::threads())};
+/// The launch for C's `columns`: one CTA a `columns_per_cta(gated)` of them.
+inline Launch launch(int64_t columns, const Config& config, bool gated = false) {
+  const int64_t per_cta = config.columns_per_cta(gated);
+  return Launch{.grid = uint32_t((columns + per_cta - 1) / per_cta), .block = uint32_t(Config::threads())};
 }
 
 }  // namespace cutejit::kernels::gemm_small_m
