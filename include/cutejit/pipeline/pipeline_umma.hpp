@@ -135,6 +135,24 @@ class PipelineTmaUmmaPair : public detail::StageBarriers {
     check_.load(ctas * map.box_bytes(), w);
     map.load_pair_multicast(dst, full(s.index), coords, cta_mask, w);
   }
+  /// The TMA loads of a partitioned tile (tma_partition) into this CTA's half of stage `s`:
+  /// every box, or one of them; and one box multicast as above.
+  template <Element T>
+  void load(const TmaDescriptor<T>& map, const TmaPartition<T>& tile, const PipelineState& s,
+            detail::Where w = detail::Where::current()) {
+    for (const TmaBox<T>& box : tile.boxes()) load(map, box, s, w);
+  }
+  template <Element T>
+  void load(const TmaDescriptor<T>& map, const TmaBox<T>& box, const PipelineState& s, detail::Where w = detail::Where::current()) {
+    check_.load(map.box_bytes(), w);
+    map.load_pair(box.smem, full(s.index), box.coords, w);
+  }
+  template <Element T>
+  void load_multicast(const TmaDescriptor<T>& map, const TmaBox<T>& box, const PipelineState& s, const Operand<int32_t>& cta_mask,
+                      int ctas, detail::Where w = detail::Where::current()) {
+    check_.load(ctas * map.box_bytes(), w);
+    map.load_pair_multicast(box.smem, full(s.index), box.coords, cta_mask, w);
+  }
   /// Checks that this CTA's loads of the stage bring its half's bytes.
   void producer_commit(const PipelineState&, detail::Where w = detail::Where::current()) { check_.commit(w); }
   /// After the producer's last stage: waits until every stage has been freed by all its

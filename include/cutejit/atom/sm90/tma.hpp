@@ -76,10 +76,20 @@ class TmaDescriptor {
     auto c = innermost_first(coords, w);
     detail::tma_load_pair(id_, dst.id(), bar.id(), std::span<const detail::ValueId>(c.data(), size_t(rank())), detail::ValueId{}, w);
   }
+  void load_pair(const Pointer<T>& dst, const Pointer<uint64_t>& bar, const std::vector<Int>& coords,
+                 detail::Where w = detail::Where::current()) const {
+    auto c = innermost_first(coords, w);
+    detail::tma_load_pair(id_, dst.id(), bar.id(), std::span<const detail::ValueId>(c.data(), size_t(rank())), detail::ValueId{}, w);
+  }
   /// The same box multicast to every CTA of the cluster whose bit is set in `cta_mask`: it lands
   /// at `dst`'s offset in each and completes on the barrier at `bar`'s offset in each one's
   /// pair's even CTA (pairs that share a row of A or a column of B load it once between them).
   void load_pair_multicast(const Pointer<T>& dst, const Pointer<uint64_t>& bar, std::initializer_list<Operand<int32_t>> coords,
+                           const Operand<int32_t>& cta_mask, detail::Where w = detail::Where::current()) const {
+    auto c = innermost_first(coords, w);
+    detail::tma_load_pair(id_, dst.id(), bar.id(), std::span<const detail::ValueId>(c.data(), size_t(rank())), cta_mask.id, w);
+  }
+  void load_pair_multicast(const Pointer<T>& dst, const Pointer<uint64_t>& bar, const std::vector<Int>& coords,
                            const Operand<int32_t>& cta_mask, detail::Where w = detail::Where::current()) const {
     auto c = innermost_first(coords, w);
     detail::tma_load_pair(id_, dst.id(), bar.id(), std::span<const detail::ValueId>(c.data(), size_t(rank())), cta_mask.id, w);

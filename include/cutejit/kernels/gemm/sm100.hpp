@@ -133,26 +133,25 @@ struct Dense {
     return {storage.take<T>(a_stage_bytes / int(sizeof(T)), stages, 1024), storage.take<T>(b_stage_bytes / int(sizeof(T)), stages, 1024)};
   }
   /// The producer's TMA loads of K tile `kt` into stage `s`: this CTA's rows of A from a0 and
-  /// of B from b0 (with multicast, its slice of each, which the CTAs of its row or column of
-  /// pairs receive too; theirs make up the rest).
+  /// of B from b0, partitioned into the maps' boxes (with multicast, the box of its slice of
+  /// each, which the CTAs of its row or column of pairs receive too; theirs make up the rest).
   void load(auto& ring, const SharedMemory& smem, const Shared& tiles, const PipelineState& s, const Int& a0, const Int& b0,
             const Int& kt) const {
-    auto a_tile = [&] { return smem.stage(tiles.a, s.index); };
-    auto b_tile = [&] { return smem.stage(tiles.b, s.index); };
+    auto boxes_a = tma_partition(a, stage_tile(smem.stage(tiles.a, s.index), tile_m),
+                                 domain_offset({a0, kt * tile_k}, make_identity_tensor({tile_m, tile_k})));
+    auto boxes_b = tma_partition(b, stage_tile(smem.stage(tiles.b, s.index), b_rows),
+                                 domain_offset({b0, kt * tile_k}, make_identity_tensor({b_rows, tile_k})));
     if constexpr (PairsN > 1) {
-      Int rank = cluster_cta_rank(), pn = Cluster::pair_n(rank);
-      ring.load_multicast(a, a_tile() + pn * (a_box_rows * tile_k), s, {a0 + pn * a_box_rows, kt * tile_k},
-                          Cluster::a_mask(rank), PairsN);
+      Int rank = cluster_cta_rank();
+      ring.load_multicast(a, boxes_a.at(Cluster::pair_n(rank)), s, Cluster::a_mask(rank), PairsN);
     } else {
-      ring.load(a, a_tile(), s, {a0, kt * tile_k});
+      ring.load(a, boxes_a, s);
     }
     if constexpr (PairsM > 1) {
-      Int rank = cluster_cta_rank(), pm = Cluster::pair_m(rank);
-      ring.load_multicast(b, b_tile() + pm * (b_box_rows * tile_k), s, {b0 + pm * b_box_rows, kt * tile_k},
-                          Cluster::b_mask(rank), PairsM);
+      Int rank = cluster_cta_rank();
+      ring.load_multicast(b, boxes_b.at(Cluster::pair_m(rank)), s, Cluster::b_mask(rank), PairsM);
     } else {
-      for (int i = 0; i < b_rows / box_rows; ++i)
-        ring.load(b, b_tile() + i * (box_rows * tile_k), s, {b0 + i * box_rows, kt * tile_k});
+      ring.load(b, boxes_b, s);
     }
   }
   /// The MMA thread's work on a full stage: D (at `d`) += A B^T over its K.

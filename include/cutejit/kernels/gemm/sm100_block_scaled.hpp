@@ -69,13 +69,25 @@ struct BlockScaled {
     return {storage.take<T>(a_stage_bytes / int(sizeof(T)), stages, 1024), storage.take<T>(b_stage_bytes / int(sizeof(T)), stages, 1024),
             storage.take<uint8_t>(sfa_stage_bytes, stages, 128), storage.take<uint8_t>(sfb_stage_bytes, stages, 128)};
   }
+  /// The producer's TMA loads of K tile `kt` into stage `s`, partitioned into the maps' boxes:
+  /// A's and B's tiles (their K in storage units, bytes), and their scales, a box of whole
+  /// 512-byte chunks each (scale maps are (128-row blocks, half chunks, 256 bytes)).
   void load(auto& ring, const SharedMemory& smem, const Shared& tiles, const PipelineState& s, const Int& m0, const Int& n0,
             const Int& kt) const {
-    Int kb = kt * k_bytes;  // the operands' K in bytes
-    ring.load(a, smem.stage(tiles.a, s.index), s, {m0, kb});
-    ring.load(b, smem.stage(tiles.b, s.index), s, {n0, kb});
-    ring.load(sfa, smem.stage(tiles.sfa, s.index), s, {m0 / 128, kt * half_chunks, 0});
-    ring.load(sfb, smem.stage(tiles.sfb, s.index), s, {n0 / 128, kt * half_chunks, 0});
+    constexpr int units = k_bytes / int(sizeof(T));  // K per stage in units of T
+    ring.load(a, tma_partition(a, stage_tile(smem.stage(tiles.a, s.index), tile_m),
+                               domain_offset({m0, kt * units}, make_identity_tensor({tile_m, units}))),
+              s);
+    ring.load(b, tma_partition(b, stage_tile(smem.stage(tiles.b, s.index), tile_n),
+                               domain_offset({n0, kt * units}, make_identity_tensor({tile_n, units}))),
+              s);
+    auto scales = [&](const TmaDescriptor<uint8_t>& map, const SharedRegion<uint8_t>& region, int rows, const Int& row0) {
+      const IntTuple shape{rows / 128, half_chunks, 256};
+      return tma_partition(map, make_tensor(smem.stage(region, s.index), make_layout(shape, LayoutRight{})),
+                           domain_offset({row0 / 128, kt * half_chunks, 0}, make_identity_tensor(shape)));
+    };
+    ring.load(sfa, scales(sfa, tiles.sfa, tile_m, m0), s);
+    ring.load(sfb, scales(sfb, tiles.sfb, tile_n, n0), s);
   }
   /// Copies the stage's scales to its TMEM columns (at `scales` + s * scale_columns), then
   /// issues the block-scaled MMAs that read them.

@@ -24,6 +24,7 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,15 @@ struct Resources {
   static constexpr uint32_t shared_bytes = shared.storage.bytes();
   static_assert(shared_bytes <= 101376, "the ring fits the 99 KB of shared memory an sm_120 CTA may have");
 };
+
+/// A stage's tile of `rows` rows (one 128-byte k tile, K-major) as its TMA box leaves it: the
+/// 128-byte swizzle, which is one stage of gemm_sm80::ring_layout (chunk c of row r at
+/// c ^ (r % 8)).
+template <Element T>
+Tensor<T> stage_tile(const Pointer<T>& p, int rows) {
+  constexpr int tile_k = gemm_sm80::Config::tile_k<T>(), chunk_bits = std::countr_zero(16u / unsigned(sizeof(T)));
+  return make_tensor(p, composition(Swizzle(3, chunk_bits, 3), make_layout({rows, tile_k}, LayoutRight{})));
+}
 
 /// The products of one atom's K of a stage: acc += A B^T over the fragments.
 struct Dense {
@@ -130,8 +140,12 @@ void kernel(const TmaDescriptor<typename Op::ElementA>& a, const TmaDescriptor<t
     for_(0, k_tiles, [&](Int kt) {
       PipelineState s = PipelineState::at(kt, stages);
       ring.producer_acquire(s);
-      ring.load(a, smem.stage(R::shared.a, s.index), s, {m0, kt * tile_k});
-      ring.load(b, smem.stage(R::shared.b, s.index), s, {n0, kt * tile_k});
+      ring.load(a, tma_partition(a, stage_tile(smem.stage(R::shared.a, s.index), config.tile_m),
+                                 domain_offset({m0, kt * tile_k}, make_identity_tensor({config.tile_m, tile_k}))),
+                s);
+      ring.load(b, tma_partition(b, stage_tile(smem.stage(R::shared.b, s.index), config.tile_n),
+                                 domain_offset({n0, kt * tile_k}, make_identity_tensor({config.tile_n, tile_k}))),
+                s);
       ring.producer_commit(s);
     });
   });
