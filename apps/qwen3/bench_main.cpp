@@ -13,7 +13,9 @@
 // many kernels this process compiled (none, when a cache warmed by an earlier run serves them).
 //
 //   cutejit_qwen3_bench [--model 8b|1.7b|0.6b|tiny] [--batch N[,N...]] [--context N] [--steps N] [--temperature T]
-//                       [--top-k K] [--top-p P] [--breakdown]
+//                       [--top-k K] [--top-p P] [--breakdown] [--fusion on|off|both]
+// --fusion off runs the norms and SiLU·mul of a decode step as kernels of their own
+// (Model::use_fusions); both runs each batch fused, then not, on the same weights.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -229,11 +231,12 @@ int main(int argc, char** argv) {
   int64_t context = 1024, steps = 64;
   Sampling sampling;
   bool breakdown = false;
+  std::vector<bool> fusions{true};
   try {
     for (int i = 1; i < argc; ++i) {
       const std::string flag = argv[i];
       const bool valued = flag == "--model" || flag == "--batch" || flag == "--context" || flag == "--steps" || flag == "--temperature" ||
-                          flag == "--top-k" || flag == "--top-p";
+                          flag == "--top-k" || flag == "--top-p" || flag == "--fusion";
       if (flag == "--breakdown") {
         breakdown = true;
       } else if (valued && i + 1 < argc) {
@@ -245,6 +248,11 @@ int main(int argc, char** argv) {
           sampling.temperature = qwen3::parse_number<float>(flag, value);
           if (!(sampling.temperature >= 0 && sampling.temperature <= 3.4028235e38f))
             throw std::invalid_argument("error: --temperature takes a number from 0 up (0: greedy), not '" + value + "'");
+        } else if (flag == "--fusion") {
+          if (value == "on") fusions = {true};
+          else if (value == "off") fusions = {false};
+          else if (value == "both") fusions = {true, false};
+          else throw std::invalid_argument("error: --fusion takes on, off or both, not '" + value + "'");
         } else if (flag == "--top-k") {
           sampling.top_k = qwen3::parse_count(flag, value);
         } else if (flag == "--top-p") {
@@ -256,7 +264,7 @@ int main(int argc, char** argv) {
         }
       } else {
         std::fprintf(stderr, "usage: cutejit_qwen3_bench [--model 8b|1.7b|0.6b|tiny] [--batch N[,N...]] [--context N] [--steps N] "
-                             "[--temperature T] [--top-k K] [--top-p P] [--breakdown]\n");
+                             "[--temperature T] [--top-k K] [--top-p P] [--breakdown] [--fusion on|off|both]\n");
         return 2;
       }
     }
@@ -268,7 +276,7 @@ int main(int argc, char** argv) {
     std::printf("Qwen3-%s, context %lld, %s; copy bandwidth %.0f GB/s\n", name.c_str(), (long long)context, gpu.name().c_str(),
                 bandwidth / 1e9);
     auto t0 = std::chrono::steady_clock::now();
-    const qwen3::Model model(gpu, c, [&](const qwen3::ExpectedTensor& t) {
+    qwen3::Model model(gpu, c, [&](const qwen3::ExpectedTensor& t) {
       int64_t n = 1;
       for (int64_t d : t.shape) n *= d;
       const bool norm = t.shape.size() == 1;
@@ -276,7 +284,12 @@ int main(int argc, char** argv) {
     });
     std::printf("weights: %.2f GB, made and uploaded in %.1f s\n", double(c.weight_bytes()) / 1e9, seconds_since(t0));
 
-    for (size_t i = 0; i < batches.size(); ++i) run_batch(gpu, model, name, batches[i], context, steps, sampling, breakdown, i == 0, bandwidth);
+    for (size_t i = 0; i < batches.size(); ++i)
+      for (bool fused : fusions) {
+        model.use_fusions(fused);
+        if (!fused) std::printf("(the next batch with the norms and SiLU·mul as kernels of their own)\n");
+        run_batch(gpu, model, fused ? name : name + "-unfused", batches[i], context, steps, sampling, breakdown, i == 0 && fused, bandwidth);
+      }
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s\n", e.what());

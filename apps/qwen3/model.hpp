@@ -79,6 +79,10 @@ class Model {
   /// Whether decode steps are captured and replayed as CUDA graphs (the default), or run
   /// kernel by kernel each time; both compute the same logits, bit for bit.
   void use_graphs(bool on) { use_graphs_ = on, graphs_.clear(); }
+  /// Whether a pass of a few tokens fuses each norm into the projection that reads it and
+  /// SiLU·mul into the gate/up projection (gemm's rmsnorm_a and glu; the default), or runs them
+  /// as kernels of their own, as a longer pass does: for measuring what the fusions save.
+  void use_fusions(bool on) { use_fusions_ = on, graphs_.clear(); }
   /// Where a pass's GPU time goes. With `stages` given, the next passes run kernel by kernel
   /// (no graph), recording an event after each stage, and append each stage's name and GPU
   /// milliseconds to `stages` in the order they ran (a layer's stages once per layer); null
@@ -129,6 +133,7 @@ class Model {
   // So a model runs one pass at a time:
   mutable Activations activations_;
   bool use_graphs_ = true;
+  bool use_fusions_ = true;
   // Decode steps by batch size, whether they choose on the device, and whether they sample, for one cache.
   using GraphKey = std::tuple<int64_t, bool, bool>;
   mutable std::map<GraphKey, cutejit::Graph> graphs_;

@@ -5,6 +5,7 @@
 
 #include <cutejit/kernels/attention/backward_sm80.hpp>
 #include <cutejit/kernels/attention/backward_sm90.hpp>
+#include <cutejit/kernels/attention/paged_decode.hpp>
 #include <cutejit/kernels/attention/sm90.hpp>
 #include <cutejit/kernels/gemm/sm100.hpp>
 #include <cutejit/kernels/gemm/sm120.hpp>
@@ -59,6 +60,29 @@ TEST_CASE("shared regions are laid out in order, each on its alignment, and the 
   CHECK(s.bytes() == 96u + 112u);
 }
 
+TEST_CASE("an overlaid phase reuses an earlier phase's bytes, and the size covers the larger", "[unit]") {
+  SharedStorage s(1024);
+  auto q = s.take<bf16>(64);  // 0 ... 127, in both phases
+  const int phases = s.used();
+  auto ring = s.take<bf16>(256, 2);  // 128 ... 1151
+  s.overlay(phases);
+  auto scratch = s.take<f32>(100);  // 128 ... 527, over the ring
+  auto more = s.take<f32>(200);     // 528 ... 1327: past the ring's end
+  CHECK(q.offset == 0);
+  CHECK(ring.offset == 128);
+  CHECK(scratch.offset == 128);
+  CHECK(more.offset == 528);
+  CHECK(s.used() == 1328);
+  CHECK(s.bytes() == 1328u + 1008u);
+  // A smaller second phase leaves the first's size.
+  SharedStorage t;
+  t.take<int8_t>(4096);
+  t.overlay(0);
+  t.take<int8_t>(100);
+  CHECK(t.used() == 4096);
+  CHECK_THROWS_WITH(t.overlay(5000), Contains("an offset the storage has already used"));
+}
+
 TEST_CASE("a shared declaration that cannot hold is refused", "[unit]") {
   CHECK_THROWS_WITH(SharedStorage(2048), Contains("power of two from 16 to 1024"));
   CHECK_THROWS_WITH(SharedStorage(48), Contains("power of two from 16 to 1024"));
@@ -90,6 +114,10 @@ TEST_CASE("the kernels' declared shared memory is the size their summed offsets 
   CHECK(gemm_sm80::Config{}.shared_bytes<bf16>() == 3 * (128 + 128) * 128 + 1008);
   CHECK(fmha_sm80::Config{}.shared_bytes<bf16>() == (128 + 2 * 64) * 128 * 2 + 1008);
   CHECK(fmha_backward_sm80::Config{}.shared_bytes<bf16>(16) == (2 * 64 + 4 * 16) * 128 * 2 + 1008);
+  // The paged decode: Q's 16 rows, then four warps' rings of stages x (K, V) x 16 keys; the
+  // merge's scratch lies over the rings.
+  CHECK(paged_decode::Config{.head_dim = 128, .stages = 3}.shared_bytes<bf16>() == (16 * 128 + 4 * 3 * 2 * 16 * 128) * 2 + 1008);
+  CHECK(paged_decode::Config{.head_dim = 64, .stages = 2}.shared_bytes<bf16>() == (16 * 64 + 4 * 2 * 2 * 16 * 64) * 2 + 1008);
 }
 
 TEST_CASE("a kernel's shared regions are the aligned base plus constant offsets, and keep their alignment", "[unit]") {

@@ -21,6 +21,15 @@
  *   SharedMemory smem(shared.storage);
  *   Tensor<bf16> a = make_tensor(smem.stage(shared.a, s.index), stage_layout);
  *
+ * Regions of one phase of a kernel may reuse the bytes of an earlier phase's (a ring that
+ * becomes a merge's scratch once every warp is done with it, after a barrier): overlay(offset)
+ * declares again from an earlier `used()`, and the size covers every phase.
+ *
+ *   const int phases = r.storage.used();
+ *   r.ring = r.storage.take<bf16>(...);                     // the main loop's
+ *   r.storage.overlay(phases);
+ *   r.scratch = r.storage.take<float>(...);                 // the merge's, over the ring
+ *
  * Swizzled TMA tiles and wgmma / UMMA operands must start on their swizzle pattern (1024 bytes
  * for 128-byte swizzles), more than the 16 bytes the launch guarantees, so the base is rounded up
  * at run time (a few instructions, once), the tracer knows the result is aligned, and the size
@@ -98,16 +107,25 @@ class SharedStorage {
   }
   /// `bytes` of mbarriers (a pipeline's barrier_bytes(stages)): 8-byte words.
   constexpr SharedRegion<uint64_t> barriers(int bytes) { return take<uint64_t>(bytes / 8, 1, 8); }
+  /// The regions taken from now on start again at `offset`, an earlier used(): they share bytes
+  /// with those taken since, which the kernel must be done with (a barrier) before it writes
+  /// these.
+  constexpr void overlay(int offset) {
+    if (offset < 0 || offset > end_) throw std::logic_error("a shared overlay starts at an offset the storage has already used");
+    high_ = high_ > end_ ? high_ : end_;
+    end_ = offset;
+  }
 
   constexpr int alignment() const { return alignment_; }
-  /// The bytes the regions span from the aligned base.
-  constexpr int used() const { return end_; }
+  /// The bytes the regions span from the aligned base (every phase's, with overlays).
+  constexpr int used() const { return high_ > end_ ? high_ : end_; }
   /// The launch's dynamic shared memory: the regions and the slack of aligning the base.
-  constexpr uint32_t bytes() const { return uint32_t(end_) + dynamic_shared_slack(alignment_); }
+  constexpr uint32_t bytes() const { return uint32_t(used()) + dynamic_shared_slack(alignment_); }
 
  private:
   int alignment_;
-  int end_ = 0;
+  int end_ = 0;   ///< where the next region goes
+  int high_ = 0;  ///< the farthest an overlaid phase reached
 };
 
 /// A SharedStorage's regions in a kernel: the aligned base, traced once, and a pointer to each

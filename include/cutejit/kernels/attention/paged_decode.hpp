@@ -68,23 +68,42 @@ struct Config {
 
   static constexpr int threads() { return 32 * warps; }
   constexpr int tiles() const { return (group * q_len + rows - 1) / rows; }
-  /// Q's tile, then each warp's ring (stage s: a K block, then a V block), and the slack of a
-  /// 1 KB-aligned start. The merge of the warps reuses the rings.
+  /// Shared memory: Q's tile, then each warp's ring (stage s: a K block, then a V block); once
+  /// every warp is done with the rings, the merge's scratch over them: each warp's O and
+  /// log-sum-exps, f32.
+  template <Element T>
+  struct Shared {
+    SharedStorage storage;
+    SharedRegion<T> q, rings;
+    SharedRegion<f32> o, lse;
+  };
+  template <Element T>
+  constexpr Shared<T> shared() const {
+    Shared<T> r;
+    r.q = r.storage.template take<T>(rows * head_dim);
+    const int phases = r.storage.used();
+    r.rings = r.storage.template take<T>(warps * stages * 2 * keys * head_dim);
+    r.storage.overlay(phases);
+    r.o = r.storage.template take<f32>(rows * head_dim * warps);
+    r.lse = r.storage.template take<f32>(rows * warps);
+    return r;
+  }
   template <Element T>
   constexpr uint32_t shared_bytes() const {
-    return uint32_t(rows * head_dim * sizeof(T) + warps * stages * 2 * keys * head_dim * sizeof(T)) + dynamic_shared_slack(1024);
+    return shared<T>().storage.bytes();
   }
 };
 
-/// A ring of K (or V) blocks: (keys, head_dim, stage, warp), each block swizzled as the FA2's
-/// tiles are, the stages of a warp interleaved with the other tensor's.
+/// A ring of K (or V) blocks from `first` (the rings' region, or a block further for V): (keys,
+/// head_dim, stage, warp), each block swizzled as the FA2's tiles are, the stages of a warp
+/// interleaved with the other tensor's.
 template <Element T>
-Tensor<T> ring(const Config& c, int64_t byte_offset) {
+Tensor<T> ring(const Config& c, const Pointer<T>& first) {
   const int64_t block = int64_t(Config::keys) * c.head_dim;
   const int chunk_bits = std::countr_zero(16u / unsigned(sizeof(T))), row_bits = std::countr_zero(unsigned(c.head_dim));
   Layout blocks = make_layout(IntTuple{Config::keys, c.head_dim, c.stages, Config::warps},
                               IntTuple{c.head_dim, 1, 2 * block, 2 * block * c.stages});
-  return make_tensor(dynamic_shared_aligned<T>(1024, byte_offset), composition(Swizzle(3, chunk_bits, row_bits - chunk_bits), blocks));
+  return make_tensor(first, composition(Swizzle(3, chunk_bits, row_bits - chunk_bits), blocks));
 }
 
 /// The split kernel. o (splits, total_q, heads, head_dim) and lse (splits, heads, total_q) are
@@ -118,7 +137,9 @@ void split(const Config& c, const Tensor<T>& q_in, const Tensor<T>& k_in, const 
 
   // Q: row r of the tile is query (tile * 16 + r) / G of head kv_head * G + (tile * 16 + r) % G;
   // rows past the group's (padding) repeat its last row, and are never stored.
-  Tensor<T> sQ = fmha_sm80::shared_tile<T>(R, D, 0);
+  const Config::Shared<T> shared = c.shared<T>();
+  SharedMemory smem(shared.storage);
+  Tensor<T> sQ = make_tensor(smem[shared.q], fmha_sm80::tile_layout<T>(R, D));
   const int chunks = D / 8;  // 16-byte pieces of a row
   for (int i = 0; i < R * chunks / Config::threads(); ++i) {
     Int piece = t + i * Config::threads(), r = piece / chunks, chunk = piece % chunks;
@@ -129,9 +150,8 @@ void split(const Config& c, const Tensor<T>& q_in, const Tensor<T>& k_in, const 
   cp_async_fence();
 
   // Each warp's rings, and its copy: 16 bytes a lane, a row's lanes side by side.
-  const int64_t q_bytes = int64_t(R) * D * sizeof(T);
-  Tensor<T> sK = ring<T>(c, q_bytes)(_, _, _, warp);
-  Tensor<T> sV = ring<T>(c, q_bytes + int64_t(BK) * D * sizeof(T))(_, _, _, warp);
+  Tensor<T> sK = ring<T>(c, smem[shared.rings])(_, _, _, warp);
+  Tensor<T> sV = ring<T>(c, smem[shared.rings] + BK * D)(_, _, _, warp);
   auto g2s = make_tiled_copy(CpAsync<16>{}, make_ordered_layout({32 / std::min(32, chunks), std::min(32, chunks)}, {1, 0}),
                              make_layout({1, 8}));
   auto thr_g2s = g2s.get_slice(lane);
@@ -237,8 +257,8 @@ void split(const Config& c, const Tensor<T>& q_in, const Tensor<T>& k_in, const 
   sync_threads();  // every warp is done with the rings: they become the merge's scratch
 
   // Each warp's O (normalised) and log-sum-exp, by row: sO (16, D, warp), sL (16, warp).
-  Tensor<f32> sO = make_tensor(dynamic_shared_aligned<f32>(1024, q_bytes), make_layout(IntTuple{R, D, W}, IntTuple{D, 1, R * D}));
-  Tensor<f32> sL = make_tensor(dynamic_shared_aligned<f32>(1024, q_bytes + int64_t(W) * R * D * 4), make_layout(IntTuple{R, W}));
+  Tensor<f32> sO = make_tensor(smem[shared.o], make_layout(IntTuple{R, D, W}, IntTuple{D, 1, R * D}));
+  Tensor<f32> sL = make_tensor(smem[shared.lse], make_layout(IntTuple{R, W}));
   CoordTensor row_coords = accumulator_rowcol(tiled, thr.partition_C(make_identity_tensor(IntTuple{R, D})));
   for (int64_t r = 0; r < rows; ++r) {
     F32 sum = softmax.row_sum(r), inv = OnlineSoftmax::normalizer(sum), row_lse = softmax.log_sum_exp(r, sum);

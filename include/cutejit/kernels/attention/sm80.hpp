@@ -81,11 +81,6 @@ ComposedLayout tile_layout(int64_t rows, int head_dim) {
   const int chunk_bits = std::countr_zero(16u / unsigned(sizeof(T))), row_bits = std::countr_zero(unsigned(head_dim));
   return composition(Swizzle(3, chunk_bits, row_bits - chunk_bits), make_layout({rows, head_dim}, LayoutRight{}));
 }
-template <Element T>
-Tensor<T> shared_tile(int64_t rows, int head_dim, int64_t byte_offset) {
-  return make_tensor(dynamic_shared_aligned<T>(1024, byte_offset), tile_layout<T>(rows, head_dim));
-}
-
 /// The same tile with its two modes swapped: V (keys, head_dim) as the B operand V^T (head_dim, keys).
 template <Element T>
 Tensor<T> transposed(const Tensor<T>& t) {
