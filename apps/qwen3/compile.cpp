@@ -15,6 +15,7 @@
 
 #include "argmax_rows.hpp"
 #include "kv_cache.hpp"
+#include "model.hpp"
 #include "row_copies.hpp"
 #include "split_qkv.hpp"
 
@@ -93,7 +94,7 @@ class Compiler {
     const int64_t H = c_.hidden, d = c_.head_dim, nq = c_.heads * d, nkv = c_.kv_heads * d, I = c_.intermediate, nqkv = nq + 2 * nkv;
     const kernels::GemmOptions plain{}, residual{.beta = 1};
     // As Model::queue_kernels: for a few tokens the norms and SiLU·mul fuse into the projections.
-    const bool fused = T <= kernels::gemm_fusion_max_m;
+    const bool fused = T <= fused_pass_max_tokens;
     const kernels::GemmOptions normed{.rmsnorm_a = kernels::RmsNorm{described({H}), float(c_.rms_norm_eps)}};
     if (!fused) keep(kernels::rmsnorm_compile(target_, DType::bf16, T, H));
     keep(kernels::gemm_compile(target_, described({T, H}), described({nqkv, H}), described({T, nqkv}), fused ? normed : plain));
@@ -120,7 +121,7 @@ class Compiler {
   /// The final norm and the LM head over R rows, and with `greedy` the device's choices of token
   /// (the largest logit, or a draw at a temperature).
   void head(int64_t R, bool greedy) {
-    if (R <= kernels::gemm_fusion_max_m) {
+    if (R <= fused_pass_max_tokens) {
       const kernels::GemmOptions normed{.rmsnorm_a = kernels::RmsNorm{described({c_.hidden}), float(c_.rms_norm_eps)}};
       keep(kernels::gemm_compile(target_, described({R, c_.hidden}), described({c_.vocab, c_.hidden}), described({R, c_.vocab}), normed));
     } else {

@@ -321,10 +321,10 @@ void Model::queue_kernels(const Pass& pass, KvCache* cache, const kernels::Decod
   const kernels::ElementwiseOptions on_stream{.stream = stream};
   const kernels::GemmOptions plain{.stream = stream}, residual{.beta = 1, .stream = stream};
   const Launch rows{.grid = uint32_t(T), .block = 128, .stream = stream};
-  // For a few tokens (decode steps), each norm fuses into the projection that reads it, and
-  // SiLU·mul into the gate/up projection (gemm's rmsnorm_a and glu): three launches fewer a
-  // layer, each of which cost more in launch and tail than its few KB of work.
-  const bool fused = use_fusions_ && T <= kernels::gemm_fusion_max_m;
+  // For one or two tokens (decode steps), each norm fuses into the projection that reads it,
+  // and SiLU·mul into the gate/up projection (gemm's rmsnorm_a and glu): three launches fewer
+  // a layer, each of which cost more in launch and tail than its few KB of work.
+  const bool fused = use_fusions_ && T <= fused_pass_max_tokens;
   auto normed = [&](const Buffer<bf16>& weight) {
     return kernels::GemmOptions{.rmsnorm_a = kernels::RmsNorm{weight.view({H}), float(c.rms_norm_eps)}, .stream = stream};
   };
@@ -399,7 +399,7 @@ void Model::queue_kernels(const Pass& pass, KvCache* cache, const kernels::Decod
     mark("logit rows");
   }
   const Buffer<bf16>& head = c.tie_word_embeddings ? embedding_ : lm_head_;
-  if (use_fusions_ && R <= kernels::gemm_fusion_max_m) {
+  if (use_fusions_ && R <= fused_pass_max_tokens) {
     kernels::gemm(device_, h.view({R, H}), head.view({c.vocab, H}), a.logits.view({R, c.vocab}), normed(final_norm_));
     mark("rmsnorm + lm head");
   } else {
