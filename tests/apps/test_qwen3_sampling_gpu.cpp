@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <random>
 
 #include "qwen3/argmax_rows.hpp"
 #include "qwen3/kv_cache.hpp"
@@ -170,4 +171,59 @@ TEST_CASE("qwen3::Model::decode_sampled with top_k 1, or a tiny top_p, takes the
   const std::vector<int32_t> greedy = run(0);
   CHECK(run(1) == greedy);
   CHECK(run(2) == greedy);
+}
+
+namespace {
+
+/// The prefix the cuts keep, worked out here on the host: columns by (logit descending, column
+/// ascending), the first top_k, then the fewest whose probabilities at 1 / inv_temperature reach
+/// top_p of theirs.
+std::vector<int32_t> kept_by_host(const std::vector<bf16>& logits, int32_t top_k, double top_p, double inv_temperature) {
+  std::vector<int32_t> order(logits.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = int32_t(i);
+  std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return float(logits[size_t(a)]) > float(logits[size_t(b)]); });
+  order.resize(size_t(top_k));
+  const double top = float(logits[size_t(order[0])]);
+  double sum = 0;
+  for (int32_t i : order) sum += std::exp((float(logits[size_t(i)]) - top) * inv_temperature);
+  double running = 0;
+  size_t kept = 0;
+  while (kept < order.size() && running < top_p * sum) running += std::exp((float(logits[size_t(order[kept++])]) - top) * inv_temperature);
+  order.resize(kept);
+  std::sort(order.begin(), order.end());
+  return order;
+}
+
+}  // namespace
+
+TEST_CASE("qwen3's device top-k keeps the host's prefix on a long row: gathered after radix passes, and the slow way past them",
+          "[gpu][qwen3]") {
+  Device gpu;
+  // 8192 logits on a grid of eighths, so that the k-th falls among equals; at temperature 1000
+  // the kept tokens are about equally likely, and 512 rows draw each of 20 about 25 times: the
+  // set drawn is the set kept.
+  const int64_t n = 8192, rows = 512;
+  std::mt19937 rng(5);
+  std::normal_distribution<float> normal(0.0f, 2.0f);
+  std::vector<bf16> logits(static_cast<size_t>(n));
+  for (bf16& v : logits) v = bf16(std::round(normal(rng) * 8.0f) / 8.0f);
+  const float temperature = 1000.0f;
+  auto drawn = [&](const std::vector<bf16>& row, int32_t top_k, float top_p) {
+    std::vector<int32_t> got = draw(gpu, row, rows, 99u, temperature, top_k, top_p);
+    std::sort(got.begin(), got.end());
+    got.erase(std::unique(got.begin(), got.end()), got.end());
+    return got;
+  };
+  for (auto [top_k, top_p] : {std::pair{20, 1.0f}, {20, 0.87f}, {7, 0.6f}}) {
+    INFO("top_k " << top_k << ", top_p " << top_p);
+    CHECK(drawn(logits, top_k, top_p) == kept_by_host(logits, top_k, top_p, 1.0 / temperature));
+  }
+  // 2000 logits tied at the top: more than the gathered path holds, so the bit-by-bit one cuts;
+  // the first 20 by column are kept.
+  std::vector<bf16> tied = logits;
+  for (int64_t i = 0; i < 2000; ++i) tied[size_t(i * 4)] = bf16(16.0f);
+  CHECK(drawn(tied, 20, 1.0f) == kept_by_host(tied, 20, 1.0, 1.0 / temperature));
+  // A top-k past the gathered path's 1024: whatever is drawn is in the host's prefix.
+  const std::vector<int32_t> wide = kept_by_host(logits, 1500, 1.0, 1.0 / temperature);
+  for (int32_t t : drawn(logits, 1500, 1.0f)) CHECK(std::binary_search(wide.begin(), wide.end(), t));
 }
