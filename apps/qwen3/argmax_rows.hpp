@@ -111,7 +111,7 @@ constexpr int gathered_max = 1024;
 
 /// kept_prefix's fast path, for a top-k cut of k up to gathered_max (then top-p over those):
 /// the k-th logit's key in two 8-bit radix passes over the row (256-bin histograms in shared
-/// memory), then every logit at that key or above gathered into shared memory and ranked there
+/// memory, one a warp), then every logit at that key or above gathered into shared memory and ranked there
 /// in the cut's order, and top-p a running sum over the first k. Three passes over the row,
 /// where the bit-by-bit search takes about seventy. Sets `found` (with `key` and `column`) unless
 /// more than gathered_max logits are tied at or above the k-th, which the caller then cuts the
@@ -122,19 +122,27 @@ inline void gathered_prefix(const cutejit::Tensor<cutejit::bf16>& logits, const 
   using namespace cutejit;
   Int n = logits.shape(1), t = thread_idx().x;
   static_assert(threads == 256, "a thread a histogram bin");
-  Pointer<int32_t> bins = shared_array<int32_t>(256), slots = shared_array<int32_t>(4);
+  // A histogram of 256 bins for each warp (a row's logits fall in a few bins, so increments of
+  // one shared histogram would queue behind each other), summed into warp 0's after the pass.
+  constexpr int warps = threads / 32;
+  Pointer<int32_t> bins = shared_array<int32_t>(warps * 256), slots = shared_array<int32_t>(4);
+  Int warp = t / 32;
   // The digit d (of `digit(key)`, among the row's keys `in` takes) with fewer than `rank` keys
   // above it and `rank` or more at or above it; the count above, and the count at d.
   struct Digit {
     Int digit, above, at;
   };
   auto kth_digit = [&](const Int& rank, auto&& in, auto&& digit) {
-    bins[t] = Int(0);
+    for (int w = 0; w < warps; ++w) bins[t + w * 256] = Int(0);
     sync_threads();
     for_(t, n, threads, [&](Int i) {
       Value<uint32_t> k = order_key(BF16(logits(row, i)));
-      if_(in(k), [&] { atomic_add(bins[cast<int32_t>(digit(k))], 1); });
+      if_(in(k), [&] { atomic_add(bins[warp * 256 + cast<int32_t>(digit(k))], 1); });
     });
+    sync_threads();
+    Var<int32_t> total = 0;
+    for (int w = 0; w < warps; ++w) total = Int(total) + Int(bins[t + w * 256]);
+    bins[t] = Int(total);
     sync_threads();
     if_(t == 0, [&] {
       Var<int32_t> above = 0, d = -1;

@@ -25,7 +25,9 @@
  *     kernels::gemm(gpu, h, w_gate_up, act, {.rmsnorm_a = ..., .glu = kernels::Activation::silu});
  *
  * rmsnorm_a normalises A's rows as they are read; glu takes B as two halves [W; V] and gives
- * C = act(A W^T) * (A V^T) with half of B's rows as columns (SwiGLU with silu).
+ * C = act(A W^T) * (A V^T) with half of B's rows as columns (SwiGLU with silu). They pay at
+ * M = 1 or 2, where the kernel waits on the weights; at M = 8 the norm's arithmetic costs more
+ * than the launch it saves (docs/kernels.md has the figures).
  *
  * The kernel for each architecture (cutejit/kernels/gemm/):
  *   - sm_90a: the persistent warp-specialised wgmma GEMM (sm90.hpp), tiles 256, 128 or 64

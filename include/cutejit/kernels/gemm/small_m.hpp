@@ -18,6 +18,9 @@
 //   - `gated`: B's rows are two halves [W; V] of N/2 rows, and C has N/2 columns,
 //     C = gate(A W^T) * (A V^T), the gated linear unit (SwiGLU with gate = SiLU). A warp owns
 //     rows / 2 columns, their rows of W and of V.
+// They pay where the kernel waits on memory: measured in Qwen3-8B's decode on an H100, a step
+// 5.2% faster at M = 1 and 1.7% at 2, but 17% slower at M = 8, where the kernel is bound by its
+// arithmetic and the norm's squares and weights add to it.
 #pragma once
 
 #include <array>
