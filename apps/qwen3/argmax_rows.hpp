@@ -111,11 +111,11 @@ constexpr int gathered_max = 1024;
 
 /// kept_prefix's fast path, for a top-k cut of k up to gathered_max (then top-p over those):
 /// the k-th logit's key in two 8-bit radix passes over the row (256-bin histograms in shared
-/// memory, one a warp), then every logit at that key or above gathered into shared memory and ranked there
-/// in the cut's order, and top-p a running sum over the first k. Three passes over the row,
-/// where the bit-by-bit search takes about seventy. Sets `found` (with `key` and `column`) unless
-/// more than gathered_max logits are tied at or above the k-th, which the caller then cuts the
-/// slow way. Every thread of the block calls it.
+/// memory, one a warp), then every logit at that key or above gathered into shared memory and
+/// ranked there in the cut's order, and top-p a running sum over the first k. Three passes over
+/// the row, where the bit-by-bit search takes about seventy. Sets `found` (with `key` and
+/// `column`) unless more than gathered_max logits are at or above the k-th's key, which the
+/// caller then cuts the slow way. Every thread of the block calls it.
 inline void gathered_prefix(const cutejit::Tensor<cutejit::bf16>& logits, const cutejit::Int& row, const cutejit::Int& top_k,
                             const cutejit::F32& top_p, const cutejit::F32& inv_temperature, cutejit::Var<uint32_t>& key,
                             cutejit::Var<int32_t>& column, cutejit::Var<int32_t>& found) {
@@ -246,8 +246,10 @@ inline KeptPrefix kept_prefix(const cutejit::Tensor<cutejit::bf16>& logits, cons
   Var<int32_t> column = n;  // with key 0: everything
   auto current = [&] { return KeptPrefix{Value<uint32_t>(key), Int(column)}; };
   Var<int32_t> found = 0;
-  if_(top_k > 0 && top_k < n && top_k <= gathered_max, [&] { gathered_prefix(logits, row, top_k, top_p, inv_temperature, key, column, found); });
-  // Otherwise, the slow way. The first k: the k-th logit's key, then which of the logits at that key are in.
+  if_(top_k > 0 && top_k < n && top_k <= gathered_max,
+      [&] { gathered_prefix(logits, row, top_k, top_p, inv_temperature, key, column, found); });
+  // Otherwise, the slow way. The first k: the k-th logit's key, then which of the logits at
+  // that key are in.
   if_(Int(found) == 0 && top_k > 0 && top_k < n, [&] {
     Value<uint32_t> c = largest_key<int32_t>(logits, row, top_k, [](const BF16&, const Int&) { return Int(1); });
     Var<int32_t> above = 0;

@@ -147,8 +147,10 @@ struct Sampling {
 
 /// A prefill of `batch` prompts of `context` tokens into a new cache, then `steps` decode steps
 /// (and with `breakdown`, eight more, profiled). The decode's figure also goes on a line
-/// "csv,cutejit,MODEL,BATCH,CONTEXT,STEP_MS,TOKENS_PER_S" for scripts/plot_qwen3.py.
-void run_batch(const Device& gpu, const qwen3::Model& model, const std::string& model_name, int64_t batch, int64_t context, int64_t steps,
+/// "csv,STACK,MODEL,BATCH,CONTEXT,STEP_MS,TOKENS_PER_S" for scripts/plot_qwen3.py, the stack
+/// "cutejit" (or "cutejit unfused" with the model's fusions off).
+void run_batch(const Device& gpu, const qwen3::Model& model, const std::string& stack, const std::string& model_name, int64_t batch,
+               int64_t context, int64_t steps,
                const Sampling& sampling, bool breakdown, bool first_batch, double bandwidth) {
   const qwen3::Config& c = model.config();
   // A step as the caller sees it: greedy, or (a temperature given) drawn after the cuts, each
@@ -219,7 +221,7 @@ void run_batch(const Device& gpu, const qwen3::Model& model, const std::string& 
               "%.0f%% of the copy bandwidth (the first step: %.2f s)\n",
               step_s.size(), choice, step * 1e3, double(batch) / step, weight_bytes / 1e9, kv_bytes / 1e9, (weight_bytes + kv_bytes) / step / 1e9,
               100.0 * (weight_bytes + kv_bytes) / step / bandwidth, first_step);
-  std::printf("csv,cutejit,%s,%lld,%lld,%.3f,%.1f\n", model_name.c_str(), (long long)batch, (long long)context, step * 1e3, double(batch) / step);
+  std::printf("csv,%s,%s,%lld,%lld,%.3f,%.1f\n", stack.c_str(), model_name.c_str(), (long long)batch, (long long)context, step * 1e3, double(batch) / step);
   if (breakdown) print_breakdown(model, cache, next, profiled_steps, step_of, bandwidth);
 }
 
@@ -288,7 +290,7 @@ int main(int argc, char** argv) {
       for (bool fused : fusions) {
         model.use_fusions(fused);
         if (!fused) std::printf("(the next batch with the norms and SiLU·mul as kernels of their own)\n");
-        run_batch(gpu, model, fused ? name : name + "-unfused", batches[i], context, steps, sampling, breakdown, i == 0 && fused, bandwidth);
+        run_batch(gpu, model, fused ? "cutejit" : "cutejit unfused", name, batches[i], context, steps, sampling, breakdown, i == 0 && fused, bandwidth);
       }
     return 0;
   } catch (const std::exception& e) {
