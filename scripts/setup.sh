@@ -60,3 +60,11 @@ if [ ! -f "$tvm_ffi/tvm_ffi/include/tvm/ffi/c_api.h" ]; then
   python3 -m zipfile -e "$tvm_ffi"/wheels/*.whl "$tvm_ffi"
   rm -rf "$tvm_ffi/wheels"
 fi
+# Its one dependency, beside it: a fresh Debian 12 has no typing_extensions recent enough.
+if [ ! -f "$tvm_ffi/typing_extensions.py" ]; then
+  echo "setup: fetching typing-extensions ${CUTEJIT_TYPING_EXTENSIONS_VERSION:=4.15.0} from PyPI (TVM-FFI's dependency)"
+  mkdir -p "$tvm_ffi/wheels"
+  python3 -m pip download -q --no-deps --only-binary=:all: -d "$tvm_ffi/wheels" "typing-extensions==$CUTEJIT_TYPING_EXTENSIONS_VERSION"
+  python3 -m zipfile -e "$tvm_ffi"/wheels/*.whl "$tvm_ffi"
+  rm -rf "$tvm_ffi/wheels"
+fi
