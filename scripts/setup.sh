@@ -25,15 +25,22 @@ if [ ! -f "$cuda/include/cuda.h" ]; then
   exit 1
 fi
 
+# Wheels from PyPI unpacked into a folder of build/: fetch_wheels DIR PACKAGE==VERSION ...
+fetch_wheels() {
+  local dir=$1
+  shift
+  mkdir -p "$dir/wheels"
+  python3 -m pip download -q --no-deps --only-binary=:all: -d "$dir/wheels" "$@"
+  for w in "$dir"/wheels/*.whl; do python3 -m zipfile -e "$w" "$dir"; done
+  rm -rf "$dir/wheels"
+}
+
 # The disassembler for the SASS tests of every target (sm_80 ... sm_120a), which a CPU machine's
 # toolkit may lack: NVIDIA's cuobjdump and nvdisasm wheels from PyPI, unpacked into build/disasm.
 disasm=build/disasm
 if [ ! -x "$disasm/nvidia/cu13/bin/cuobjdump" ]; then
   echo "setup: fetching cuobjdump and nvdisasm ${CUTEJIT_DISASM_VERSION:=13.5.37} from PyPI"
-  mkdir -p "$disasm/wheels"
-  python3 -m pip download -q --no-deps --only-binary=:all: -d "$disasm/wheels" \
-    "nvidia-cuda-cuobjdump==$CUTEJIT_DISASM_VERSION" "nvidia-cuda-nvdisasm==$CUTEJIT_DISASM_VERSION"
-  for w in "$disasm"/wheels/*.whl; do python3 -m zipfile -e "$w" "$disasm"; done
+  fetch_wheels "$disasm" "nvidia-cuda-cuobjdump==$CUTEJIT_DISASM_VERSION" "nvidia-cuda-nvdisasm==$CUTEJIT_DISASM_VERSION"
   chmod +x "$disasm"/nvidia/cu13/bin/*
 fi
 
@@ -43,10 +50,7 @@ fi
 nvshmem=build/nvshmem
 if [ ! -f "$nvshmem/nvidia/nvshmem/lib/libnvshmem_host.so.3" ]; then
   echo "setup: fetching NVSHMEM ${CUTEJIT_NVSHMEM_VERSION:=3.8.0} from PyPI"
-  mkdir -p "$nvshmem/wheels"
-  python3 -m pip download -q --no-deps --only-binary=:all: -d "$nvshmem/wheels" "nvidia-nvshmem-cu13==$CUTEJIT_NVSHMEM_VERSION"
-  python3 -m zipfile -e "$nvshmem"/wheels/*.whl "$nvshmem"
-  rm -rf "$nvshmem/wheels"
+  fetch_wheels "$nvshmem" "nvidia-nvshmem-cu13==$CUTEJIT_NVSHMEM_VERSION"
 fi
 
 # TVM-FFI (the `apache-tvm-ffi` wheel), for the Python module's fast launch entry: its C header
@@ -55,16 +59,10 @@ fi
 tvm_ffi=build/tvm_ffi
 if [ ! -f "$tvm_ffi/tvm_ffi/include/tvm/ffi/c_api.h" ]; then
   echo "setup: fetching apache-tvm-ffi ${CUTEJIT_TVM_FFI_VERSION:=0.1.15.post2} from PyPI"
-  mkdir -p "$tvm_ffi/wheels"
-  python3 -m pip download -q --no-deps --only-binary=:all: -d "$tvm_ffi/wheels" "apache-tvm-ffi==$CUTEJIT_TVM_FFI_VERSION"
-  python3 -m zipfile -e "$tvm_ffi"/wheels/*.whl "$tvm_ffi"
-  rm -rf "$tvm_ffi/wheels"
+  fetch_wheels "$tvm_ffi" "apache-tvm-ffi==$CUTEJIT_TVM_FFI_VERSION"
 fi
 # Its one dependency, beside it: a fresh Debian 12 has no typing_extensions recent enough.
 if [ ! -f "$tvm_ffi/typing_extensions.py" ]; then
   echo "setup: fetching typing-extensions ${CUTEJIT_TYPING_EXTENSIONS_VERSION:=4.15.0} from PyPI (TVM-FFI's dependency)"
-  mkdir -p "$tvm_ffi/wheels"
-  python3 -m pip download -q --no-deps --only-binary=:all: -d "$tvm_ffi/wheels" "typing-extensions==$CUTEJIT_TYPING_EXTENSIONS_VERSION"
-  python3 -m zipfile -e "$tvm_ffi"/wheels/*.whl "$tvm_ffi"
-  rm -rf "$tvm_ffi/wheels"
+  fetch_wheels "$tvm_ffi" "typing-extensions==$CUTEJIT_TYPING_EXTENSIONS_VERSION"
 fi
