@@ -15,6 +15,7 @@ template <class T>
 constexpr const char* element_name() {
   if constexpr (std::is_same_v<T, bf16>) return "bf16";
   else if constexpr (std::is_same_v<T, f16>) return "f16";
+  else if constexpr (std::is_same_v<T, f8e4m3>) return "e4m3";
   else return "f32";
 }
 

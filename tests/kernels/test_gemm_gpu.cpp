@@ -1,5 +1,5 @@
-// kernels::gemm against a float64 product of the same bf16 operands, outputs poisoned: each
-// majorness of A and B (TN, NN, NT, TT) at ragged shapes, each epilogue term (alpha, beta with
+// kernels::gemm against a float64 product of the same bf16 (f16, FP8) operands, outputs
+// poisoned: each majorness of A and B (TN, NN, NT, TT) at ragged shapes, each epilogue term (alpha, beta with
 // C read in place, bias, every activation), strided operands; mistakes are errors at this
 // file's lines with nothing written; the compile form builds each architecture's kernel with
 // no GPU. The same cases run on every device: up to 8 rows of A take the small-M kernel, and
@@ -26,19 +26,20 @@ using test::value;
 
 namespace {
 
-/// An operand (rows, k) in memory as its majorness says: K-major rows of k (row stride `lead`,
-/// at least k), or MN-major columns of `rows` (column stride `lead`, at least rows).
+/// An operand (rows, k) of T in memory as its majorness says: K-major rows of k (row stride
+/// `lead`, at least k), or MN-major columns of `rows` (column stride `lead`, at least rows).
+template <class T>
 struct Operand {
-  std::vector<bf16> host;  // the memory
+  std::vector<T> host;  // the memory
   int64_t rows, k, lead;
   Major major;
 
   static Operand random(int64_t rows, int64_t k, Major major, int64_t pad, uint32_t seed, float sigma = 1.0f) {
     const int64_t lead = (major == Major::k ? k : rows) + pad;
-    return {random_values<bf16>(size_t(lead * (major == Major::k ? rows : k)), seed, sigma), rows, k, lead, major};
+    return {random_values<T>(size_t(lead * (major == Major::k ? rows : k)), seed, sigma), rows, k, lead, major};
   }
   double at(int64_t r, int64_t p) const { return value(host[size_t(major == Major::k ? r * lead + p : p * lead + r)]); }
-  DeviceTensor<bf16> view(const Buffer<bf16>& memory) const {
+  DeviceTensor<T> view(const Buffer<T>& memory) const {
     return major == Major::k ? memory.view({rows, k}, {lead, 1}) : memory.view({rows, k}, {1, lead});
   }
 };
@@ -64,28 +65,30 @@ struct Case {
   std::optional<Activation> glu;  // B's n rows are [W; V] and C has n / 2 columns
 };
 
-/// Runs gemm on one case and returns the largest error relative to the largest |reference|
-/// (bf16 output: about 2^-9); a NaN left by an unwritten element makes it infinite.
+/// Runs gemm on one case, A and B of TA and C of TC, and returns the largest error relative to
+/// the largest |reference| (bf16 output: about 2^-9); a NaN left by an unwritten element makes
+/// it infinite.
+template <class TA = bf16, class TC = TA>
 double run_case(const Device& gpu, const Case& c) {
-  INFO(c.m << " x " << c.n << " x " << c.k << ", A " << (c.a_major == Major::k ? "K" : "M") << "-major, B "
+  INFO(name(dtype_of<TA>::value) << " operands, " << c.m << " x " << c.n << " x " << c.k << ", A " << (c.a_major == Major::k ? "K" : "M") << "-major, B "
             << (c.b_major == Major::k ? "K" : "N") << "-major, alpha " << c.alpha << ", beta " << c.beta << ", bias " << c.bias
             << ", activation " << int(c.activation) << ", norm " << c.norm << ", glu " << (c.glu ? int(*c.glu) : -1));
   const int64_t n = c.glu ? c.n / 2 : c.n;  // C's columns
   // With the norm, A's rows have an RMS near 4, so that a norm not applied shows.
-  Operand a = Operand::random(c.m, c.k, c.a_major, c.pad, 1, c.norm ? 4.0f : 1.0f), b = Operand::random(c.n, c.k, c.b_major, c.pad, 2);
-  const std::vector<bf16> hbias = random_values<bf16>(size_t(n), 3);
+  auto a = Operand<TA>::random(c.m, c.k, c.a_major, c.pad, 1, c.norm ? 4.0f : 1.0f), b = Operand<TA>::random(c.n, c.k, c.b_major, c.pad, 2);
+  const std::vector<TC> hbias = random_values<TC>(size_t(n), 3);
   std::vector<bf16> hweight = random_values<bf16>(size_t(c.k), 5);
   for (bf16& w : hweight) w = bf16(1.0f + float(w) / 4);
   const double eps = 1e-5;
   // With beta, C comes in with values; without, poisoned (it must not be read).
-  const std::vector<bf16> hc = c.beta != 0 ? random_values<bf16>(size_t(c.m * n), 4) : std::vector<bf16>(size_t(c.m * n), bf16(NAN));
+  const std::vector<TC> hc = c.beta != 0 ? random_values<TC>(size_t(c.m * n), 4) : std::vector<TC>(size_t(c.m * n), TC(NAN));
   auto da = gpu.upload(a.host), db = gpu.upload(b.host), dbias = gpu.upload(hbias), dc = gpu.upload(hc), dweight = gpu.upload(hweight);
   kernels::GemmOptions options{.alpha = c.alpha, .beta = c.beta, .activation = c.activation, .glu = c.glu};
   if (c.bias) options.bias = dbias.view({n});
   if (c.norm) options.rmsnorm_a = kernels::RmsNorm{dweight.view({c.k}), float(eps)};
   kernels::gemm(gpu, a.view(da), b.view(db), dc.view({c.m, n}), options);
   gpu.synchronize();
-  const std::vector<bf16> got = dc.to_host();
+  const std::vector<TC> got = dc.to_host();
   double worst = 0, largest = 0;
   for (int64_t i = 0; i < c.m; ++i) {
     // A's row i as the product reads it: normalised, in float64, when the norm is fused.
@@ -139,6 +142,22 @@ TEST_CASE("kernels::gemm's epilogue: alpha, beta with C read in place, a bias an
   }
   // An MN-major B with the epilogue (on the sm_100 family, the mma.sync kernel's hook).
   CHECK(run_case(gpu, {.m = 40, .n = 72, .k = 64, .b_major = Major::mn, .beta = 1, .bias = true, .activation = Activation::silu}) < 1e-2);
+}
+
+TEST_CASE("kernels::gemm takes f16 operands (C f16) and FP8 operands (C bf16), with the epilogue", "[gpu][kernels][sm100][sm120]") {
+  Device gpu;
+  INFO(gpu.target().name());
+  // f16: each majorness (partial tiles along M, N and K), and every epilogue term.
+  CHECK(run_case<f16>(gpu, {.m = 136, .n = 200, .k = 72}) < 1e-2);
+  CHECK(run_case<f16>(gpu, {.m = 72, .n = 136, .k = 200, .a_major = Major::mn, .b_major = Major::mn}) < 1e-2);
+  CHECK(run_case<f16>(gpu, {.m = 40, .n = 136, .k = 64, .alpha = 2, .beta = -0.5f, .bias = true, .activation = Activation::silu}) < 1e-2);
+  // FP8 (K-major only, K a multiple of 16): the product of the e4m3 values, in bf16; alpha as a
+  // dequantization scale; a few rows of A, which take the architecture's kernel, not the
+  // bf16-only few-row one.
+  CHECK(run_case<f8e4m3, bf16>(gpu, {.m = 136, .n = 200, .k = 144}) < 1e-2);
+  CHECK(run_case<f8e4m3, bf16>(gpu, {.m = 40, .n = 136, .k = 272, .alpha = 0.25f, .beta = 1, .bias = true, .activation = Activation::gelu_tanh}) <
+        1e-2);
+  CHECK(run_case<f8e4m3, bf16>(gpu, {.m = 3, .n = 72, .k = 128, .pad = 16}) < 1e-2);
 }
 
 TEST_CASE("kernels::gemm for up to 8 rows of A (a decode step's projections) matches a float64 product, with each epilogue term",
@@ -210,6 +229,17 @@ TEST_CASE("kernels::gemm refuses what it cannot take, at the caller's line, writ
                kernels::gemm(gpu, a.view({8, 64}), b.view({64, 64}), c.view({8, 64}), {.rmsnorm_a = kernels::RmsNorm{a.view({64}), -1.0f}});
              }),
              Contains(here) && Contains("rmsnorm_a's eps is -1"));
+  // FP8 operands are read along K only; the fusions are for bf16.
+  auto a8 = gpu.upload(std::vector<f8e4m3>(64 * 64)), b8 = gpu.upload(std::vector<f8e4m3>(64 * 64));
+  CHECK_THAT(test::error_of([&] { kernels::gemm(gpu, a8.view({64, 64}), b8.view({64, 64}, {1, 64}), c.view({64, 64})); }),
+             Contains(here) && Contains("FP8 operands are read along K only") && Contains("b (64, 64) N-major"));
+  CHECK_THAT(test::error_of([&] { kernels::gemm(gpu, a8.view({64, 56}, {64, 1}), b8.view({64, 56}, {64, 1}), c.view({64, 64})); }),
+             Contains(here) && Contains("a (64, 56) is K-major, so its K (56) and its other stride (64) must be multiples of 16"));
+  CHECK_THAT(test::error_of([&] { kernels::gemm(gpu, a8.view({8, 64}), b8.view({64, 64}), c.view({8, 32}), {.glu = Activation::silu}); }),
+             Contains(here) && Contains("rmsnorm_a and glu are fused for bf16 operands only, not f8e4m3"));
+  auto bias16 = gpu.upload(std::vector<f16>(64));
+  CHECK_THAT(test::error_of([&] { kernels::gemm(gpu, a8.view({64, 64}), b8.view({64, 64}), c.view({64, 64}), {.bias = bias16.view({64})}); }),
+             Contains(here) && Contains("the bias holds f16; it takes C's type, bf16"));
   gpu.synchronize();
   for (bf16 v : c.to_host()) REQUIRE(float(v) == 0.0f);
 }
@@ -249,6 +279,21 @@ TEST_CASE("kernels::gemm_compile builds each architecture's kernel with no GPU",
   }
   CHECK(test::contains(kernels::gemm_compile(Target::parse("sm_100a"), a, b_mn, c).at(0).ptx, "mma.sync.aligned.m16n8k16"));
   CHECK_THROWS_WITH(kernels::gemm_compile(Target::parse("sm_90a"), a, c, c), Contains("must agree on K"));
+  // f16 (C f16) and FP8 (C bf16): each architecture's MMA of that type.
+  auto a16 = DeviceTensor<f16>::for_compile({256, 512}), b16 = DeviceTensor<f16>::for_compile({384, 512});
+  auto c16 = DeviceTensor<f16>::for_compile({256, 384});
+  auto a8 = DeviceTensor<f8e4m3>::for_compile({256, 512}), b8 = DeviceTensor<f8e4m3>::for_compile({384, 512});
+  const kernels::GemmOptions fused16{.beta = 1, .bias = DeviceTensor<f16>::for_compile({384}), .activation = Activation::silu};
+  CHECK(test::contains(kernels::gemm_compile(Target::parse("sm_90a"), a16, b16, c16, fused16).at(0).ptx, ".f32.f16.f16"));
+  CHECK(test::contains(kernels::gemm_compile(Target::parse("sm_90a"), a8, b8, c, fused).at(0).ptx, "k32.f32.e4m3.e4m3"));
+  CHECK(test::contains(kernels::gemm_compile(Target::parse("sm_100a"), a16, b16, c16).at(0).ptx, "tcgen05.mma.cta_group::1.kind::f16"));
+  CHECK(test::contains(kernels::gemm_compile(Target::parse("sm_100a"), a8, b8, c).at(0).ptx, "kind::f8f6f4"));
+  for (const char* t : {"sm_89", "sm_120a"}) {
+    INFO(t);
+    CHECK(test::contains(kernels::gemm_compile(Target::parse(t), a16, b16, c16).at(0).ptx, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16"));
+    CHECK(test::contains(kernels::gemm_compile(Target::parse(t), a8, b8, c, fused).at(0).ptx, "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3"));
+  }
+  CHECK_THROWS_WITH(kernels::gemm_compile(Target::parse("sm_86"), a8, b8, c), Contains("no FP8 kernel for sm_86"));
   // Up to 8 rows of A: the small-M kernel on every target (one or two rows of B a warp), no MMA.
   auto a4 = DeviceTensor<bf16>::for_compile({4, 512}), c4 = DeviceTensor<bf16>::for_compile({4, 384});
   for (const char* t : {"sm_80", "sm_90a", "sm_100a", "sm_120a"}) {

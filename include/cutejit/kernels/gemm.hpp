@@ -13,11 +13,18 @@
  * row-major. Rows of every operand start 16 bytes apart (K, M or N a multiple of 8 along a
  * unit-stride mode); M, N and K are otherwise any size from 1.
  *
+ * The element types (one overload each), with f32 accumulation:
+ *   - A and B bf16, C bf16;
+ *   - A and B f16, C f16;
+ *   - A and B f8e4m3, C bf16, both operands K-major (the tensor cores read FP8 only along K),
+ *     on sm_89 and newer. Per-tensor dequantization scales go into alpha (alpha = scale_a *
+ *     scale_b), as cuBLASLt applies them.
+ *
  * The epilogue works in f32 on each accumulated value x, in cuBLASLt's order,
  *     C = activation(alpha * x + beta * C + bias[col]),
- * and rounds once to bf16. With beta = 0, C is not read (it may hold NaNs).
+ * and rounds once to C's type. With beta = 0, C is not read (it may hold NaNs).
  *
- * For a few rows of A (M up to gemm_fusion_max_m, A and B K-major: a decode step's
+ * For a few rows of bf16 A (M up to gemm_fusion_max_m, A and B K-major: a decode step's
  * projections), two more steps fuse into the product, where they would otherwise each be a
  * launch of their own:
  *
@@ -33,13 +40,16 @@
  *   - sm_90a: the persistent warp-specialised wgmma GEMM (sm90.hpp), tiles 256, 128 or 64
  *     columns wide, the narrower ones when the wide tiles would not fill the GPU;
  *   - sm_100a, sm_103a: the persistent tcgen05 GEMM (sm100.hpp), A and B K-major;
- *   - sm_80, sm_86, sm_89, sm_120a, sm_121a: the multistage mma.sync GEMM (sm80.hpp).
- * Other targets are an Error that names them. Every mistake (shapes that disagree, strides the
+ *   - sm_80, sm_86, sm_89, sm_120a, sm_121a: the multistage mma.sync GEMM (sm80.hpp);
+ *   - up to gemm_fusion_max_m rows of bf16 A, K-major: the few-row kernel (small_m.hpp) on all.
+ * Other targets (and FP8 before sm_89) are an Error that names them. Every mistake (shapes that disagree, strides the
  * kernels cannot read, misaligned memory) is an Error at the caller's line, and nothing is written.
  */
 #pragma once
 
 #include <cstdint>
+#include <array>
+#include <concepts>
 #include <optional>
 #include <source_location>
 #include <vector>
@@ -69,30 +79,51 @@ struct RmsNorm {
 /// The most rows of A for which rmsnorm_a and glu are fused (the few-row kernel's M).
 inline constexpr int64_t gemm_fusion_max_m = 8;
 
+/// The bias: N values of C's element type, rank 1 and contiguous. A DeviceTensor<bf16> or
+/// DeviceTensor<f16> converts to it.
+struct GemmBias {
+  template <class T>
+    requires std::same_as<T, bf16> || std::same_as<T, f16>
+  GemmBias(const DeviceTensor<T>& t) : element(dtype_of<T>::value), ptr(t.ptr), rank(t.rank), shape(t.shape), stride(t.stride) {}
+  DType element;
+  uint64_t ptr;
+  int rank;
+  std::array<int64_t, max_tensor_rank> shape, stride;
+};
+
 struct GemmOptions {
   float alpha = 1.0f;
   /// Nonzero: C is read, scaled by beta and added before the bias and the activation.
   float beta = 0.0f;
-  /// N values added to every row (rank 1, contiguous).
-  std::optional<DeviceTensor<bf16>> bias;
+  /// N values added to every row, of C's type.
+  std::optional<GemmBias> bias;
   Activation activation = Activation::none;
-  /// A's rows RMS-normalised as they are read (M up to gemm_fusion_max_m, K-major A and B).
+  /// A's rows RMS-normalised as they are read (bf16, M up to gemm_fusion_max_m, K-major A and B).
   std::optional<RmsNorm> rmsnorm_a;
   /// A gated linear unit: B (N, K) is two halves [W; V] and C is (M, N / 2),
   /// C = epilogue(act(A W^T) * (A V^T)), `act` this activation (silu: SwiGLU; none: bilinear).
   /// The epilogue (alpha, beta, bias of N / 2 values, activation) applies to that product.
-  /// M up to gemm_fusion_max_m, K-major A and B.
+  /// bf16, M up to gemm_fusion_max_m, K-major A and B.
   std::optional<Activation> glu;
   StreamHandle stream = nullptr;  ///< the stream the launch is queued on
 };
 
-/// C = activation(alpha A B^T + beta C + bias), for bf16 A, B, C and bias with f32 accumulation.
+/// C = activation(alpha A B^T + beta C + bias), with f32 accumulation: A and B bf16 and C bf16,
+/// all f16, or A and B f8e4m3 and C bf16.
 void gemm(const Device& device, const DeviceTensor<bf16>& a, const DeviceTensor<bf16>& b, const DeviceTensor<bf16>& c,
+          const GemmOptions& options = {}, std::source_location where = std::source_location::current());
+void gemm(const Device& device, const DeviceTensor<f16>& a, const DeviceTensor<f16>& b, const DeviceTensor<f16>& c,
+          const GemmOptions& options = {}, std::source_location where = std::source_location::current());
+void gemm(const Device& device, const DeviceTensor<f8e4m3>& a, const DeviceTensor<f8e4m3>& b, const DeviceTensor<bf16>& c,
           const GemmOptions& options = {}, std::source_location where = std::source_location::current());
 
 /// gemm resolved once: calling the result launches with no lookup and no tensor-map encoding
 /// (the same tensors, the same memory, the same alpha and beta).
 PreparedLaunch gemm_prepare(const Device& device, const DeviceTensor<bf16>& a, const DeviceTensor<bf16>& b, const DeviceTensor<bf16>& c,
+                            const GemmOptions& options = {}, std::source_location where = std::source_location::current());
+PreparedLaunch gemm_prepare(const Device& device, const DeviceTensor<f16>& a, const DeviceTensor<f16>& b, const DeviceTensor<f16>& c,
+                            const GemmOptions& options = {}, std::source_location where = std::source_location::current());
+PreparedLaunch gemm_prepare(const Device& device, const DeviceTensor<f8e4m3>& a, const DeviceTensor<f8e4m3>& b, const DeviceTensor<bf16>& c,
                             const GemmOptions& options = {}, std::source_location where = std::source_location::current());
 
 /// Every kernel gemm may launch on `target` for these operands and options (on sm_90a one for
@@ -100,6 +131,12 @@ PreparedLaunch gemm_prepare(const Device& device, const DeviceTensor<bf16>& a, c
 /// GPU: for warming the cache. The tensors are descriptions (DeviceTensor::for_compile), bias
 /// included: their shapes and strides are what a kernel is specialised for.
 std::vector<CompiledKernel> gemm_compile(const Target& target, const DeviceTensor<bf16>& a, const DeviceTensor<bf16>& b,
+                                         const DeviceTensor<bf16>& c, const GemmOptions& options = {},
+                                         std::source_location where = std::source_location::current());
+std::vector<CompiledKernel> gemm_compile(const Target& target, const DeviceTensor<f16>& a, const DeviceTensor<f16>& b,
+                                         const DeviceTensor<f16>& c, const GemmOptions& options = {},
+                                         std::source_location where = std::source_location::current());
+std::vector<CompiledKernel> gemm_compile(const Target& target, const DeviceTensor<f8e4m3>& a, const DeviceTensor<f8e4m3>& b,
                                          const DeviceTensor<bf16>& c, const GemmOptions& options = {},
                                          std::source_location where = std::source_location::current());
 

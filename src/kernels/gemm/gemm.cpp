@@ -2,6 +2,8 @@
 #include "cutejit/kernels/gemm.hpp"
 
 #include <cmath>
+#include <cstddef>
+#include <type_traits>
 
 #include "kernels/checks.hpp"
 #include "kernels/gemm/gemm_problem.hpp"
@@ -14,7 +16,8 @@ namespace {
 
 /// The unit-stride mode of an operand (rows, K): K when its rows are contiguous, else its rows'
 /// mode; either way the other stride must keep rows 16 bytes apart.
-Major major_of(const DeviceTensor<bf16>& x, const char* name, const char* rows, const std::string& op, const std::source_location& where) {
+template <class T>
+Major major_of(const DeviceTensor<T>& x, const char* name, const char* rows, const std::string& op, const std::source_location& where) {
   const bool k_unit = x.stride[1] == 1 || x.shape[1] == 1, rows_unit = x.stride[0] == 1 || x.shape[0] == 1;
   require(k_unit || rows_unit, op,
           std::string(name) + " " + shape_of(x) + " has strides (" + std::to_string(x.stride[0]) + ", " + std::to_string(x.stride[1]) +
@@ -22,27 +25,29 @@ Major major_of(const DeviceTensor<bf16>& x, const char* name, const char* rows, 
           where);
   const Major major = k_unit ? Major::k : Major::mn;
   const int mode = major == Major::k ? 1 : 0;  // the contiguous mode
-  const int64_t extent = x.shape[size_t(mode)], lead = x.stride[size_t(1 - mode)];
-  require(extent % 8 == 0 && (x.shape[size_t(1 - mode)] == 1 || lead % 8 == 0), op,
+  const int64_t extent = x.shape[size_t(mode)], lead = x.stride[size_t(1 - mode)], granule = 16 / int64_t(sizeof(T));
+  require(extent % granule == 0 && (x.shape[size_t(1 - mode)] == 1 || lead % granule == 0), op,
           std::string(name) + " " + shape_of(x) + " is " + (major == Major::k ? "K" : rows) + "-major, so its " +
               (major == Major::k ? "K" : rows) + " (" + std::to_string(extent) + ") and its other stride (" + std::to_string(lead) +
-              ") must be multiples of 8: the kernels move rows of whole 16 bytes",
+              ") must be multiples of " + std::to_string(granule) + ": the kernels move rows of whole 16 bytes",
           where);
   return major;
 }
 
-}  // namespace
-
-GemmProblem make_problem(const char* op, const DeviceTensor<bf16>& a, const DeviceTensor<bf16>& b, const DeviceTensor<bf16>& c,
+/// The checks every kernel shares, and the call as the kernels take it; `op` names the
+/// operator in errors.
+template <class TA, class TC>
+GemmProblem make_problem(const char* op, const DeviceTensor<TA>& a, const DeviceTensor<TA>& b, const DeviceTensor<TC>& c,
                          const GemmOptions& options, const std::source_location& where) {
-  for (auto [x, name] : {std::pair{&a, "a"}, {&b, "b"}, {&c, "c"}})
-    require(x->rank == 2, op, std::string(name) + " is a tensor of rank " + std::to_string(x->rank) + "; gemm takes a (M, K), b (N, K), c (M, N)",
+  for (auto [rank, name] : {std::pair{a.rank, "a"}, {b.rank, "b"}, {c.rank, "c"}})
+    require(rank == 2, op, std::string(name) + " is a tensor of rank " + std::to_string(rank) + "; gemm takes a (M, K), b (N, K), c (M, N)",
             where);
   // With glu, B's rows are two halves [W; V] and C has one column for each row of W.
   const bool glu = options.glu.has_value();
   require(!glu || b.shape[0] % 2 == 0, op,
           "glu takes b " + shape_of(b) + " as two halves [W; V] of N / 2 rows each, so its N must be even", where);
-  GemmProblem p{.m = a.shape[0], .n = glu ? b.shape[0] / 2 : b.shape[0], .k = a.shape[1], .a = a, .b = b, .c = c};
+  GemmProblem p{.m = a.shape[0], .n = glu ? b.shape[0] / 2 : b.shape[0], .k = a.shape[1], .ab = dtype_of<TA>::value,
+                .out = dtype_of<TC>::value, .a = typed<std::byte>(a), .b = typed<std::byte>(b), .c = typed<std::byte>(c)};
   require(b.shape[1] == p.k, op, "a is " + shape_of(a) + " and b is " + shape_of(b) + ": they must agree on K, their second mode (b is (N, K))",
           where);
   require(c.shape[0] == p.m && c.shape[1] == p.n, op,
@@ -55,21 +60,34 @@ GemmProblem make_problem(const char* op, const DeviceTensor<bf16>& a, const Devi
           where);
   p.a_major = major_of(a, "a", "M", op, where);
   p.b_major = major_of(b, "b", "N", op, where);
-  require(c.stride[1] == 1 && c.shape[1] % 8 == 0 && (p.m == 1 || c.stride[0] % 8 == 0), op,
-          "c " + shape_of(c) + " must be row-major (stride 1 along N) with N and its row stride multiples of 8, not strides (" +
-              std::to_string(c.stride[0]) + ", " + std::to_string(c.stride[1]) + ")",
+  if constexpr (std::is_same_v<TA, f8e4m3>)
+    require(p.a_major == Major::k && p.b_major == Major::k, op,
+            std::string("FP8 operands are read along K only (a row-major a (M, K) and b (N, K)), not a ") + shape_of(a) + " " +
+                (p.a_major == Major::k ? "K" : "M") + "-major and b " + shape_of(b) + " " + (p.b_major == Major::k ? "K" : "N") + "-major",
+            where);
+  const int64_t c_granule = 16 / int64_t(sizeof(TC));
+  require(c.stride[1] == 1 && c.shape[1] % c_granule == 0 && (p.m == 1 || c.stride[0] % c_granule == 0), op,
+          "c " + shape_of(c) + " must be row-major (stride 1 along N) with N and its row stride multiples of " + std::to_string(c_granule) +
+              ", not strides (" + std::to_string(c.stride[0]) + ", " + std::to_string(c.stride[1]) + ")",
           where);
-  for (auto [x, name] : {std::pair{&a, "a"}, {&b, "b"}, {&c, "c"}})
-    require(x->ptr % 16 == 0, op, std::string(name) + " must start on 16 bytes", where);
+  for (auto [ptr, name] : {std::pair{a.ptr, "a"}, {b.ptr, "b"}, {c.ptr, "c"}})
+    require(ptr % 16 == 0, op, std::string(name) + " must start on 16 bytes", where);
   if (options.bias) {
-    require(options.bias->rank == 1 && options.bias->shape[0] == p.n && options.bias->stride[0] == 1, op,
-            "the bias is " + shape_of(*options.bias) + "; it takes (" + std::to_string(p.n) + ") contiguous, one value per column of c", where);
-    p.bias = *options.bias;
+    const GemmBias& bias = *options.bias;
+    require(bias.element == p.out, op,
+            "the bias holds " + std::string(name(bias.element)) + "; it takes C's type, " + std::string(name(p.out)), where);
+    require(bias.rank == 1 && bias.shape[0] == p.n && bias.stride[0] == 1, op,
+            "the bias is " + shape_of(bias) + "; it takes (" + std::to_string(p.n) + ") contiguous, one value per column of c", where);
+    p.bias = AnyTensor::make(bias.ptr, std::span(bias.shape.data(), 1), std::span(bias.stride.data(), 1), where);
   } else {
-    p.bias = DeviceTensor<bf16>::make(c.ptr, std::array<int64_t, 1>{p.n}, std::array<int64_t, 1>{1}, where);
+    p.bias = AnyTensor::make(c.ptr, std::array<int64_t, 1>{p.n}, std::array<int64_t, 1>{1}, where);
   }
   require(int(options.activation) >= 0 && int(options.activation) <= int(Activation::gelu_tanh), op,
           "the activation " + std::to_string(int(options.activation)) + " is none of none, relu, silu, gelu_tanh", where);
+  require(std::is_same_v<TA, bf16> || (!options.rmsnorm_a && !glu), op,
+          "rmsnorm_a and glu are fused for bf16 operands only, not " + std::string(name(dtype_of<TA>::value)) +
+              ": run kernels::rmsnorm or kernels::silu_mul beside a plain gemm",
+          where);
   if (options.rmsnorm_a) {
     const DeviceTensor<bf16>& w = options.rmsnorm_a->weight;
     require(w.rank == 1 && w.shape[0] == p.k && w.stride[0] == 1 && w.ptr % 16 == 0, op,
@@ -95,10 +113,7 @@ GemmProblem make_problem(const char* op, const DeviceTensor<bf16>& a, const Devi
   return p;
 }
 
-DeviceTensor<bf16> rows_in_memory(const DeviceTensor<bf16>& x, Major major) {
-  if (major == Major::k) return x;
-  return DeviceTensor<bf16>::make(x.ptr, std::array<int64_t, 2>{x.shape[1], x.shape[0]}, std::array<int64_t, 2>{x.stride[1], x.stride[0]});
-}
+}  // namespace
 
 }  // namespace detail
 
@@ -111,6 +126,8 @@ enum class Family { small_m, sm90, sm100, sm80 };
 /// family (K-major operands), mma.sync on the rest from sm_80.
 Family family_for(const Target& t, const detail::GemmProblem& p, const char* op) {
   detail::require(t.sm >= 80, op, "no kernel for " + t.name() + "; gemm runs on sm_80 and newer", p.where);
+  detail::require(p.ab != DType::f8e4m3 || t.sm >= 89, op,
+                  "no FP8 kernel for " + t.name() + ": the tensor cores multiply f8e4m3 from sm_89 on; bf16 and f16 run here", p.where);
   if (detail::gemm_small_m_fits(p)) return Family::small_m;
   detail::require(p.fusion == 0, op,
                   "rmsnorm_a and glu are fused only for M up to " + std::to_string(gemm_fusion_max_m) +
@@ -133,24 +150,25 @@ PreparedLaunch prepare(const Device& device, const detail::GemmProblem& p, const
   return detail::gemm_sm80_prepare(device, p);
 }
 
-}  // namespace
-
-void gemm(const Device& device, const DeviceTensor<bf16>& a, const DeviceTensor<bf16>& b, const DeviceTensor<bf16>& c,
-          const GemmOptions& options, std::source_location where) {
+template <class TA, class TC>
+void run(const Device& device, const DeviceTensor<TA>& a, const DeviceTensor<TA>& b, const DeviceTensor<TC>& c, const GemmOptions& options,
+         const std::source_location& where) {
   detail::GemmProblem p = detail::make_problem("gemm", a, b, c, options, where);
   if (p.m == 0 || p.n == 0) return;
   prepare(device, p, "gemm")();
 }
 
-PreparedLaunch gemm_prepare(const Device& device, const DeviceTensor<bf16>& a, const DeviceTensor<bf16>& b, const DeviceTensor<bf16>& c,
-                            const GemmOptions& options, std::source_location where) {
+template <class TA, class TC>
+PreparedLaunch prepare_for(const Device& device, const DeviceTensor<TA>& a, const DeviceTensor<TA>& b, const DeviceTensor<TC>& c,
+                           const GemmOptions& options, const std::source_location& where) {
   detail::GemmProblem p = detail::make_problem("gemm_prepare", a, b, c, options, where);
   detail::require(p.m > 0 && p.n > 0, "gemm_prepare", "c " + detail::shape_of(c) + " is empty: there is nothing to launch", where);
   return prepare(device, p, "gemm_prepare");
 }
 
-std::vector<CompiledKernel> gemm_compile(const Target& target, const DeviceTensor<bf16>& a, const DeviceTensor<bf16>& b,
-                                         const DeviceTensor<bf16>& c, const GemmOptions& options, std::source_location where) {
+template <class TA, class TC>
+std::vector<CompiledKernel> compile_for(const Target& target, const DeviceTensor<TA>& a, const DeviceTensor<TA>& b, const DeviceTensor<TC>& c,
+                                        const GemmOptions& options, const std::source_location& where) {
   detail::GemmProblem p = detail::make_problem("gemm_compile", a, b, c, options, where);
   detail::require(p.m > 0 && p.n > 0, "gemm_compile", "c " + detail::shape_of(c) + " is empty: gemm launches nothing for it", where);
   switch (family_for(target, p, "gemm_compile")) {
@@ -161,5 +179,26 @@ std::vector<CompiledKernel> gemm_compile(const Target& target, const DeviceTenso
   }
   return detail::gemm_sm80_compile(target, p);
 }
+
+}  // namespace
+
+// The overloads of gemm.hpp, one per element types.
+#define CUTEJIT_GEMM_OVERLOADS(TA, TC)                                                                                                   \
+  void gemm(const Device& device, const DeviceTensor<TA>& a, const DeviceTensor<TA>& b, const DeviceTensor<TC>& c,                       \
+            const GemmOptions& options, std::source_location where) {                                                               \
+    run(device, a, b, c, options, where);                                                                                                \
+  }                                                                                                                                      \
+  PreparedLaunch gemm_prepare(const Device& device, const DeviceTensor<TA>& a, const DeviceTensor<TA>& b, const DeviceTensor<TC>& c,     \
+                              const GemmOptions& options, std::source_location where) {                                             \
+    return prepare_for(device, a, b, c, options, where);                                                                                 \
+  }                                                                                                                                      \
+  std::vector<CompiledKernel> gemm_compile(const Target& target, const DeviceTensor<TA>& a, const DeviceTensor<TA>& b,                  \
+                                           const DeviceTensor<TC>& c, const GemmOptions& options, std::source_location where) {    \
+    return compile_for(target, a, b, c, options, where);                                                                                 \
+  }
+CUTEJIT_GEMM_OVERLOADS(bf16, bf16)
+CUTEJIT_GEMM_OVERLOADS(f16, f16)
+CUTEJIT_GEMM_OVERLOADS(f8e4m3, bf16)
+#undef CUTEJIT_GEMM_OVERLOADS
 
 }  // namespace cutejit::kernels

@@ -2,6 +2,7 @@
 // and the epilogue, both as host values and as the traced function each kernel applies.
 #pragma once
 
+#include <cstddef>
 #include <source_location>
 #include <string>
 
@@ -44,14 +45,27 @@ inline F32 activate(Activation a, const F32& x) {
   return x;
 }
 
+/// A tensor with its element type set aside (a DeviceTensor's fields do not depend on it):
+/// GemmProblem's element types say what its operands hold, and typed() gives one back.
+using AnyTensor = DeviceTensor<std::byte>;
+
+template <class T, class U>
+DeviceTensor<T> typed(const DeviceTensor<U>& x) {
+  DeviceTensor<T> t;
+  t.ptr = x.ptr, t.rank = x.rank, t.shape = x.shape, t.stride = x.stride;
+  return t;
+}
+
 struct GemmProblem {
   /// C is (m, n); B has n rows, or 2 n with glu.
   int64_t m = 0, n = 0, k = 0;
   Major a_major = Major::k, b_major = Major::k;
-  DeviceTensor<bf16> a, b, c;
+  /// A's and B's element type (bf16, f16 or f8e4m3) and C's and the bias's (GemmElements).
+  DType ab = DType::bf16, out = DType::bf16;
+  AnyTensor a, b, c;
   /// The bias, or (when there is none) C's first row, which the kernel never reads: every
   /// kernel takes the same parameters whatever its epilogue.
-  DeviceTensor<bf16> bias;
+  AnyTensor bias;
   float alpha = 1.0f, beta = 0.0f;
   int epilogue = 0;
   /// rmsnorm_a's weights, or (without it) A's first row, never read; and its epsilon.
@@ -62,28 +76,40 @@ struct GemmProblem {
   std::source_location where;
 };
 
-/// The checks every kernel shares; `op` names the operator in errors.
-GemmProblem make_problem(const char* op, const DeviceTensor<bf16>& a, const DeviceTensor<bf16>& b, const DeviceTensor<bf16>& c,
-                         const GemmOptions& options, const std::source_location& where);
+/// f.template operator()<TA, TC>() for the problem's element types: the run-time types to the
+/// kernel templates of each architecture.
+template <class F>
+auto with_elements(const GemmProblem& p, F&& f) {
+  switch (p.ab) {
+    case DType::f16: return f.template operator()<f16, f16>();
+    case DType::f8e4m3: return f.template operator()<f8e4m3, bf16>();
+    default: return f.template operator()<bf16, bf16>();
+  }
+}
 
 /// The traced epilogue of GemmProblem::epilogue (nonzero): alpha x + beta C + bias, activated.
+template <class TC>
 struct LinearEpilogue {
-  const Tensor<bf16>& c;
-  const Tensor<bf16>& bias;
+  const Tensor<TC>& c;
+  const Tensor<TC>& bias;
   F32 alpha, beta;
   int code;
 
   F32 operator()(const F32& acc, const Int& row, const Int& col) const {
     F32 x = alpha * acc;
-    if (code & epilogue_beta) x = x + beta * cast<float>(BF16(c(row, col)));
-    if (code & epilogue_bias) x = x + cast<float>(BF16(bias(col)));
+    if (code & epilogue_beta) x = x + beta * cast<float>(Value<TC>(c(row, col)));
+    if (code & epilogue_bias) x = x + cast<float>(Value<TC>(bias(col)));
     return activate(Activation(code >> epilogue_activation_shift), x);
   }
 };
 
 /// (M, K) or (N, K) with strides swapped: the operand as memory holds it, rows contiguous, for
 /// a TMA map (a K-major operand as it is, an MN-major one as its (K, M) transpose).
-DeviceTensor<bf16> rows_in_memory(const DeviceTensor<bf16>& x, Major major);
+template <class T>
+DeviceTensor<T> rows_in_memory(const AnyTensor& x, Major major) {
+  if (major == Major::k) return typed<T>(x);
+  return DeviceTensor<T>::make(x.ptr, std::array<int64_t, 2>{x.shape[1], x.shape[0]}, std::array<int64_t, 2>{x.stride[1], x.stride[0]});
+}
 
 // The architecture kernels: sm90.cpp, sm100.cpp, sm80.cpp, and small_m.cpp for a few rows of
 // A on any of them (where gemm_small_m_fits; the only one that takes fusions).

@@ -1,4 +1,4 @@
-// kernels::gemm for a few rows of A (M up to 8, both operands K-major), on every target from
+// kernels::gemm for a few rows of bf16 A (M up to 8, both operands K-major), on every target from
 // sm_80: gemm/small_m.hpp's bandwidth-bound kernel, one per M and rows-per-warp, traced with the
 // plain store or the call's epilogue, and with the call's fusions (rmsnorm_a, glu).
 #include "cutejit/kernels/gemm/small_m.hpp"
@@ -31,7 +31,7 @@ auto& small_m_kernel() {
                     constexpr gemm_small_m::Config config{.m = M, .rows = R};
                     const gemm_small_m::Fusion fused = fusion_of(int(fusion), norm_weight, eps);
                     if (int(epilogue) == 0) gemm_small_m::kernel<config>(a, b, c, Identity{}, fused);
-                    else gemm_small_m::kernel<config>(a, b, c, LinearEpilogue{c, bias, alpha, beta, int(epilogue)}, fused);
+                    else gemm_small_m::kernel<config>(a, b, c, LinearEpilogue<bf16>{c, bias, alpha, beta, int(epilogue)}, fused);
                   }};
   return k;
 }
@@ -64,7 +64,7 @@ int rows_for(const GemmProblem& p, int multiprocessors) {
 }  // namespace
 
 bool gemm_small_m_fits(const GemmProblem& p) {
-  return p.m >= 1 && p.m <= gemm_small_m::Config::max_m && p.a_major == Major::k && p.b_major == Major::k &&
+  return p.ab == DType::bf16 && p.m >= 1 && p.m <= gemm_small_m::Config::max_m && p.a_major == Major::k && p.b_major == Major::k &&
          p.k % gemm_small_m::Config::vec == 0;
 }
 
@@ -73,7 +73,7 @@ PreparedLaunch gemm_small_m_prepare(const Device& device, const GemmProblem& p) 
     Launch launch = gemm_small_m::launch(p.n, config, (p.fusion & fusion_glu) != 0);
     launch.stream = p.stream;
     launch.where = p.where;
-    return kernel.prepare(device, launch, p.a, p.b, p.c, p.bias, p.alpha, p.beta, p.epilogue, p.norm_weight, p.eps, p.fusion);
+    return kernel.prepare(device, launch, typed<bf16>(p.a), typed<bf16>(p.b), typed<bf16>(p.c), typed<bf16>(p.bias), p.alpha, p.beta, p.epilogue, p.norm_weight, p.eps, p.fusion);
   });
 }
 
@@ -83,7 +83,7 @@ std::vector<CompiledKernel> gemm_small_m_compile(const Target& target, const Gem
   for (int rows : {1, 2}) {
     if (rows == 1 && (p.fusion & fusion_glu)) continue;
     out.push_back(with_kernel(p, rows, [&](auto& kernel, const gemm_small_m::Config&) {
-      return kernel.compile(target, p.a, p.b, p.c, p.bias, p.alpha, p.beta, p.epilogue, p.norm_weight, p.eps, p.fusion);
+      return kernel.compile(target, typed<bf16>(p.a), typed<bf16>(p.b), typed<bf16>(p.c), typed<bf16>(p.bias), p.alpha, p.beta, p.epilogue, p.norm_weight, p.eps, p.fusion);
     }));
   }
   return out;

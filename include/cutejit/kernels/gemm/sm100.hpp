@@ -83,7 +83,7 @@ Tensor<T> stage_tile(const Pointer<T>& p, int rows) {
   return make_tensor(p, composition(Swizzle(3, base, 3), make_layout({rows, k_bytes / int(sizeof(T))}, LayoutRight{})));
 }
 
-/// An epilogue warp's chunk buffer, (row, column) -> bf16 offset: 32 rows of 64 bytes with
+/// An epilogue warp's chunk buffer, (row, column) -> 16-bit element offset: 32 rows of 64 bytes with
 /// the 64-byte swizzle (Sw<2,3,3>: byte bits 4-5 ^= bits 7-8), as a TMA box of TmaSwizzle::bytes64
 /// reads it.
 inline auto chunk_buffer_layout() { return composition(Swizzle(2, 3, 3), make_layout({32, chunk_cols}, LayoutRight{})); }
@@ -204,7 +204,7 @@ struct Resources {
   static_assert(tmem_columns <= 512, "the accumulators and the stages' scales fit TMEM's 512 columns");
 };
 
-/// The GEMM of `mainloop` (Dense, or sm100_block_scaled.hpp's BlockScaled), C = epilogue(A B^T) in bf16, stored through
+/// The GEMM of `mainloop` (Dense, or sm100_block_scaled.hpp's BlockScaled), C = epilogue(A B^T) in bf16 or f16, stored through
 /// `c`, a tensor map of boxes of 32 x 32 elements with the 64-byte swizzle (c_tensor_map); the
 /// tiles shared out as `S` says (launch_config<Mainloop, S> gives the grid).
 ///
@@ -214,8 +214,9 @@ struct Resources {
 /// stores its 128 rows (PipelineUmmaAsyncPair). With multicast between pairs the cluster of
 /// PM x PN pairs walks blocks of PM x PN tiles as one worker, every pair in step (a pair's
 /// stage is written by the CTAs of its row and column of pairs, so no pair may run ahead).
-template <Scheduling S = Scheduling::persistent, class Mainloop, Epilogue E = Identity>
-void kernel(const Mainloop& mainloop, const TmaDescriptor<bf16>& c, const Int& m, const Int& n, const Int& k, const E& epilogue = {}) {
+template <Scheduling S = Scheduling::persistent, class Mainloop, class Out, Epilogue E = Identity>
+void kernel(const Mainloop& mainloop, const TmaDescriptor<Out>& c, const Int& m, const Int& n, const Int& k, const E& epilogue = {}) {
+  static_assert(std::is_same_v<Out, bf16> || std::is_same_v<Out, f16>, "C is bf16 or f16");
   using R = Resources<Mainloop, S>;
   constexpr int tile_n = Mainloop::tile_n, stages = Mainloop::stages, ctas = Mainloop::ctas, cluster = Mainloop::cluster_ctas;
   constexpr bool pair = ctas == 2, multicast = Mainloop::multicast;
@@ -357,7 +358,7 @@ void kernel(const Mainloop& mainloop, const TmaDescriptor<bf16>& c, const Int& m
     Bool leader = lane == 0;
     // The warp's chunk buffers: 32 rows of 64 bytes, 64-byte swizzled as the store's box reads
     // them, so that the warp's 16-byte row stores fall in distinct banks 8 rows at a time.
-    auto buffer = [&](int b) { return smem.stage(R::shared.chunks, quarter * epilogue_buffers + b); };
+    auto buffer = [&](int b) { return smem.stage(R::shared.chunks.template as<Out>(), quarter * epilogue_buffers + b); };
     auto buffer_tile = [&](int b) { return make_tensor(buffer(b), chunk_buffer_layout()); };
     // The leader's TMA stores, one bulk group per chunk, in turn through the two buffers.
     PipelineTmaStore stores(epilogue_buffers);
@@ -372,13 +373,13 @@ void kernel(const Mainloop& mainloop, const TmaDescriptor<bf16>& c, const Int& m
       Int row = rows + quarter * 32 + lane;
       for (int chunk = 0; chunk < tile_n / chunk_cols; ++chunk) {
         Tensor<float> values = TmemAccumulator{accumulator(t), tile_n}.load_row<chunk_cols>(warp, chunk * chunk_cols);
-        Tensor<bf16> out = make_rmem_tensor<bf16>(IntTuple{chunk_cols});
+        Tensor<Out> out = make_rmem_tensor<Out>(IntTuple{chunk_cols});
         for (int i = 0; i < chunk_cols; ++i) {
           F32 x = F32(values(i));
           // Past M or N (a partial tile, which the TMA store clips) the hook sees the last row or
           // column, so its own reads stay in bounds.
           if constexpr (!std::is_same_v<E, Identity>) x = F32(epilogue(x, min(row, m - 1), min(n0 + (chunk * chunk_cols + i), n - 1)));
-          out(i) = cast<bf16>(x);
+          out(i) = cast<Out>(x);
         }
         // A tile has an even number of chunks, so chunk c always takes buffer c % 2; the store
         // that last read it, one group back, must be done reading.

@@ -1,6 +1,6 @@
 // The Hopper GEMM skeleton that gemm_bf16, gemm_fp8 and gemm_bf16_bias_gelu share:
-//     C (M x N, bf16) = epilogue(A (M x K, row-major) * B^T)
-// with B stored N x K ("TN"), A and B of one element type T (bf16 or FP8), f32 accumulation.
+//     C (M x N, bf16, f16 or FP8) = epilogue(A (M x K, row-major) * B^T)
+// with B stored N x K ("TN"), A and B of one element type T (bf16, f16 or FP8), f32 accumulation.
 // `gemm::kernel<T, Config>` takes its static choices as one value (`Config`, below): A stored
 // K x M and/or B stored K x N (MN-major operands, bf16 / f16 only), where only
 // the TMA boxes and the wgmma descriptors differ; tiles 128 or 64 columns wide instead of 256
@@ -95,7 +95,7 @@ struct Config {
   /// The scheduler's group: consecutive tiles go down a column of `group_m` tile rows before
   /// moving right, so the CTAs running at once share A and B tiles in L2.
   int group_m = 8;
-  /// C's element type: bf16, or f8e4m3 (saturated).
+  /// C's element type: bf16, f16, or f8e4m3 (saturated).
   DType out = DType::bf16;
 
   constexpr int b_stage_bytes() const { return tile_n * k_bytes; }
@@ -142,7 +142,7 @@ inline int choose_tile_n(int multiprocessors, int64_t m, int64_t n) {
 
 /// C's element type in a kernel of this Config.
 template <Config C>
-using output_t = std::conditional_t<C.out == DType::f8e4m3, f8e4m3, bf16>;
+using output_t = std::conditional_t<C.out == DType::f8e4m3, f8e4m3, std::conditional_t<C.out == DType::f16, f16, bf16>>;
 
 /// A stage's operand tile of `mn` rows (M of A, N of B) by one 128-byte span of K, as the TMA
 /// boxes left it: K-major, rows of tile_k elements; MN-major, chunks of mn_chunk columns side
@@ -198,7 +198,7 @@ void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const TmaDescr
   constexpr bool fed = !std::is_same_v<F, NoFeed>;
   static_assert(!fed || (C.a_major == WgmmaMajor::k && C.cluster_m == 1), "a fed A is stored M x K, in CTAs of their own");
   using Out = output_t<C>;
-  static_assert(C.out == DType::bf16 || C.out == DType::f8e4m3, "C is bf16 or f8e4m3");
+  static_assert(C.out == DType::bf16 || C.out == DType::f16 || C.out == DType::f8e4m3, "C is bf16, f16 or f8e4m3");
   constexpr WgmmaMajor AMajor = C.a_major, BMajor = C.b_major;
   constexpr int ClusterM = C.cluster_m, tile_n = C.tile_n, stages = C.stages();
   static_assert(sizeof(T) == 2 || (AMajor == WgmmaMajor::k && BMajor == WgmmaMajor::k),
@@ -353,13 +353,14 @@ void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const TmaDescr
             values.push_back(x);
           }
           // Convert before waiting for the buffer, so that the pairs, not the chunk's f32
-          // values, are what stays live across the wait. bf16: one cvt.rn.bf16x2.f32 per pair,
-          // kept as the fragment's 32-bit registers (which the stmatrix copy reads); FP8: one
+          // values, are what stays live across the wait. bf16 (f16): one cvt.rn.bf16x2.f32
+          // (f16x2) per pair, kept as the fragment's 32-bit registers (which the stmatrix copy
+          // reads); FP8: one
           // cvt.rn.satfinite.e4m3x2.f32.
           std::vector<Value<int16_t>> fp8_pairs;
           for (int v = 0; v < chunk_values; v += 2) {
-            if constexpr (std::is_same_v<Out, bf16>)
-              recast<uint32_t>(out)(IntTuple(v / 2)) = pack_pair(cast<bf16>(values[size_t(v)]), cast<bf16>(values[size_t(v + 1)]));
+            if constexpr (sizeof(Out) == 2)
+              recast<uint32_t>(out)(IntTuple(v / 2)) = pack_pair(cast<Out>(values[size_t(v)]), cast<Out>(values[size_t(v + 1)]));
             else
               fp8_pairs.push_back(cast_pair<Out>(values[size_t(v)], values[size_t(v + 1)]));
           }
@@ -371,7 +372,7 @@ void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const TmaDescr
           // The store that last read this buffer, two groups ago, is done with it.
           if_(leader, [&] { stores.producer_acquire(); });
           named_barrier_sync(1 + half, 128);
-          if constexpr (std::is_same_v<Out, bf16>) {
+          if constexpr (sizeof(Out) == 2) {
             copy(r2s, out, thr_r2s.partition_D(tile));  // one stmatrix.x4 per 16 columns
           } else {
             // FP8 has no stmatrix on sm_90: each pair of neighbouring values is one 2-byte
