@@ -3,9 +3,10 @@
 // the mma.sync GEMMs of gemm_sm80.hpp and gemm_tma_tensorop.hpp on the two square ones),
 // the median of 30 timed runs after warm-up (CUDA events through the driver API), rotating
 // through copies of A, B and C so that no run finds its inputs in L2 from the run before;
-// plus the cold JIT time of each kernel, and its registers and local memory per thread.
+// plus the cold JIT time of each kernel, and its registers and local memory per thread; and
+// kernels::gemm with f16 and FP8 operands on the same shapes.
 // peers_gemm.py measures cuBLAS on the same shapes, layouts and method in the same device call
-// (torch.matmul for BF16, torch._scaled_mm for FP8); the ratio is ours / theirs.
+// (torch.matmul for BF16 and f16, torch._scaled_mm for FP8); the ratio is ours / theirs.
 #include <cuda.h>
 
 #include <algorithm>
@@ -14,6 +15,8 @@
 #include <cstdlib>
 #include <span>
 #include <vector>
+
+#include <cutejit/kernels/gemm.hpp>
 
 #include "gemm_bf16.hpp"
 #include "gemm_fp8.hpp"
@@ -138,6 +141,18 @@ int main() {
       return fixtures::gemm_fp8_e4m3_out_prepare(gpu, a, b, c, 0.5f, 0.25f, 4.0f, s.m, s.n, s.k);
     };
     bench_shapes<f8e4m3, decltype(prepare)&, f8e4m3>("gemm_fp8_e4m3_out", gpu, host, prepare, square);
+  }
+  {  // the library's operator (kernels::gemm_prepare) with f16 and FP8 operands: the same wgmma kernel
+     // instantiated for them; FP8's scales (0.5 and 0.25) as alpha
+    const std::vector<f16> host16 = fixtures::random_values<f16>(pool, 4);
+    auto prepare16 = [&](const Buffer<f16>& a, const Buffer<f16>& b, const Buffer<f16>& c, const GemmShape& s) {
+      return kernels::gemm_prepare(gpu, a.view({s.m, s.k}), b.view({s.n, s.k}), c.view({s.m, s.n}));
+    };
+    bench_shapes<f16, decltype(prepare16)&, f16>("kernels_gemm_f16", gpu, host16, prepare16);
+    const std::vector<f8e4m3> host8 = fixtures::random_e4m3(pool, 2);
+    bench_shapes("kernels_gemm_fp8", gpu, host8, [&](const Buffer<f8e4m3>& a, const Buffer<f8e4m3>& b, const Buffer<bf16>& c, const GemmShape& s) {
+      return kernels::gemm_prepare(gpu, a.view({s.m, s.k}), b.view({s.n, s.k}), c.view({s.m, s.n}), {.alpha = 0.5f * 0.25f});
+    });
   }
   {  // the warp-level path (mma.sync, cp.async, ldmatrix) on the square shapes
     std::vector<bf16> host = fixtures::random_bf16(pool, 1);

@@ -2,7 +2,7 @@
 the same method (median of 30 after warm-up, rotating through copies of A, B and C so that no
 run finds its inputs in L2):
 - BF16: torch.matmul(a, b.t()), B stored N x K and multiplied transposed, as cutejit's
-  gemm_bf16 does ("TN");
+  gemm_bf16 does ("TN"); the same in f16 (kernels_gemm_f16);
 - FP8: torch._scaled_mm with e4m3 A (M x K, row-major) and B given as b.t() of an N x K
   tensor (column-major K x N), float32 scalar scales and a bf16 output, as gemm_fp8 does. It
   is timed twice: with cuBLAS's default accumulation (which periodically promotes partial sums
@@ -29,6 +29,14 @@ def main():
         c = [torch.empty(m, n, device="cuda", dtype=torch.bfloat16) for _ in range(sets)]
         t = median_ms_rotated(lambda i: torch.matmul(a[i], b[i].t(), out=c[i]), sets)
         report("torch_matmul_bf16", m, n, k, t)
+        del a, b, c
+    for m, n, k in SHAPES:  # f16 in and out, as kernels_gemm_f16
+        sets = rotation_sets((m * k + n * k) * 2 + m * n * 2)
+        a = [torch.rand(m, k, device="cuda", dtype=torch.float16) * 2 - 1 for _ in range(sets)]
+        b = [torch.rand(n, k, device="cuda", dtype=torch.float16) * 2 - 1 for _ in range(sets)]
+        c = [torch.empty(m, n, device="cuda", dtype=torch.float16) for _ in range(sets)]
+        t = median_ms_rotated(lambda i: torch.matmul(a[i], b[i].t(), out=c[i]), sets)
+        report("torch_matmul_f16", m, n, k, t)
         del a, b, c
     scale_a = torch.tensor(0.5, device="cuda", dtype=torch.float32)
     scale_b = torch.tensor(0.25, device="cuda", dtype=torch.float32)
