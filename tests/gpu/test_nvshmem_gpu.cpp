@@ -15,8 +15,7 @@
 #include <thread>
 #include <vector>
 
-#include "allgather_gemm.hpp"
-#include "allreduce.hpp"
+#include "collective_checks.hpp"
 
 extern char** environ;
 
@@ -108,6 +107,18 @@ TEST_CASE("nvshmem: one PE in this process — puts, gets, signals, the all-redu
   for (uint64_t epoch = 1; epoch <= 2; ++epoch) check_ring(s, epoch);
   check_allreduce(s);
   check_allgather_gemm(s);
+  // The operators refuse memory outside the symmetric heap and sizes they cannot take, at this
+  // file's lines, before any launch.
+  {
+    kernels::AllReduce reduce(s);
+    Buffer<bf16> sym = s.alloc<bf16>(64), plain16 = gpu.alloc<bf16>(64);
+    const auto one_shot = kernels::AllReduce::Shape::one_shot;
+    CHECK_THROWS_WITH(reduce(one_shot, plain16.view({64}), sym.view({64})),
+                      Contains("test_nvshmem_gpu.cpp:") && Contains("x is not in NVSHMEM's symmetric heap"));
+    CHECK_THROWS_WITH(reduce(one_shot, sym.view({60}), sym.view({60})),
+                      Contains("test_nvshmem_gpu.cpp:") && Contains("a positive multiple of 8 elements"));
+    CHECK_THROWS_WITH(kernels::AllGatherGemm(s, 100, 64), Contains("test_nvshmem_gpu.cpp:") && Contains("M must be a positive multiple of 128"));
+  }
 
   Buffer<float> x = s.alloc<float>(1000);
   CHECK(s.peer_address(x, 0) == x.data());

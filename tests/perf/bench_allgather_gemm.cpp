@@ -1,4 +1,4 @@
-// The all-gather fused with the Hopper BF16 GEMM (tests/fixtures/allgather_gemm.hpp) over every GPU of
+// The all-gather fused with the Hopper BF16 GEMM (kernels/collective.hpp) over every GPU of
 // this machine, one process each, at the tensor-parallel shapes M = 8192, N = 8192 / P, K = 8192
 // (and 4096, 16384): the median time of one call on PE 0, and its TFLOP/s (2 M N K / time).
 // peers_allgather_gemm.py times NCCL's all-gather followed by cuBLAS in the same device call.
@@ -6,7 +6,7 @@
 // With one GPU nothing is gathered: it is the GEMM alone.
 #include <cstdio>
 
-#include "allgather_gemm.hpp"
+#include "collective_checks.hpp"
 #include "ranks.hpp"
 
 using namespace cutejit;
@@ -21,14 +21,14 @@ int rank_main(const nvshmem::Session& session) {
                 "time_us", "TFLOP/s", "max_us");
   for (int64_t size : {4096, 8192, 16384}) {
     const int64_t m = size, n = size / ranks, k = size;
-    fixtures::AllGatherGemm gemm(session, m, k);
+    kernels::AllGatherGemm gemm(session, m, k);
     gemm.upload_shard(fixtures::allgather_gemm_shard(m / ranks, k, rank));  // full-entropy random floats
     Buffer<bf16> b = gpu.upload(fixtures::allgather_gemm_b(n, k, rank)), c = gpu.alloc<bf16>(size_t(m * n));
     session.barrier_all();
     // Each call starts after a barrier of every PE, as a layer's would after the one before.
     BenchResult r = bench(gpu, [&](int) {
       session.barrier_all();
-      gemm(b, c, n);
+      gemm(b.view({n, k}), c.view({m, n}));
     }, {.warmup = 3, .reps = 15});
     if (rank == 0)
       std::printf("%6ld %6ld %6ld %12.1f %10.1f %12.1f\n", long(m), long(n), long(k), r.median_ms * 1e3,

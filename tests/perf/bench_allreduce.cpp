@@ -1,4 +1,4 @@
-// The NVSHMEM all-reduces (tests/fixtures/allreduce.hpp) over every GPU of this machine, one process
+// The NVSHMEM all-reduces (kernels/collective.hpp) over every GPU of this machine, one process
 // each, as nccl-tests reports them: for BF16 messages of 1 MiB to 1 GiB, the median time of one
 // all-reduce, its algorithm bandwidth (bytes / time) and bus bandwidth (algbw x 2(P-1)/P).
 // peers_allreduce.py measures NCCL's all-reduce the same way in the same device call.
@@ -6,11 +6,11 @@
 // With one GPU the "all-reduce" is one PE reading its own memory: a copy, not a collective.
 #include <cstdio>
 
-#include "allreduce.hpp"
+#include "collective_checks.hpp"
 #include "ranks.hpp"
 
 using namespace cutejit;
-using fixtures::AllReduce;
+using kernels::AllReduce;
 
 namespace {
 

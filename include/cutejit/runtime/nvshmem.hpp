@@ -83,6 +83,9 @@ class Session {
   uint64_t peer_address(const Buffer<T>& buffer, int pe) const {
     return peer_address_of(buffer.data(), pe);
   }
+  /// The same for any address in the symmetric heap (a view into a symmetric buffer); 0 for
+  /// memory outside it.
+  uint64_t peer_address(uint64_t ptr, int pe) const { return peer_address_of(ptr, pe); }
   /// Every PE's barrier, ordered in `stream` (nvshmemx_barrier_all_on_stream).
   void barrier_all(StreamHandle stream = nullptr) const;
 

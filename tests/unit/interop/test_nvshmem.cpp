@@ -12,8 +12,7 @@
 
 #include <unistd.h>
 
-#include "allgather_gemm.hpp"
-#include "allreduce.hpp"
+#include "collective_checks.hpp"
 #include "cutejit/atom/nvshmem.hpp"
 #include "cutejit/runtime/nvshmem.hpp"
 #include "unit/cache/cache_test_support.hpp"
@@ -167,14 +166,16 @@ TEST_CASE("nvshmem: rank 0's unique id reaches the other ranks through a file", 
 }
 
 TEST_CASE("nvshmem: the all-gather GEMM compiles: HGMMA fed by TMA loads that wait for their tile's flag", "[unit][nvshmem]") {
-  auto [a, b] = kernels::gemm_sm90::tensor_maps_for_compile<bf16>();
-  CompiledKernel c = fixtures::allgather_gemm::kernel<256>.compile(
-      Target::parse("sm_90a"), a, b, kernels::gemm_sm90::output_map_for_compile(), test::vector_arg<bf16>(), test::vector_arg<uint64_t>(),
-      uint64_t(1), int32_t(1024), int32_t(1024), int32_t(1024), int32_t(512), Constexpr<int>{2});
+  // The 256-wide tile's kernel, first of the three, for a job of two PEs.
+  CompiledKernel c = kernels::all_gather_gemm_compile(Target::parse("sm_90a"), 2).at(0);
   const std::string sass = test::disassemble(c.cubin, "-sass");
   CHECK(contains(sass, "HGMMA.64x256x16.F32.BF16"));
   CHECK(contains(sass, "UTMALDG"));
   CHECK(contains(c.ptx, "fence.proxy.async.global"));
   CHECK(contains(c.ptx, "st.global.v4."));  // the pushes into the other PEs' copies of A
   CHECK(test::resource_usage(c.cubin, c.name, "LOCAL") == 0);
+  // Its compile form refuses what it cannot build, at this file's line.
+  CHECK_THROWS_WITH(kernels::all_gather_gemm_compile(Target::parse("sm_80"), 2), Contains("test_nvshmem.cpp:") && Contains("not sm_80"));
+  CHECK_THROWS_WITH(kernels::all_reduce_compile(Target::parse("sm_90a"), 0, DeviceTensor<bf16>::for_compile({64})),
+                    Contains("test_nvshmem.cpp:") && Contains("at least one PE"));
 }
