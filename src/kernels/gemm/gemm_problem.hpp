@@ -60,7 +60,7 @@ struct GemmProblem {
   /// C is (m, n); B has n rows, or 2 n with glu.
   int64_t m = 0, n = 0, k = 0;
   Major a_major = Major::k, b_major = Major::k;
-  /// A's and B's element type (bf16, f16 or f8e4m3) and C's and the bias's (GemmElements).
+  /// A's and B's element type (bf16, f16 or f8e4m3) and C's and the bias's (gemm.hpp's overloads).
   DType ab = DType::bf16, out = DType::bf16;
   AnyTensor a, b, c;
   /// The bias, or (when there is none) C's first row, which the kernel never reads: every
