@@ -152,12 +152,16 @@ TEST_CASE("kernels::gemm takes f16 operands (C f16) and FP8 operands (C bf16), w
   CHECK(run_case<f16>(gpu, {.m = 72, .n = 136, .k = 200, .a_major = Major::mn, .b_major = Major::mn}) < 1e-2);
   CHECK(run_case<f16>(gpu, {.m = 40, .n = 136, .k = 64, .alpha = 2, .beta = -0.5f, .bias = true, .activation = Activation::silu}) < 1e-2);
   // FP8 (K-major only, K a multiple of 16): the product of the e4m3 values, in bf16; alpha as a
-  // dequantization scale; a few rows of A, which take the architecture's kernel, not the
-  // bf16-only few-row one.
+  // dequantization scale.
   CHECK(run_case<f8e4m3, bf16>(gpu, {.m = 136, .n = 200, .k = 144}) < 1e-2);
   CHECK(run_case<f8e4m3, bf16>(gpu, {.m = 40, .n = 136, .k = 272, .alpha = 0.25f, .beta = 1, .bias = true, .activation = Activation::gelu_tanh}) <
         1e-2);
-  CHECK(run_case<f8e4m3, bf16>(gpu, {.m = 3, .n = 72, .k = 128, .pad = 16}) < 1e-2);
+  // A few rows of A: the few-row kernel, in 16-byte vectors of 8 f16 or 16 FP8 values (K = 528:
+  // a whole round of 32 lanes x 4 vectors of FP8 and a tail; N = 4104: two rows of B a warp).
+  CHECK(run_case<f16>(gpu, {.m = 3, .n = 72, .k = 136, .beta = 1, .bias = true, .activation = Activation::relu}) < 1e-2);
+  CHECK(run_case<f16>(gpu, {.m = 8, .n = 4104, .k = 1032}) < 1e-2);
+  CHECK(run_case<f8e4m3, bf16>(gpu, {.m = 1, .n = 4104, .k = 2064, .alpha = 0.5f}) < 1e-2);
+  CHECK(run_case<f8e4m3, bf16>(gpu, {.m = 5, .n = 72, .k = 128, .bias = true, .pad = 16}) < 1e-2);
 }
 
 TEST_CASE("kernels::gemm for up to 8 rows of A (a decode step's projections) matches a float64 product, with each epilogue term",
@@ -294,6 +298,17 @@ TEST_CASE("kernels::gemm_compile builds each architecture's kernel with no GPU",
     CHECK(test::contains(kernels::gemm_compile(Target::parse(t), a8, b8, c, fused).at(0).ptx, "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3"));
   }
   CHECK_THROWS_WITH(kernels::gemm_compile(Target::parse("sm_86"), a8, b8, c), Contains("no FP8 kernel for sm_86"));
+  // Up to 8 rows of f16 or FP8 A: the few-row kernel too, converting 16-byte vectors to f32.
+  auto a16_4 = DeviceTensor<f16>::for_compile({4, 512}), c16_4 = DeviceTensor<f16>::for_compile({4, 384});
+  auto a8_4 = DeviceTensor<f8e4m3>::for_compile({4, 512});
+  auto c8_4 = DeviceTensor<bf16>::for_compile({4, 384});
+  for (const CompiledKernel& k : {kernels::gemm_compile(Target::parse("sm_90a"), a16_4, b16, c16_4).at(0),
+                                  kernels::gemm_compile(Target::parse("sm_90a"), a8_4, b8, c8_4).at(0)}) {
+    INFO(k.name);
+    CHECK(test::contains(k.ptx, "shfl.sync.bfly"));
+    CHECK(test::contains(k.ptx, "ld.global.nc.v4"));  // B in 16-byte vectors
+    CHECK_FALSE(test::contains(k.ptx, "mma"));
+  }
   // Up to 8 rows of A: the small-M kernel on every target (one or two rows of B a warp), no MMA.
   auto a4 = DeviceTensor<bf16>::for_compile({4, 512}), c4 = DeviceTensor<bf16>::for_compile({4, 384});
   for (const char* t : {"sm_80", "sm_90a", "sm_100a", "sm_120a"}) {

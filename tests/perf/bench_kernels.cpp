@@ -4,7 +4,7 @@
 // after warm-up (CUDA events), rotating through copies of the data so each run starts from
 // DRAM; the bandwidth counts each byte read or written once, against the H200's measured
 // 4.2 TB/s copy bandwidth. And gemm at a decode step's shapes (a few rows of A against
-// Qwen3-8B's weights). peers_kernels.py measures PyTorch on the same shapes in the same call.
+// Qwen3-8B's weights), in bf16 and in FP8. peers_kernels.py measures PyTorch on the same shapes in the same call.
 #include <cstdio>
 #include <random>
 #include <vector>
@@ -20,13 +20,15 @@ using namespace cutejit;
 
 namespace {
 
-std::vector<bf16> random_bf16(size_t n, uint32_t seed) {
+template <class T = bf16>
+std::vector<T> random_values(size_t n, uint32_t seed) {
   std::mt19937 rng(seed);
   std::normal_distribution<float> d(0.0f, 1.0f);
-  std::vector<bf16> v(n);
-  for (bf16& x : v) x = bf16(d(rng));
+  std::vector<T> v(n);
+  for (T& x : v) x = T(d(rng));
   return v;
 }
+std::vector<bf16> random_bf16(size_t n, uint32_t seed) { return random_values<bf16>(n, seed); }
 
 void report(const char* what, double bytes, double ms) {
   std::printf("%-44s %9.1f us  %7.0f GB/s\n", what, ms * 1e3, bytes / (ms * 1e-3) / 1e9);
@@ -85,19 +87,21 @@ void time_rope(const Device& gpu, int64_t tokens, int64_t heads, int64_t head_di
   report(what, bytes, ms);
 }
 
-/// A decode step's projection: C (m x n) = A (m x k) B^T, B the weights (n x k); the bytes are
-/// B read once (A and C are a rounding error next to it).
+/// A decode step's projection: C (m x n) = A (m x k) B^T, B the weights (n x k), A and B of T
+/// (bf16, or FP8 weights with FP8 activations), C bf16; the bytes are B read once (A and C are a
+/// rounding error next to it).
+template <class T = bf16>
 void time_gemm(const Device& gpu, int64_t m, int64_t n, int64_t k) {
-  const double bytes = 2.0 * double(n * k + m * k + m * n);
+  const double bytes = double(sizeof(T)) * double(n * k + m * k) + 2.0 * double(m * n);
   const int sets = bench::rotation_sets(bytes);
-  std::vector<Buffer<bf16>> b;
-  for (int s = 0; s < sets; ++s) b.push_back(gpu.upload(random_bf16(size_t(n * k), uint32_t(200 + s))));
-  auto a = gpu.upload(random_bf16(size_t(m * k), 9));
+  std::vector<Buffer<T>> b;
+  for (int s = 0; s < sets; ++s) b.push_back(gpu.upload(random_values<T>(size_t(n * k), uint32_t(200 + s))));
+  auto a = gpu.upload(random_values<T>(size_t(m * k), 9));
   auto c = gpu.alloc<bf16>(size_t(m * n));
   const double ms = bench::median_gpu_ms_rotated(
       [&](int s) { kernels::gemm(gpu, a.view({m, k}), b[size_t(s)].view({n, k}), c.view({m, n})); }, sets, 30);
   char what[96];
-  std::snprintf(what, sizeof what, "gemm %lld x %lld x %lld", (long long)m, (long long)n, (long long)k);
+  std::snprintf(what, sizeof what, "gemm%s %lld x %lld x %lld", sizeof(T) == 1 ? " fp8" : "", (long long)m, (long long)n, (long long)k);
   report(what, bytes, ms);
 }
 
@@ -113,5 +117,8 @@ int main() {
   // gate/up (12288 x 4096), down (4096 x 12288).
   for (int64_t m : {1, 8})
     for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {1024, 4096}, {12288, 4096}, {4096, 12288}}) time_gemm(gpu, m, n, k);
+  // The same with FP8 weights and activations: half the bytes of B.
+  for (int64_t m : {1, 8})
+    for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {12288, 4096}, {4096, 12288}}) time_gemm<f8e4m3>(gpu, m, n, k);
   return 0;
 }

@@ -41,7 +41,7 @@
  *     columns wide, the narrower ones when the wide tiles would not fill the GPU;
  *   - sm_100a, sm_103a: the persistent tcgen05 GEMM (sm100.hpp), A and B K-major;
  *   - sm_80, sm_86, sm_89, sm_120a, sm_121a: the multistage mma.sync GEMM (sm80.hpp);
- *   - up to gemm_fusion_max_m rows of bf16 A, K-major: the few-row kernel (small_m.hpp) on all.
+ *   - up to gemm_fusion_max_m rows of A, K-major: the few-row kernel (small_m.hpp) on all.
  * Other targets (and FP8 before sm_89) are an Error that names them. Every mistake (shapes that disagree, strides the
  * kernels cannot read, misaligned memory) is an Error at the caller's line, and nothing is written.
  */

@@ -1,5 +1,6 @@
 // A GEMM for a few rows of A: C (M x N) = A (M x K) * B (B given as N x K), both K-major, M up
-// to 8 — a decode step's projections, M being the batch. There the tensor cores idle and the
+// to 8 — a decode step's projections, M being the batch. A and B are bf16, f16 or FP8 (e4m3),
+// C bf16 or f16; the products and sums are f32. There the tensor cores idle and the
 // time is reading B once, so the kernel is built for bandwidth, on every target from sm_80:
 //   - each warp owns `rows` consecutive rows of B (columns of C), a CTA `warps` such warps;
 //   - its lanes stream those rows in 16-byte vectors, `unroll` vectors of each row in flight a
@@ -37,7 +38,10 @@ struct Config {
   int m = 1;       ///< rows of A and C (1 to max_m)
   int rows = 2;    ///< rows of B a warp owns
   int unroll = 4;  ///< 16-byte vectors of each row a lane loads before using them
-  static constexpr int warps = 4, vec = 8, max_m = 8;
+  static constexpr int warps = 4, max_m = 8;
+  /// Elements of T in a 16-byte vector: 8 bf16 or f16, 16 FP8.
+  template <class T>
+  static constexpr int vec = 16 / int(sizeof(T));
   static constexpr int threads() { return 32 * warps; }
   /// Columns of C a warp owns: its rows of B, or with `gated` half as many (a row of W and
   /// one of V for each).
@@ -60,14 +64,15 @@ struct Fusion {
   std::function<F32(const F32&)> gate;
 };
 
-/// C = epilogue(fusion(A B^T)).
-template <Config C, class E = Identity>
-void kernel(const Tensor<bf16>& a, const Tensor<bf16>& b, const Tensor<bf16>& c, const E& epilogue = {}, const Fusion& fusion = {}) {
-  constexpr int M = C.m, R = C.rows, U = C.unroll, vec = Config::vec, lanes = 32;
+/// C = epilogue(fusion(A B^T)); the norm's weights are bf16 whatever T is.
+template <Config C, class T, class TC, class E = Identity>
+void kernel(const Tensor<T>& a, const Tensor<T>& b, const Tensor<TC>& c, const E& epilogue = {}, const Fusion& fusion = {}) {
+  constexpr int M = C.m, R = C.rows, U = C.unroll, vec = Config::vec<T>, lanes = 32;
   static_assert(M >= 1 && M <= Config::max_m && R >= 1 && U >= 1);
   if (fusion.gated && R % 2 != 0) throw Error("error: the gated small-M GEMM takes an even number of rows of B a warp, not " + std::to_string(R));
   const int columns = C.columns_per_warp(fusion.gated);
   const std::optional<Fusion::RowNorm>& norm = fusion.norm;
+  if (norm && vec != 8) throw Error("error: the small-M GEMM's norm reads its bf16 weights as A's vectors, 8 a time: A of 16-bit elements");
   block_shape(Config::threads());
   Int lane = thread_idx().x % lanes, warp = thread_idx().x / lanes;
   Int n = b.shape(0), vectors = b.shape(1) / vec;
@@ -84,11 +89,12 @@ void kernel(const Tensor<bf16>& a, const Tensor<bf16>& b, const Tensor<bf16>& c,
   RegisterArray<f32, M> squares(F32(0.0f));  // each lane's share of a row's sum of squares, for the norm
 
   // acc[m][r] += A(m, vector v) . B(row r, vector v), for the vectors of B already loaded.
-  auto multiply = [&](const Int& v, const std::array<std::array<Value<bf16>, vec>, R>& bv) {
+  auto multiply = [&](const Int& v, const std::array<std::array<Value<T>, vec>, R>& bv) {
     std::array<Value<bf16>, vec> weight;
-    if (norm) weight = norm->weight.pointer_at({v * vec}).template load_vector<vec>();
+    if constexpr (vec == 8)  // the norm is refused above for other vectors
+      if (norm) weight = norm->weight.pointer_at({v * vec}).template load_vector<vec>();
     for (int m = 0; m < M; ++m) {
-      std::array<Value<bf16>, vec> av = a.pointer_at({Int(m), v * vec}).template load_vector<vec>();
+      std::array<Value<T>, vec> av = a.pointer_at({Int(m), v * vec}).template load_vector<vec>();
       std::vector<F32> x;
       for (int i = 0; i < vec; ++i) x.push_back(cast<f32>(av[size_t(i)]));
       if (norm) {
@@ -105,14 +111,14 @@ void kernel(const Tensor<bf16>& a, const Tensor<bf16>& b, const Tensor<bf16>& c,
     }
   };
   auto load_b = [&](const Int& v) {
-    std::array<std::array<Value<bf16>, vec>, R> bv;
+    std::array<std::array<Value<T>, vec>, R> bv;
     for (int r = 0; r < R; ++r) bv[size_t(r)] = b.pointer_at({row[size_t(r)], v * vec}).template load_vector<vec>();
     return bv;
   };
   // Whole rounds of lanes x U vectors: every load of the round issued before the first FMA.
   Int round = lanes * U, whole = vectors / round * round;
   for_(Int(0), whole, round, [&](Int v0) {
-    std::array<std::array<std::array<Value<bf16>, vec>, R>, U> loaded;
+    std::array<std::array<std::array<Value<T>, vec>, R>, U> loaded;
     for (int u = 0; u < U; ++u) loaded[size_t(u)] = load_b(v0 + u * lanes + lane);
     for (int u = 0; u < U; ++u) multiply(v0 + u * lanes + lane, loaded[size_t(u)]);
   });
@@ -131,8 +137,8 @@ void kernel(const Tensor<bf16>& a, const Tensor<bf16>& b, const Tensor<bf16>& c,
       if (fusion.gated) value = (fusion.gate ? fusion.gate(value) : value) * total(r + columns);
       Int col = first + r;
       if_(lane == 0 && col < n_out, [&] {
-        if constexpr (std::is_same_v<E, Identity>) c(Int(m), col) = cast<bf16>(value);
-        else c(Int(m), col) = cast<bf16>(epilogue(value, Int(m), col));
+        if constexpr (std::is_same_v<E, Identity>) c(Int(m), col) = cast<TC>(value);
+        else c(Int(m), col) = cast<TC>(epilogue(value, Int(m), col));
       });
     }
   }
