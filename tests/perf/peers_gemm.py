@@ -22,22 +22,16 @@ def report(name, m, n, k, t):
 
 
 def main():
-    for m, n, k in SHAPES:
-        sets = rotation_sets((m * k + n * k) * 2 + m * n * 2)
-        a = [torch.rand(m, k, device="cuda", dtype=torch.bfloat16) * 2 - 1 for _ in range(sets)]
-        b = [torch.rand(n, k, device="cuda", dtype=torch.bfloat16) * 2 - 1 for _ in range(sets)]
-        c = [torch.empty(m, n, device="cuda", dtype=torch.bfloat16) for _ in range(sets)]
-        t = median_ms_rotated(lambda i: torch.matmul(a[i], b[i].t(), out=c[i]), sets)
-        report("torch_matmul_bf16", m, n, k, t)
-        del a, b, c
-    for m, n, k in SHAPES:  # f16 in and out, as kernels_gemm_f16
-        sets = rotation_sets((m * k + n * k) * 2 + m * n * 2)
-        a = [torch.rand(m, k, device="cuda", dtype=torch.float16) * 2 - 1 for _ in range(sets)]
-        b = [torch.rand(n, k, device="cuda", dtype=torch.float16) * 2 - 1 for _ in range(sets)]
-        c = [torch.empty(m, n, device="cuda", dtype=torch.float16) for _ in range(sets)]
-        t = median_ms_rotated(lambda i: torch.matmul(a[i], b[i].t(), out=c[i]), sets)
-        report("torch_matmul_f16", m, n, k, t)
-        del a, b, c
+    # bf16, then f16 in and out (as kernels_gemm_f16)
+    for dtype, name in ((torch.bfloat16, "torch_matmul_bf16"), (torch.float16, "torch_matmul_f16")):
+        for m, n, k in SHAPES:
+            sets = rotation_sets((m * k + n * k) * 2 + m * n * 2)
+            a = [torch.rand(m, k, device="cuda", dtype=dtype) * 2 - 1 for _ in range(sets)]
+            b = [torch.rand(n, k, device="cuda", dtype=dtype) * 2 - 1 for _ in range(sets)]
+            c = [torch.empty(m, n, device="cuda", dtype=dtype) for _ in range(sets)]
+            t = median_ms_rotated(lambda i: torch.matmul(a[i], b[i].t(), out=c[i]), sets)
+            report(name, m, n, k, t)
+            del a, b, c
     scale_a = torch.tensor(0.5, device="cuda", dtype=torch.float32)
     scale_b = torch.tensor(0.25, device="cuda", dtype=torch.float32)
     for m, n, k in SHAPES:
