@@ -11,7 +11,7 @@
  * a linear layer's weight is) or MN-major (unit stride along M or N: a column-major A; a B stored
  * K x N, viewed as (N, K) by swapping its strides): the TN, NN, NT and TT GEMMs of BLAS. C is
  * row-major. Rows of every operand start 16 bytes apart (K, M or N a multiple of 8 along a
- * unit-stride mode); M, N and K are otherwise any size from 1.
+ * unit-stride mode, 16 for FP8); M, N and K are otherwise any size from 1.
  *
  * The element types (one overload each), with f32 accumulation:
  *   - A and B bf16, C bf16;
@@ -42,14 +42,15 @@
  *   - sm_100a, sm_103a: the persistent tcgen05 GEMM (sm100.hpp), A and B K-major;
  *   - sm_80, sm_86, sm_89, sm_120a, sm_121a: the multistage mma.sync GEMM (sm80.hpp);
  *   - up to gemm_fusion_max_m rows of A, K-major: the few-row kernel (small_m.hpp) on all.
- * Other targets (and FP8 before sm_89) are an Error that names them. Every mistake (shapes that disagree, strides the
- * kernels cannot read, misaligned memory) is an Error at the caller's line, and nothing is written.
+ * Other targets (and FP8 before sm_89) are an Error that names them. Every mistake (shapes that
+ * disagree, strides the kernels cannot read, misaligned memory, a bias not of C's type) is an
+ * Error at the caller's line, and nothing is written.
  */
 #pragma once
 
-#include <cstdint>
 #include <array>
 #include <concepts>
+#include <cstdint>
 #include <optional>
 #include <source_location>
 #include <vector>
