@@ -56,9 +56,10 @@ class AllReduce {
   uint64_t epoch_ = 0;
 };
 
-/// Both shapes' kernels for a job of `pes` PEs and inputs like `x` (DeviceTensor::for_compile),
-/// compiled with no GPU: for warming the cache.
-std::vector<CompiledKernel> all_reduce_compile(const Target& target, int pes, const DeviceTensor<bf16>& x,
+/// Both shapes' kernels for a job of `pes` PEs, inputs like `x` (DeviceTensor::for_compile) and
+/// `blocks` CTAs a PE (AllReduce's: the GPU's multiprocessors unless given), compiled with no
+/// GPU: for warming the cache with the kernels those launches find.
+std::vector<CompiledKernel> all_reduce_compile(const Target& target, int pes, const DeviceTensor<bf16>& x, int blocks,
                                                std::source_location where = std::source_location::current());
 
 /// C = gather(A) B^T on every PE of a session, sm_90a: A (M x K) sharded by rows over the PEs,
@@ -82,8 +83,9 @@ class AllGatherGemm {
   uint64_t epoch_ = 0;
 };
 
-/// Every kernel AllGatherGemm may launch on `target` (one per tile width) for a job of `pes`
-/// PEs, compiled with no GPU.
-std::vector<CompiledKernel> all_gather_gemm_compile(const Target& target, int pes, std::source_location where = std::source_location::current());
+/// Every kernel an AllGatherGemm of M x K may launch on `target` (one per tile width) for a job
+/// of `pes` PEs, compiled with no GPU.
+std::vector<CompiledKernel> all_gather_gemm_compile(const Target& target, int pes, int64_t m, int64_t k,
+                                                    std::source_location where = std::source_location::current());
 
 }  // namespace cutejit::kernels

@@ -83,19 +83,26 @@ void AllGatherGemm::operator()(const DeviceTensor<bf16>& b, const DeviceTensor<b
   });
 }
 
-std::vector<CompiledKernel> all_gather_gemm_compile(const Target& target, int pes, std::source_location where) {
+std::vector<CompiledKernel> all_gather_gemm_compile(const Target& target, int pes, int64_t m, int64_t k, std::source_location where) {
   detail::require(pes >= 1, "all_gather_gemm_compile", "a job has at least one PE, not " + std::to_string(pes), where);
   detail::require(target.sm == 90 && target.arch_specific(), "all_gather_gemm_compile",
                   "the all-gather GEMM is sm_90a's (wgmma), not " + target.name(), where);
+  detail::require(m > 0 && k > 0 && m % (int64_t(all_gather_gemm::tile_m) * pes) == 0 && k % all_gather_gemm::tile_k == 0,
+                  "all_gather_gemm_compile",
+                  "M must be a positive multiple of 128 x the PEs (" + std::to_string(128 * int64_t(pes)) + ") and K of 64, not M = " +
+                      std::to_string(m) + ", K = " + std::to_string(k),
+                  where);
+  // A and the flags as the constructor allocates them: their extents are part of the kernels'
+  // specialization.
+  auto a = DeviceTensor<bf16>::for_compile({m * k});
+  auto flags = DeviceTensor<uint64_t>::for_compile({m / all_gather_gemm::tile_m * (k / all_gather_gemm::tile_k)});
   std::vector<CompiledKernel> out;
   for (int tile_n : gemm_sm90::tile_widths)
     out.push_back(gemm_sm90::with_tile_n(tile_n, [&](auto width) {
       constexpr gemm_sm90::Config config{.tile_n = decltype(width)::value};
       auto [ta, tb] = gemm_sm90::tensor_maps_for_compile<bf16, config>();
-      auto a = DeviceTensor<bf16>::for_compile({int64_t(all_gather_gemm::tile_m) * pes * int64_t(all_gather_gemm::tile_k)});
-      auto flags = DeviceTensor<uint64_t>::for_compile({int64_t(pes)});
       return all_gather_gemm_kernel<config.tile_n>().compile(target, ta, tb, gemm_sm90::output_map_for_compile(), a, flags, uint64_t(1),
-                                                             int32_t(128 * pes), int32_t(256), int32_t(64), int32_t(128), Constexpr<int>{pes});
+                                                             int32_t(m), int32_t(256), int32_t(k), int32_t(m / pes), Constexpr<int>{pes});
     }));
   return out;
 }

@@ -60,10 +60,13 @@ void AllReduce::operator()(Shape shape, const DeviceTensor<bf16>& x, const Devic
   else two_shot_kernel()(session_->device(), launch, x, y, flags_, uint64_t(++epoch_), pes);
 }
 
-std::vector<CompiledKernel> all_reduce_compile(const Target& target, int pes, const DeviceTensor<bf16>& x, std::source_location where) {
+std::vector<CompiledKernel> all_reduce_compile(const Target& target, int pes, const DeviceTensor<bf16>& x, int blocks,
+                                               std::source_location where) {
   check_vectors(x, x, "all_reduce_compile", where);
   detail::require(pes >= 1, "all_reduce_compile", "a job has at least one PE, not " + std::to_string(pes), where);
-  auto flags = DeviceTensor<uint64_t>::for_compile({2 * int64_t(pes)});
+  detail::require(blocks >= 1 && blocks <= 65535, "all_reduce_compile",
+                  "blocks is " + std::to_string(blocks) + "; it takes the CTAs a PE launches, 1 to 65535", where);
+  auto flags = DeviceTensor<uint64_t>::for_compile({2 * int64_t(blocks) * pes});  // as AllReduce allocates them
   return {one_shot_kernel().compile(target, x, x, flags, uint64_t(1), Constexpr<int>{pes}),
           two_shot_kernel().compile(target, x, x, flags, uint64_t(1), Constexpr<int>{pes})};
 }

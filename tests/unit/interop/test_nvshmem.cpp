@@ -167,7 +167,7 @@ TEST_CASE("nvshmem: rank 0's unique id reaches the other ranks through a file", 
 
 TEST_CASE("nvshmem: the all-gather GEMM compiles: HGMMA fed by TMA loads that wait for their tile's flag", "[unit][nvshmem]") {
   // The 256-wide tile's kernel, first of the three, for a job of two PEs.
-  CompiledKernel c = kernels::all_gather_gemm_compile(Target::parse("sm_90a"), 2).at(0);
+  CompiledKernel c = kernels::all_gather_gemm_compile(Target::parse("sm_90a"), 2, 1024, 1024).at(0);
   const std::string sass = test::disassemble(c.cubin, "-sass");
   CHECK(contains(sass, "HGMMA.64x256x16.F32.BF16"));
   CHECK(contains(sass, "UTMALDG"));
@@ -175,7 +175,10 @@ TEST_CASE("nvshmem: the all-gather GEMM compiles: HGMMA fed by TMA loads that wa
   CHECK(contains(c.ptx, "st.global.v4."));  // the pushes into the other PEs' copies of A
   CHECK(test::resource_usage(c.cubin, c.name, "LOCAL") == 0);
   // Its compile form refuses what it cannot build, at this file's line.
-  CHECK_THROWS_WITH(kernels::all_gather_gemm_compile(Target::parse("sm_80"), 2), Contains("test_nvshmem.cpp:") && Contains("not sm_80"));
-  CHECK_THROWS_WITH(kernels::all_reduce_compile(Target::parse("sm_90a"), 0, DeviceTensor<bf16>::for_compile({64})),
+  CHECK_THROWS_WITH(kernels::all_gather_gemm_compile(Target::parse("sm_80"), 2, 1024, 1024),
+                    Contains("test_nvshmem.cpp:") && Contains("not sm_80"));
+  CHECK_THROWS_WITH(kernels::all_gather_gemm_compile(Target::parse("sm_90a"), 2, 1000, 1024),
+                    Contains("test_nvshmem.cpp:") && Contains("M must be a positive multiple of 128 x the PEs (256)"));
+  CHECK_THROWS_WITH(kernels::all_reduce_compile(Target::parse("sm_90a"), 0, DeviceTensor<bf16>::for_compile({64}), 132),
                     Contains("test_nvshmem.cpp:") && Contains("at least one PE"));
 }
