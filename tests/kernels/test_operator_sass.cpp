@@ -84,6 +84,42 @@ TEST_CASE("kernels::gemm's SASS: HGMMA on sm_90a, UTCHMMA on sm_100a, HMMA elsew
   }
 }
 
+TEST_CASE("kernels::gemm's SASS with f16 and FP8 operands: each target's MMA of that type, 16-byte loads at small M, no spills",
+          "[unit][kernels][sass]") {
+  auto x16 = DeviceTensor<f16>::for_compile({256, hidden}), w16 = DeviceTensor<f16>::for_compile({2 * intermediate, hidden});
+  auto y16 = DeviceTensor<f16>::for_compile({256, 2 * intermediate});
+  auto x8 = DeviceTensor<f8e4m3>::for_compile({256, hidden}), w8 = DeviceTensor<f8e4m3>::for_compile({2 * intermediate, hidden});
+  auto y8 = DeviceTensor<bf16>::for_compile({256, 2 * intermediate});
+  for (const CompiledKernel& k : kernels::gemm_compile(Target::parse("sm_90a"), x16, w16, y16)) {
+    // f16 is HGMMA's default type: no suffix, where bf16's reads .F32.BF16.
+    const std::string sass = sass_of(k);
+    CHECK(test::contains(sass, "HGMMA.64x"));
+    CHECK_FALSE(test::contains(sass, ".BF16"));
+    test::check_wgmma_not_serialized(k.ptx, k.cubin);
+  }
+  for (const CompiledKernel& k : kernels::gemm_compile(Target::parse("sm_90a"), x8, w8, y8)) {
+    CHECK(test::contains(sass_of(k), "QGMMA.64x"));
+    test::check_wgmma_not_serialized(k.ptx, k.cubin);
+  }
+  // Blackwell, compile-verified: tcgen05 on sm_100a, mma.sync on sm_120a.
+  CHECK(test::contains(sass_of(kernels::gemm_compile(Target::parse("sm_100a"), x16, w16, y16).at(0)), "UTCHMMA"));
+  CHECK(test::contains(sass_of(kernels::gemm_compile(Target::parse("sm_100a"), x8, w8, y8).at(0)), "UTCQMMA"));
+  CHECK(test::contains(sass_of(kernels::gemm_compile(Target::parse("sm_120a"), x16, w16, y16).at(0)), "HMMA.16816.F32"));
+  CHECK(test::contains(sass_of(kernels::gemm_compile(Target::parse("sm_120a"), x8, w8, y8).at(0)), "QMMA.16832.F32.E4M3.E4M3"));
+  // A decode step's rows: the few-row kernel, 16-byte loads of B, no tensor cores.
+  auto x16m = DeviceTensor<f16>::for_compile({4, hidden}), y16m = DeviceTensor<f16>::for_compile({4, 2 * intermediate});
+  auto x8m = DeviceTensor<f8e4m3>::for_compile({4, hidden});
+  auto y8m = DeviceTensor<bf16>::for_compile({4, 2 * intermediate});
+  for (const char* t : {"sm_90a", "sm_100a", "sm_120a"}) {
+    INFO(t);
+    for (const std::string& sass : {sass_of(kernels::gemm_compile(Target::parse(t), x16m, w16, y16m).at(0)),
+                                    sass_of(kernels::gemm_compile(Target::parse(t), x8m, w8, y8m).at(0))}) {
+      CHECK(test::contains(sass, "LDG.E.128"));
+      CHECK_FALSE(tensor_cores(sass));
+    }
+  }
+}
+
 TEST_CASE("kernels::attention_forward's SASS: HGMMA on sm_90a, HMMA on the others, no spills", "[unit][kernels][sass]") {
   auto q = DeviceTensor<bf16>::for_compile({512, heads, head_dim}), kv = DeviceTensor<bf16>::for_compile({512, kv_heads, head_dim});
   auto lse = DeviceTensor<f32>::for_compile({heads, 512});
