@@ -71,8 +71,9 @@ void AllGatherGemm::operator()(const DeviceTensor<bf16>& b, const DeviceTensor<b
   gemm_sm90::with_tile_n(gpu, m_, n, [&](auto width) {
     constexpr int tile_n = decltype(width)::value;
     constexpr gemm_sm90::Config config{.tile_n = tile_n};
-    auto ta = make_tensor_map(a_.view({m_, k_}), {uint32_t(gemm_sm90::tile_m), uint32_t(all_gather_gemm::tile_k)}, TmaSwizzle::bytes128);
-    auto tb = make_tensor_map(b, {uint32_t(config.b_box_rows()), uint32_t(all_gather_gemm::tile_k)}, TmaSwizzle::bytes128);
+    auto ab = gemm_sm90::operand_box<bf16>(WgmmaMajor::k, gemm_sm90::tile_m), bb = gemm_sm90::operand_box<bf16>(WgmmaMajor::k, config.b_box_rows());
+    auto ta = make_tensor_map(a_.view({m_, k_}), {ab[0], ab[1]}, TmaSwizzle::bytes128);
+    auto tb = make_tensor_map(b, {bb[0], bb[1]}, TmaSwizzle::bytes128);
     auto tc = make_tensor_map(c, {uint32_t(gemm_sm90::chunk_rows), uint32_t(gemm_sm90::chunk_cols)}, gemm_sm90::chunk_swizzle<bf16>);
     Launch launch = gemm_sm90::launch_config(gpu, m_, n, config);
     launch.stream = stream;
