@@ -95,6 +95,7 @@ double stage_bytes(const std::string& stage, const qwen3::Config& c, double B, d
   if (stage == "gate/up projection") return (2 * I * H + B * H + 2 * B * I) * e;
   if (stage == "silu_mul") return 3 * B * I * e;
   if (stage == "rmsnorm + gate/up projection + silu_mul") return (2 * I * H + H + B * H + B * I) * e;
+  if (stage == "gate/up projection + silu_mul") return (2 * I * H + B * H + B * I) * e;
   if (stage == "down projection + residual") return (H * I + B * I + 2 * B * H) * e;
   if (stage == "lm head") return (V * H + B * H + B * V) * e;
   if (stage == "rmsnorm + lm head") return (V * H + H + B * H + B * V) * e;

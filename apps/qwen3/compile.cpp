@@ -111,6 +111,10 @@ class Compiler {
       kernels::GemmOptions swiglu = normed;
       swiglu.glu = kernels::Activation::silu;
       keep(kernels::gemm_compile(target_, described({T, H}), described({2 * I, H}), gate, swiglu));
+    } else if (T > kernels::gemm_fusion_max_m && kernels::gemm_fuses_glu(target_, T)) {
+      kernels::GemmOptions swiglu = plain;
+      swiglu.glu = kernels::Activation::silu;
+      keep(kernels::gemm_compile(target_, described({T, H}), described({2 * I, H}), gate, swiglu));
     } else {
       keep(kernels::gemm_compile(target_, described({T, H}), described({2 * I, H}), described({T, 2 * I}), plain));
       keep(kernels::silu_mul_compile(target_, DType::bf16, T, I));

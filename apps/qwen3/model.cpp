@@ -325,6 +325,9 @@ void Model::queue_kernels(const Pass& pass, KvCache* cache, const kernels::Decod
   // and SiLU·mul into the gate/up projection (gemm's rmsnorm_a and glu): three launches fewer
   // a layer, each of which cost more in launch and tail than its few KB of work.
   const bool fused = use_fusions_ && T <= fused_pass_max_tokens;
+  // Past the few-row kernel's rows, SiLU·mul still fuses where the tensor-core GEMM takes it
+  // (sm_90a); in between, the few-row kernel runs unfused (fused_pass_max_tokens says why).
+  const bool glu_fused = use_fusions_ && T > kernels::gemm_fusion_max_m && kernels::gemm_fuses_glu(device_.target(), T);
   auto normed = [&](const Buffer<bf16>& weight) {
     return kernels::GemmOptions{.rmsnorm_a = kernels::RmsNorm{weight.view({H}), float(c.rms_norm_eps)}, .stream = stream};
   };
@@ -375,11 +378,18 @@ void Model::queue_kernels(const Pass& pass, KvCache* cache, const kernels::Decod
     } else {
       kernels::rmsnorm(device_, h.view({T, H}), L.post_norm.view({H}), x.view({T, H}), norm);
       mark("rmsnorm");
-      kernels::gemm(device_, x.view({T, H}), L.gate_up.view({2 * I, H}), gate_up.view({T, 2 * I}), plain);
-      mark("gate/up projection");
-      const DeviceTensor<bf16> up = DeviceTensor<bf16>::from_pointer(gate_up.data() + uint64_t(I) * sizeof(bf16), {T, I}, {2 * I, 1});
-      kernels::silu_mul(device_, gate, up, gate, on_stream);
-      mark("silu_mul");
+      if (glu_fused) {  // SiLU·mul in the projection's epilogue: gate/up's product is never stored
+        kernels::GemmOptions swiglu = plain;
+        swiglu.glu = kernels::Activation::silu;
+        kernels::gemm(device_, x.view({T, H}), L.gate_up.view({2 * I, H}), gate, swiglu);
+        mark("gate/up projection + silu_mul");
+      } else {
+        kernels::gemm(device_, x.view({T, H}), L.gate_up.view({2 * I, H}), gate_up.view({T, 2 * I}), plain);
+        mark("gate/up projection");
+        const DeviceTensor<bf16> up = DeviceTensor<bf16>::from_pointer(gate_up.data() + uint64_t(I) * sizeof(bf16), {T, I}, {2 * I, 1});
+        kernels::silu_mul(device_, gate, up, gate, on_stream);
+        mark("silu_mul");
+      }
     }
     kernels::gemm(device_, gate, L.down.view({H, I}), h.view({T, H}), residual);
     mark("down projection + residual");

@@ -57,6 +57,17 @@ TEST_CASE("kernels::gemm's SASS: HGMMA on sm_90a, UTCHMMA on sm_100a, HMMA elsew
     CHECK(test::contains(sass, ".F32.BF16"));
     test::check_wgmma_not_serialized(k.ptx, k.cubin);
   }
+  // The same with SwiGLU fused (C has I columns), at both of its tile widths: the gate's
+  // exponential in the epilogue, and the wgmmas still not serialized.
+  auto gated = DeviceTensor<bf16>::for_compile({256, intermediate});
+  const auto glu_kernels = kernels::gemm_compile(Target::parse("sm_90a"), x, w, gated, {.glu = kernels::Activation::silu});
+  CHECK(glu_kernels.size() == 2);
+  for (const CompiledKernel& k : glu_kernels) {
+    const std::string sass = sass_of(k);
+    CHECK(test::contains(sass, "HGMMA.64x"));
+    CHECK(test::contains(sass, "MUFU.EX2"));
+    test::check_wgmma_not_serialized(k.ptx, k.cubin);
+  }
   CHECK(test::contains(sass_of(kernels::gemm_compile(Target::parse("sm_100a"), x, w, y).at(0)), "UTCHMMA"));
   for (const char* t : {"sm_80", "sm_120a"}) {
     INFO(t);

@@ -34,7 +34,9 @@
  * rmsnorm_a normalises A's rows as they are read; glu takes B as two halves [W; V] and gives
  * C = act(A W^T) * (A V^T) with half of B's rows as columns (SwiGLU with silu). They pay at
  * M = 1 or 2, where the kernel waits on the weights; at M = 8 the norm's arithmetic costs more
- * than the launch it saves (docs/kernels.md has the figures).
+ * than the launch it saves (docs/kernels.md has the figures). On sm_90a glu is fused for any M
+ * too (the wgmma kernel pairs W's and V's rows in each tile), which saves writing and reading
+ * back A [W; V]^T; gemm_fuses_glu says where.
  *
  * The kernel for each architecture (cutejit/kernels/gemm/):
  *   - sm_90a: the persistent warp-specialised wgmma GEMM (sm90.hpp), tiles 256, 128 or 64
@@ -80,6 +82,10 @@ struct RmsNorm {
 /// The most rows of A for which rmsnorm_a and glu are fused (the few-row kernel's M).
 inline constexpr int64_t gemm_fusion_max_m = 8;
 
+/// Whether gemm takes GemmOptions::glu for M rows of A on `target` (bf16, A and B K-major): for
+/// M up to gemm_fusion_max_m on every target, and for any M on sm_90a.
+bool gemm_fuses_glu(const Target& target, int64_t m);
+
 /// The bias: N values of C's element type, rank 1 and contiguous. A DeviceTensor<bf16> or
 /// DeviceTensor<f16> converts to it.
 struct GemmBias {
@@ -104,7 +110,7 @@ struct GemmOptions {
   /// A gated linear unit: B (N, K) is two halves [W; V] and C is (M, N / 2),
   /// C = epilogue(act(A W^T) * (A V^T)), `act` this activation (silu: SwiGLU; none: bilinear).
   /// The epilogue (alpha, beta, bias of N / 2 values, activation) applies to that product.
-  /// bf16, M up to gemm_fusion_max_m, K-major A and B.
+  /// bf16, K-major A and B, where gemm_fuses_glu.
   std::optional<Activation> glu;
   StreamHandle stream = nullptr;  ///< the stream the launch is queued on
 };

@@ -129,13 +129,21 @@ Family family_for(const Target& t, const detail::GemmProblem& p, const char* op)
   detail::require(p.ab != DType::f8e4m3 || t.sm >= 89, op,
                   "no FP8 kernel for " + t.name() + ": the tensor cores multiply f8e4m3 from sm_89 on; bf16 and f16 run here", p.where);
   if (detail::gemm_small_m_fits(p)) return Family::small_m;
-  detail::require(p.fusion == 0, op,
-                  "rmsnorm_a and glu are fused only for M up to " + std::to_string(gemm_fusion_max_m) +
+  const bool sm90 = t.sm == 90 && t.arch_specific();
+  const bool k_major = p.a_major == Major::k && p.b_major == Major::k;
+  detail::require(!(p.fusion & detail::fusion_norm), op,
+                  "rmsnorm_a is fused only for M up to " + std::to_string(gemm_fusion_max_m) +
                       " with a and b K-major and K a multiple of 8 (the few-row kernel), not a " + detail::shape_of(p.a) +
                       (p.a_major == Major::k ? "" : " M-major") + " a and " + (p.b_major == Major::k ? "" : "N-major ") + "b " +
-                      detail::shape_of(p.b) + ": run kernels::rmsnorm or kernels::silu_mul beside a plain gemm",
+                      detail::shape_of(p.b) + ": run kernels::rmsnorm before a plain gemm",
                   p.where);
-  if (t.sm == 90 && t.arch_specific()) return Family::sm90;
+  detail::require(!(p.fusion & detail::fusion_glu) || (sm90 && k_major), op,
+                  "glu is fused for M up to " + std::to_string(gemm_fusion_max_m) +
+                      " (the few-row kernel), and for any M on sm_90a, with a and b K-major; not for a " + detail::shape_of(p.a) +
+                      (p.a_major == Major::k ? "" : " M-major") + " a and " + (p.b_major == Major::k ? "" : "N-major ") + "b " +
+                      detail::shape_of(p.b) + " on " + t.name() + ": run kernels::silu_mul after a plain gemm",
+                  p.where);
+  if (sm90) return Family::sm90;
   if ((t.sm == 100 || t.sm == 103) && t.variant != Target::Variant::portable && p.a_major == Major::k && p.b_major == Major::k) return Family::sm100;
   return Family::sm80;
 }
@@ -181,6 +189,8 @@ std::vector<CompiledKernel> compile_for(const Target& target, const DeviceTensor
 }
 
 }  // namespace
+
+bool gemm_fuses_glu(const Target& target, int64_t m) { return m <= gemm_fusion_max_m || (target.sm == 90 && target.arch_specific()); }
 
 // The overloads of gemm.hpp, one per element types.
 #define CUTEJIT_GEMM_OVERLOADS(TA, TC)                                                                                                   \

@@ -103,6 +103,16 @@ struct LinearEpilogue {
   }
 };
 
+/// The traced epilogue of a gated product (GemmOptions::glu): act(w) * v, then the linear
+/// epilogue (with code 0, only alpha, a multiply by 1).
+template <class TC>
+struct GatedEpilogue {
+  Activation gate;
+  LinearEpilogue<TC> then;
+
+  F32 operator()(const F32& w, const F32& v, const Int& row, const Int& col) const { return then(activate(gate, w) * v, row, col); }
+};
+
 /// (M, K) or (N, K) with strides swapped: the operand as memory holds it, rows contiguous, for
 /// a TMA map (a K-major operand as it is, an MN-major one as its (K, M) transpose).
 template <class T>

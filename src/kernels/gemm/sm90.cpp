@@ -1,5 +1,6 @@
 // kernels::gemm on sm_90a: gemm/sm90.hpp's wgmma GEMM, one kernel per (element types, A's major,
-// B's major, tile width), each traced with the plain store or the call's epilogue.
+// B's major, tile width), each traced with the plain store or the call's epilogue; and for glu
+// (bf16, K-major, tiles 256 or 128 wide) the gated kernel, traced with the gate's activation.
 #include "cutejit/kernels/gemm/sm90.hpp"
 
 #include <string>
@@ -13,8 +14,9 @@ namespace {
 
 constexpr WgmmaMajor wgmma_major(Major m) { return m == Major::k ? WgmmaMajor::k : WgmmaMajor::mn; }
 
-template <class TA, class TC, Major A, Major B, int TileN>
-constexpr gemm_sm90::Config config_of{.a_major = wgmma_major(A), .b_major = wgmma_major(B), .tile_n = TileN, .out = dtype_of<TC>::value};
+template <class TA, class TC, Major A, Major B, int TileN, bool Glu = false>
+constexpr gemm_sm90::Config config_of{
+    .a_major = wgmma_major(A), .b_major = wgmma_major(B), .tile_n = TileN, .out = dtype_of<TC>::value, .glu = Glu};
 
 template <class TA, class TC, Major A, Major B, int TileN>
 auto& sm90_kernel() {
@@ -29,16 +31,38 @@ auto& sm90_kernel() {
   return k;
 }
 
-/// f.template operator()<TA, TC>(kernel, config) for the problem's element types and majors and
-/// the tile width `tile_n`. FP8 operands are K-major (make_problem), so no MN-major FP8 kernel
-/// is instantiated.
+/// The gated kernel (GemmOptions::glu): `gate` is the Activation of W's product, and the linear
+/// epilogue applies to act(w) * v.
+template <int TileN>
+auto& sm90_glu_kernel() {
+  static Kernel k{"cutejit_gemm_sm90_bf16_tn_glu_n" + std::to_string(TileN),
+                  [](TmaDescriptor<bf16> a, TmaDescriptor<bf16> b, TmaDescriptor<bf16> c, Tensor<bf16> c_in, Tensor<bf16> bias,
+                     Value<f32> alpha, Value<f32> beta, Int m, Int n, Int k, Constexpr<int> epilogue, Constexpr<int> gate) {
+                    constexpr gemm_sm90::Config config = config_of<bf16, bf16, Major::k, Major::k, TileN, true>;
+                    gemm_sm90::kernel<bf16, config>(
+                        a, b, c, m, n, k, GatedEpilogue<bf16>{Activation(int(gate)), {c_in, bias, alpha, beta, int(epilogue)}});
+                  }};
+  return k;
+}
+
+/// The glu kernels' widths: half a tile's columns are C's, at least one 64-column chunk.
+int glu_tile_n(int tile_n) { return tile_n < 128 ? 128 : tile_n; }
+
+/// f.template operator()<TA, TC, Glu>(kernel, config) for the problem's element types, majors
+/// and fusion, and the tile width `tile_n`. FP8 operands are K-major and glu takes bf16 K-major
+/// ones (make_problem, family_for), so no other kernel is instantiated.
 template <class F>
 auto with_kernel(const GemmProblem& p, int tile_n, F&& f) {
   return with_elements(p, [&]<class TA, class TC>() {
+    if constexpr (std::is_same_v<TA, bf16>)
+      if (p.fusion & fusion_glu)
+        return glu_tile_n(tile_n) == 256
+                   ? f.template operator()<TA, TC, true>(sm90_glu_kernel<256>(), config_of<TA, TC, Major::k, Major::k, 256, true>)
+                   : f.template operator()<TA, TC, true>(sm90_glu_kernel<128>(), config_of<TA, TC, Major::k, Major::k, 128, true>);
     auto width = [&]<Major A, Major B>() {
       return gemm_sm90::with_tile_n(tile_n, [&](auto w) {
         constexpr int TileN = decltype(w)::value;
-        return f.template operator()<TA, TC>(sm90_kernel<TA, TC, A, B, TileN>(), config_of<TA, TC, A, B, TileN>);
+        return f.template operator()<TA, TC, false>(sm90_kernel<TA, TC, A, B, TileN>(), config_of<TA, TC, A, B, TileN>);
       });
     };
     if constexpr (sizeof(TA) == 1) return width.template operator()<Major::k, Major::k>();
@@ -54,11 +78,22 @@ std::pair<std::array<uint32_t, 2>, std::array<uint32_t, 2>> boxes(const gemm_sm9
   return {gemm_sm90::operand_box<TA>(config.a_major, gemm_sm90::tile_m), gemm_sm90::operand_box<TA>(config.b_major, config.b_box_rows())};
 }
 
+/// Calls `kernel.prepare` or `kernel.compile` (`call`) with the arguments every kernel takes
+/// after its launch or target, and the gate's activation for the glu kernel.
+template <bool Glu, class TC, class Call>
+auto with_arguments(const GemmProblem& p, const TensorMap<TC>& tc, Call&& call) {
+  if constexpr (Glu)
+    return call(tc, typed<TC>(p.c), typed<TC>(p.bias), p.alpha, p.beta, int32_t(p.m), int32_t(p.n), int32_t(p.k), p.epilogue,
+                p.fusion >> fusion_activation_shift);
+  else return call(tc, typed<TC>(p.c), typed<TC>(p.bias), p.alpha, p.beta, int32_t(p.m), int32_t(p.n), int32_t(p.k), p.epilogue);
+}
+
 }  // namespace
 
 PreparedLaunch gemm_sm90_prepare(const Device& device, const GemmProblem& p) {
-  const int tile_n = gemm_sm90::choose_tile_n(device.multiprocessors(), p.m, p.n);
-  return with_kernel(p, tile_n, [&]<class TA, class TC>(auto& kernel, const gemm_sm90::Config& config) {
+  // With glu a tile's accumulators span twice its columns of C: B's rows choose the width.
+  const int tile_n = gemm_sm90::choose_tile_n(device.multiprocessors(), p.m, p.fusion & fusion_glu ? 2 * p.n : p.n);
+  return with_kernel(p, tile_n, [&]<class TA, class TC, bool Glu>(auto& kernel, const gemm_sm90::Config& config) {
     auto [ab, bb] = boxes<TA>(config);
     auto ta = make_tensor_map(rows_in_memory<TA>(p.a, p.a_major), {ab[0], ab[1]}, TmaSwizzle::bytes128);
     auto tb = make_tensor_map(rows_in_memory<TA>(p.b, p.b_major), {bb[0], bb[1]}, TmaSwizzle::bytes128);
@@ -66,22 +101,22 @@ PreparedLaunch gemm_sm90_prepare(const Device& device, const GemmProblem& p) {
     Launch launch = gemm_sm90::launch_config(device, p.m, p.n, config);
     launch.stream = p.stream;
     launch.where = p.where;
-    return kernel.prepare(device, launch, ta, tb, tc, typed<TC>(p.c), typed<TC>(p.bias), p.alpha, p.beta, int32_t(p.m), int32_t(p.n),
-                          int32_t(p.k), p.epilogue);
+    return with_arguments<Glu>(p, tc, [&](const auto&... rest) { return kernel.prepare(device, launch, ta, tb, rest...); });
   });
 }
 
 std::vector<CompiledKernel> gemm_sm90_compile(const Target& target, const GemmProblem& p) {
   std::vector<CompiledKernel> out;
-  for (int tile_n : gemm_sm90::tile_widths)
-    out.push_back(with_kernel(p, tile_n, [&]<class TA, class TC>(auto& kernel, const gemm_sm90::Config& config) {
+  for (int tile_n : gemm_sm90::tile_widths) {
+    if ((p.fusion & fusion_glu) && tile_n < 128) continue;  // glu_tile_n: the 128-wide kernel
+    out.push_back(with_kernel(p, tile_n, [&]<class TA, class TC, bool Glu>(auto& kernel, const gemm_sm90::Config& config) {
       auto [ab, bb] = boxes<TA>(config);
       auto ta = TensorMap<TA>::for_compile(2, {ab[0], ab[1]}, TmaSwizzle::bytes128);
       auto tb = TensorMap<TA>::for_compile(2, {bb[0], bb[1]}, TmaSwizzle::bytes128);
       auto tc = TensorMap<TC>::for_compile(2, {uint32_t(gemm_sm90::chunk_rows), uint32_t(gemm_sm90::chunk_cols)}, gemm_sm90::chunk_swizzle<TC>);
-      return kernel.compile(target, ta, tb, tc, typed<TC>(p.c), typed<TC>(p.bias), p.alpha, p.beta, int32_t(p.m), int32_t(p.n),
-                            int32_t(p.k), p.epilogue);
+      return with_arguments<Glu>(p, tc, [&](const auto&... rest) { return kernel.compile(target, ta, tb, rest...); });
     }));
+  }
   return out;
 }
 

@@ -39,6 +39,13 @@
 // them, so the loads of values sharing a column are merged. `Identity` (the default) is no
 // call at all.
 //
+// The gated product (Config::glu, a SwiGLU MLP's gate/up projection): B's rows are two halves
+// [W; V] (2 N rows) and C has N columns, C = epilogue(A W^T, A V^T). A tile's B is then W's
+// rows n0 ... n0 + tile_n / 2 - 1 in the stage's first half and V's same rows in its second, so
+// each thread holds the accumulators of column j of both halves, tile_n / 4 values apart,
+// and the epilogue hook takes both: F32 epilogue(F32 w, F32 v, Int row, Int col). A tile gives
+// tile_n / 2 columns of C, and C is written once, half the bytes of A [W; V]^T.
+//
 // The feed hook (for operands that arrive while the kernel runs, as an all-gather's do): an
 // object with `wait(m0, kt)`, which the producer calls before each TMA load of A's rows m0 ...
 // m0 + 127 at K tile kt, and `side(thread, threads)`, which the producer warpgroup's three other
@@ -97,11 +104,20 @@ struct Config {
   int group_m = 8;
   /// C's element type: bf16, f16, or f8e4m3 (saturated).
   DType out = DType::bf16;
+  /// The gated product (above): B is [W; V], and half of a tile's accumulators multiply the
+  /// other half's into tile_n / 2 columns of C. K-major B, tiles 256 or 128 wide.
+  bool glu = false;
 
   constexpr int b_stage_bytes() const { return tile_n * k_bytes; }
   constexpr int stage_bytes() const { return a_stage_bytes + b_stage_bytes(); }
-  /// B's K-major TMA box: at most 128 rows, so a 256-wide tile takes two loads.
-  constexpr int b_box_rows() const { return tile_n < 128 ? tile_n : 128; }
+  /// Columns of C per tile.
+  constexpr int out_n() const { return glu ? tile_n / 2 : tile_n; }
+  /// B's K-major TMA box: at most 128 rows, so a 256-wide tile takes two loads (each half of it
+  /// with glu).
+  constexpr int b_box_rows() const {
+    const int rows = glu ? tile_n / 2 : tile_n;
+    return rows < 128 ? rows : 128;
+  }
   /// Shared memory with `s` stages: A's ring and B's (each stage one TMA box row of 128 bytes
   /// per tile row, on the 128-byte swizzle's 1 KB pattern), the consumers' chunk buffers (two
   /// per warpgroup), the ring's barriers.
@@ -191,16 +207,21 @@ concept Feed = std::is_same_v<F, NoFeed> || requires(const F& f, const Int& i) {
 /// captures. `c` is C's tensor map (output_map). An MN-major operand (C.a_major, C.b_major)
 /// arrives as boxes of tile_k K rows by one 128-byte span of M or N (`mn_chunk` elements), side
 /// by side in the stage (2 boxes of A, tile_n / 64 of B): the same bytes as the K-major boxes,
-/// so the stage's size does not change.
-template <class T, Config C = Config{}, Epilogue E = Identity, Feed F = NoFeed>
+/// so the stage's size does not change. With C.glu, `n` is C's columns (B has 2 n rows) and the
+/// epilogue is a GluEpilogue.
+template <class T, Config C = Config{}, class E = Identity, Feed F = NoFeed>
 void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const TmaDescriptor<output_t<C>>& c, const Int& m, const Int& n,
             const Int& k, const E& epilogue = {}, const F& feed = {}) {
+  static_assert(C.glu ? GluEpilogue<E> : Epilogue<E>,
+                "the epilogue is F32(F32 acc, Int row, Int col), or with glu F32(F32 w, F32 v, Int row, Int col)");
+  static_assert(!C.glu || (C.b_major == WgmmaMajor::k && C.cluster_m == 1 && C.tile_n >= 128),
+                "glu takes B stored N x K, tiles 256 or 128 wide, no clusters");
   constexpr bool fed = !std::is_same_v<F, NoFeed>;
   static_assert(!fed || (C.a_major == WgmmaMajor::k && C.cluster_m == 1), "a fed A is stored M x K, in CTAs of their own");
   using Out = output_t<C>;
   static_assert(C.out == DType::bf16 || C.out == DType::f16 || C.out == DType::f8e4m3, "C is bf16, f16 or f8e4m3");
   constexpr WgmmaMajor AMajor = C.a_major, BMajor = C.b_major;
-  constexpr int ClusterM = C.cluster_m, tile_n = C.tile_n, stages = C.stages();
+  constexpr int ClusterM = C.cluster_m, tile_n = C.tile_n, out_n = C.out_n(), stages = C.stages();
   static_assert(sizeof(T) == 2 || (AMajor == WgmmaMajor::k && BMajor == WgmmaMajor::k),
                 "wgmma reads FP8 operands K-major only: A stored M x K and B stored N x K");
   static_assert(tile_n == 256 || tile_n == 128 || tile_n == 64, "tiles are 256, 128 or 64 columns wide");
@@ -219,7 +240,7 @@ void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const TmaDescr
   // (Rounded up as (x - 1) / t + 1, which cannot overflow for x up to 2^31 - 1.)
   Int k_tiles = (k - 1) / tile_k + 1;
   Int tiles_m = (m - 1) / tile_m + 1;
-  Int tiles_n = (n - 1) / tile_n + 1;
+  Int tiles_n = (n - 1) / out_n + 1;
   constexpr auto shared = C.shared();
   SharedMemory smem(shared.storage);
   auto a_tile = [&](const Int& s) { return smem.stage(shared.a.as<T>(), s); };
@@ -244,7 +265,7 @@ void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const TmaDescr
   };
   auto tile_origin = [&](const Int& j) {
     auto [tm, tn] = tile_coord(j);
-    return std::pair{tm * tile_m, tn * tile_n};
+    return std::pair{tm * tile_m, tn * out_n};
   };
   // Frees a stage for this CTA's producer and, in a pair, for the other CTA's.
   auto release = [&](const PipelineState& s) {
@@ -269,7 +290,7 @@ void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const TmaDescr
   if_(warpgroup == 0, [&] {
     decrease_max_registers(producer_registers);
     if_(tid == 0, [&] {
-      CoordTensor mA = operand_coordinates<AMajor>(m, k), mB = operand_coordinates<BMajor>(n, k);
+      CoordTensor mA = operand_coordinates<AMajor>(m, k), mB = operand_coordinates<BMajor>(C.glu ? 2 * n : n, k);
       for_(0, scheduler.my_tile_count(), [&](Int j) {
         auto [tm, tn] = tile_coord(j);
         for_(0, k_tiles, [&](Int kt) {
@@ -279,11 +300,22 @@ void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const TmaDescr
           // The TMA boxes that fill the stage's tiles: one of A (two MN-major chunks), two of a
           // 256-wide B (tile_n / 64 MN-major chunks).
           auto boxes_a = tma_partition(a, stage_tile<T, AMajor>(a_tile(s.index), tile_m), local_tile(mA, {tile_m, tile_k}, {tm, kt}));
-          auto boxes_b = tma_partition(b, stage_tile<T, BMajor>(b_tile(s.index), tile_n), local_tile(mB, {tile_n, tile_k}, {tn, kt}));
           pipe.load(a, boxes_a, s);
-          // In a pair, CTA r loads box r of B (rows 128 r ...) into both.
-          if constexpr (ClusterM == 2) pipe.load_multicast(b, boxes_b.at(rank), s, 0b11, 2);
-          else pipe.load(b, boxes_b, s);
+          if constexpr (C.glu) {
+            // Half h of the stage's B: rows n0 ... of W (h = 0) or of V, n rows further (h = 1).
+            // W's rows past n are V's first ones: they reach only columns of C past n, which
+            // are not stored.
+            Tensor<T> sB = stage_tile<T, BMajor>(b_tile(s.index), tile_n);
+            for (int h = 0; h < 2; ++h)
+              pipe.load(b, tma_partition(b, local_tile(sB, {out_n, tile_k}, {h, 0}),
+                                         local_tile(domain_offset(IntTuple{h == 0 ? Int(0) : n, 0}, mB), {out_n, tile_k}, {tn, kt})),
+                        s);
+          } else {
+            auto boxes_b = tma_partition(b, stage_tile<T, BMajor>(b_tile(s.index), tile_n), local_tile(mB, {tile_n, tile_k}, {tn, kt}));
+            // In a pair, CTA r loads box r of B (rows 128 r ...) into both.
+            if constexpr (ClusterM == 2) pipe.load_multicast(b, boxes_b.at(rank), s, 0b11, 2);
+            else pipe.load(b, boxes_b, s);
+          }
           pipe.producer_commit(s);
         });
       });
@@ -336,7 +368,9 @@ void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const TmaDescr
       // The epilogue, 64 columns at a time: values through the user's epilogue and to bf16,
       // stmatrix into a free chunk buffer, then one thread stores the chunk with TMA and the
       // warpgroup goes on (to the next chunk, then the next tile's MMAs) while it is written.
-      constexpr int chunks = tile_n / chunk_cols;
+      constexpr int chunks = out_n / chunk_cols;
+      // With glu, V's accumulator of a value sits this many values after W's.
+      constexpr int v_offset = out_n / chunk_cols * chunk_values;
       for (int chunk = 0; chunk < chunks; ++chunk) {
         auto store_chunk = [&] {
           Tensor<Out> out = chunk_thr.template partition_fragment_C<Out>({tile_m, chunk_cols});
@@ -348,7 +382,9 @@ void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const TmaDescr
             // last row or column, so that what it reads per row or column stays in bounds.
             if constexpr (!std::is_same_v<E, Identity>) {
               IntTuple at = cC(IntTuple(i), IntTuple(0), IntTuple(0));
-              x = F32(epilogue(x, min(m0 + coordinate<0>(at), m - 1), min(n0 + coordinate<1>(at), n - 1)));
+              Int row = min(m0 + coordinate<0>(at), m - 1), col = min(n0 + coordinate<1>(at), n - 1);
+              if constexpr (C.glu) x = F32(epilogue(x, F32(acc(IntTuple(i + v_offset))), row, col));
+              else x = F32(epilogue(x, row, col));
             }
             values.push_back(x);
           }
@@ -437,7 +473,7 @@ void check_shape(const char* kernel, int64_t m, int64_t n, int64_t k) {
 /// In clusters of two: one pair of CTAs per two multiprocessors, or per pair of tile rows.
 inline Launch launch_config(const Device& gpu, int64_t m, int64_t n, const Config& c = {}) {
   int64_t rows = c.cluster_m * int64_t(tile_m);
-  int64_t tiles = ((m + rows - 1) / rows) * ((n + c.tile_n - 1) / c.tile_n);
+  int64_t tiles = ((m + rows - 1) / rows) * ((n + c.out_n() - 1) / c.out_n());
   uint32_t workers = StaticTileScheduler::grid_size(tiles, gpu.multiprocessors() / c.cluster_m);
   return Launch{.grid = workers * uint32_t(c.cluster_m), .block = threads, .shared_bytes = c.shared_bytes(),
                 .cluster = uint32_t(c.cluster_m)};
