@@ -30,6 +30,7 @@ package, in the build tree, or on the library path.
 """
 
 import ctypes
+import functools
 import os
 import struct
 import sys
@@ -176,22 +177,32 @@ _UINT32_MAX = (1 << 32) - 1
 
 
 class _Launch:
-    __slots__ = ("_kernel", "_grid", "_block", "_shared", "_stream")
+    __slots__ = ("_kernel", "_grid", "_block", "_shared", "_stream", "_fast")
 
     def __init__(self, kernel, grid, block, shared_bytes, stream):
         if not 0 <= shared_bytes <= _UINT32_MAX:
             raise Error("error: shared_bytes is 0 to 2^32 - 1, not %d" % shared_bytes)
         self._kernel, self._grid, self._block, self._shared, self._stream = kernel, grid, block, shared_bytes, stream
+        self._fast = None
+
+    def _bind(self):
+        """(the entry's settled types, TVM-FFI's launch with this launcher's header bound, the
+        argument types it takes): made once, so that a launch costs one type check and one call.
+        Not kept while the types are unsettled (torch not imported yet), nor past a change of
+        entry (the module's _ffi_types set anew)."""
+        launch, types = _ffi_entry() if self._stream is None else (False, frozenset())
+        call = functools.partial(launch, self._kernel._handle, *self._grid, *self._block, self._shared, -1) if launch else None
+        fast = (_ffi_types, call, types)
+        self._fast = fast if _ffi_types is not None else None
+        return fast
 
     def __call__(self, *args):
-        launch, types = _ffi_entry() if self._stream is None else (False, ())
-        if launch:
-            for a in args:
-                if type(a) not in types:
-                    break
-            else:
-                launch(self._kernel._handle, *self._grid, *self._block, self._shared, -1, *args)
-                return
+        fast = self._fast
+        if fast is None or fast[0] is not _ffi_types:
+            fast = self._bind()
+        if fast[1] is not None and fast[2].issuperset(map(type, args)):
+            fast[1](*args)
+            return
         stream, device = _launch_stream(args)
         if self._stream is not None:
             stream = int(self._stream)

@@ -49,15 +49,16 @@ void check_view(int rank, size_t elements, std::span<const int64_t> shape, std::
     overflow |= __builtin_add_overflow(last, reach, &last);
     overflow |= __builtin_mul_overflow(count, shape[i], &count);
   }
-  const std::string view = fmt::format("({}):({})", fmt::join(shape, ","), fmt::join(stride, ","));
+  // Formatted only for an error: every launch from Python or a Buffer passes through here.
+  auto view = [&] { return fmt::format("({}):({})", fmt::join(shape, ","), fmt::join(stride, ",")); };
   if (overflow || last > int32_limit || count > int32_limit)
     throw Error(fmt::format("the tensor view {} {}, past the 32-bit indexing limit of a kernel's tensor argument (offsets and element "
                             "counts up to 2^31 - 1 = {})",
-                            view, last > int32_limit || overflow ? "reaches past element 2^31 - 1" : "holds more than 2^31 - 1 elements",
+                            view(), last > int32_limit || overflow ? "reaches past element 2^31 - 1" : "holds more than 2^31 - 1 elements",
                             int32_limit),
                 where);
   if (elements != size_t(-1) && uint64_t(last) >= elements)
-    throw Error(fmt::format("the view {} reaches element {} but the buffer holds {}", view, last, elements), where);
+    throw Error(fmt::format("the view {} reaches element {} but the buffer holds {}", view(), last, elements), where);
 }
 
 }  // namespace cutejit::detail
