@@ -14,8 +14,9 @@
 //
 //   cutejit_qwen3_bench [--model 8b|1.7b|0.6b|tiny] [--batch N[,N...]] [--context N] [--steps N] [--temperature T]
 //                       [--top-k K] [--top-p P] [--breakdown] [--fusion on|off|both]
-// --fusion off runs the norms and SiLU·mul of a decode step as kernels of their own
-// (Model::use_fusions); both runs each batch fused, then not, on the same weights.
+// --fusion off runs the norms and SiLU·mul of a decode step, and a prefill's SiLU·mul on sm_90a,
+// as kernels of their own (Model::use_fusions); both runs each batch fused, then not, on the
+// same weights.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
