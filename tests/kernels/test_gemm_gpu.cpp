@@ -14,8 +14,13 @@
 #include <cutejit/cutejit.hpp>
 #include <cutejit/kernels/gemm.hpp>
 
+#include <nlohmann/json.hpp>
+
+#include <cutejit/jit/autotune.hpp>
+
 #include "kernel_test_values.hpp"
 #include "support.hpp"
+#include "unit/cache/cache_test_support.hpp"
 
 using namespace cutejit;
 using Catch::Contains;
@@ -63,6 +68,7 @@ struct Case {
   int64_t pad = 0;  // extra elements between the operands' rows (a stride past the extent)
   bool norm = false;  // rmsnorm_a, weights random around 1
   std::optional<Activation> glu;  // B's n rows are [W; V] and C has n / 2 columns
+  bool tune = false;
 };
 
 /// Runs gemm on one case, A and B of TA and C of TC, and returns the largest error relative to
@@ -83,7 +89,7 @@ double run_case(const Device& gpu, const Case& c) {
   // With beta, C comes in with values; without, poisoned (it must not be read).
   const std::vector<TC> hc = c.beta != 0 ? random_values<TC>(size_t(c.m * n), 4) : std::vector<TC>(size_t(c.m * n), TC(NAN));
   auto da = gpu.upload(a.host), db = gpu.upload(b.host), dbias = gpu.upload(hbias), dc = gpu.upload(hc), dweight = gpu.upload(hweight);
-  kernels::GemmOptions options{.alpha = c.alpha, .beta = c.beta, .activation = c.activation, .glu = c.glu};
+  kernels::GemmOptions options{.alpha = c.alpha, .beta = c.beta, .activation = c.activation, .glu = c.glu, .tune = c.tune};
   if (c.bias) options.bias = dbias.view({n});
   if (c.norm) options.rmsnorm_a = kernels::RmsNorm{dweight.view({c.k}), float(eps)};
   kernels::gemm(gpu, a.view(da), b.view(db), dc.view({c.m, n}), options);
@@ -220,6 +226,40 @@ TEST_CASE("kernels::gemm fuses a gated linear unit for any M on sm_90a, and refu
   // The 256-wide tile, which the operator picks once the 128 x 256 tiles of A [W; V]^T fill the
   // GPU (at least 7/8 of one per multiprocessor: 116 on 132).
   CHECK(run_case(gpu, {.m = 1024, .n = 2 * 1896, .k = 32, .glu = Activation::silu}) < 1e-2);
+}
+
+TEST_CASE("kernels::gemm's tune times the kernels once, remembers the choice on disk, and writes C once", "[gpu][kernels][sm100][sm120]") {
+  cache_test::TempCache tmp;  // the records (and kernels) in a directory of their own
+  detail::forget_tune_decisions();
+  Device gpu;
+  INFO(gpu.target().name());
+  const bool sm90 = gpu.target().name() == "sm_90a";
+  auto records = [&] {
+    std::vector<nlohmann::json> out;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(tmp.path() / "tune" / "v1", ec))
+      out.push_back(nlohmann::json::parse(cache_test::read_text(e.path())));
+    return out;
+  };
+  // C read and written in place (beta): the candidates' launches must not reach it, or the
+  // product would be added more than once.
+  const Case plain{.m = 136, .n = 200, .k = 72, .beta = 1, .bias = true, .tune = true};
+  const Case gated{.m = 136, .n = 2 * 200, .k = 72, .beta = 1, .glu = Activation::silu, .tune = true};
+  for (int round = 0; round < 2; ++round) {  // the second round answered by the records
+    INFO("round " << round);
+    CHECK(run_case(gpu, plain) < 1e-2);
+    if (kernels::gemm_fuses_glu(gpu.target(), gated.m)) CHECK(run_case(gpu, gated) < 1e-2);
+    // sm_90a chooses among its tile widths; the other targets have one kernel for each problem.
+    const std::vector<nlohmann::json> files = records();
+    REQUIRE(files.size() == (sm90 ? 2u : 0u));
+    for (const nlohmann::json& r : files) {
+      const bool glu = r["key"]["candidates"].size() == 2;
+      CHECK(r["key"]["candidates"] == (glu ? nlohmann::json({"256", "128"}) : nlohmann::json({"256", "128", "64"})));
+      CHECK(r["key"]["name"] == (glu ? "kernels::gemm sm90 bf16 bf16 tn glu" : "kernels::gemm sm90 bf16 bf16 tn"));
+      CHECK(r["key"]["values"][0] == 136);
+      CHECK(r["key"]["values"][1] == 200);
+    }
+  }
 }
 
 TEST_CASE("kernels::gemm refuses what it cannot take, at the caller's line, writing nothing", "[gpu][kernels]") {

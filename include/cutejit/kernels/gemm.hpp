@@ -112,6 +112,13 @@ struct GemmOptions {
   /// The epilogue (alpha, beta, bias of N / 2 values, activation) applies to that product.
   /// bf16, K-major A and B, where gemm_fuses_glu.
   std::optional<Activation> glu;
+  /// Choose among the kernels the target has for this problem (on sm_90a, its tile widths) by
+  /// timing each on this device, the first time the question is asked, and remember the answer
+  /// on disk beside the kernel cache (jit/autotune.hpp): later calls and processes read it.
+  /// The candidates run on a scratch C, so C is written once. Where a target has one kernel
+  /// for the problem, it changes nothing. Without it, a rule picks (the widest tile whose
+  /// tiles fill the GPU).
+  bool tune = false;
   StreamHandle stream = nullptr;  ///< the stream the launch is queued on
 };
 

@@ -108,6 +108,7 @@ GemmProblem make_problem(const char* op, const DeviceTensor<TA>& a, const Device
   p.beta = options.beta;
   p.epilogue = epilogue_code(options);
   p.fusion = fusion_code(options);
+  p.tune = options.tune;
   p.stream = options.stream;
   p.where = where;
   return p;

@@ -72,6 +72,7 @@ struct GemmProblem {
   DeviceTensor<bf16> norm_weight;
   float eps = 0.0f;
   int fusion = 0;
+  bool tune = false;
   StreamHandle stream = nullptr;
   std::source_location where;
 };

@@ -3,7 +3,11 @@
 // (bf16, K-major, tiles 256 or 128 wide) the gated kernel, traced with the gate's activation.
 #include "cutejit/kernels/gemm/sm90.hpp"
 
+#include <iterator>
 #include <string>
+#include <vector>
+
+#include "cutejit/jit/autotune.hpp"
 
 #include "kernels/element_names.hpp"
 #include "kernels/gemm/gemm_problem.hpp"
@@ -90,9 +94,8 @@ auto with_arguments(const GemmProblem& p, const TensorMap<TC>& tc, Call&& call) 
 
 }  // namespace
 
-PreparedLaunch gemm_sm90_prepare(const Device& device, const GemmProblem& p) {
-  // With glu a tile's accumulators span twice its columns of C: B's rows choose the width.
-  const int tile_n = gemm_sm90::choose_tile_n(device.multiprocessors(), p.m, p.fusion & fusion_glu ? 2 * p.n : p.n);
+/// The launch of the kernel `tile_n` wide for the problem.
+PreparedLaunch prepare_width(const Device& device, const GemmProblem& p, int tile_n) {
   return with_kernel(p, tile_n, [&]<class TA, class TC, bool Glu>(auto& kernel, const gemm_sm90::Config& config) {
     auto [ab, bb] = boxes<TA>(config);
     auto ta = make_tensor_map(rows_in_memory<TA>(p.a, p.a_major), {ab[0], ab[1]}, TmaSwizzle::bytes128);
@@ -103,6 +106,31 @@ PreparedLaunch gemm_sm90_prepare(const Device& device, const GemmProblem& p) {
     launch.where = p.where;
     return with_arguments<Glu>(p, tc, [&](const auto&... rest) { return kernel.prepare(device, launch, ta, tb, rest...); });
   });
+}
+
+/// GemmOptions::tune: the fastest tile width for the problem on this device, timed once and
+/// remembered (autotune). The candidates write a scratch C of C's extent (and read it, with
+/// beta: its values do not matter to the time), so the caller's C is written once.
+int tuned_width(const Device& device, const GemmProblem& p) {
+  const bool glu = p.fusion & fusion_glu;
+  std::vector<int> widths = glu ? std::vector<int>{256, 128} : std::vector<int>(std::begin(gemm_sm90::tile_widths), std::end(gemm_sm90::tile_widths));
+  const int64_t c_elements = (p.m - 1) * p.c.stride[0] + p.n;
+  Buffer<uint8_t> scratch = device.alloc<uint8_t>(size_t(c_elements) * size_t(size_in_bytes(p.out)));
+  GemmProblem trial = p;
+  trial.c.ptr = scratch.data();
+  if (!(p.epilogue & epilogue_bias)) trial.bias.ptr = scratch.data();  // the unread bias is C's first row
+  const TuneKey key{"kernels::gemm sm90 " + std::string(name(p.ab)) + " " + std::string(name(p.out)) + (p.a_major == Major::k ? " t" : " n") +
+                        (p.b_major == Major::k ? "n" : "t") + (glu ? " glu" : ""),
+                    {p.m, p.n, p.k, p.epilogue, p.fusion}};
+  auto tuned = autotune(device, key, widths, [&](int w) { return prepare_width(device, trial, w); });
+  device.synchronize();  // the scratch C outlives every candidate's launch
+  return tuned.config;
+}
+
+PreparedLaunch gemm_sm90_prepare(const Device& device, const GemmProblem& p) {
+  if (p.tune) return prepare_width(device, p, tuned_width(device, p));
+  // With glu a tile's accumulators span twice its columns of C: B's rows choose the width.
+  return prepare_width(device, p, gemm_sm90::choose_tile_n(device.multiprocessors(), p.m, p.fusion & fusion_glu ? 2 * p.n : p.n));
 }
 
 std::vector<CompiledKernel> gemm_sm90_compile(const Target& target, const GemmProblem& p) {
