@@ -69,6 +69,7 @@ struct Case {
   bool norm = false;  // rmsnorm_a, weights random around 1
   std::optional<Activation> glu;  // B's n rows are [W; V] and C has n / 2 columns
   bool tune = false;
+  int scales = 0;  // in device memory: 1, one value for A and one for B; 2, one per row of A and of B
 };
 
 /// Runs gemm on one case, A and B of TA and C of TC, and returns the largest error relative to
@@ -91,6 +92,12 @@ double run_case(const Device& gpu, const Case& c) {
   auto da = gpu.upload(a.host), db = gpu.upload(b.host), dbias = gpu.upload(hbias), dc = gpu.upload(hc), dweight = gpu.upload(hweight);
   kernels::GemmOptions options{.alpha = c.alpha, .beta = c.beta, .activation = c.activation, .glu = c.glu, .tune = c.tune};
   if (c.bias) options.bias = dbias.view({n});
+  // Scales between 1/4 and 4, powers of two apart from 1 so that a missing or misplaced one shows.
+  std::vector<float> scale_a(size_t(c.scales == 2 ? c.m : 1)), scale_b(size_t(c.scales == 2 ? n : 1));
+  for (size_t i = 0; i < scale_a.size(); ++i) scale_a[i] = std::ldexp(1.0f, int(i % 5) - 2) * (i % 2 ? 1.5f : 1.0f);
+  for (size_t j = 0; j < scale_b.size(); ++j) scale_b[j] = std::ldexp(1.0f, 2 - int(j % 5)) * (j % 3 ? 1.25f : 1.0f);
+  auto dscale_a = gpu.upload(scale_a), dscale_b = gpu.upload(scale_b);
+  if (c.scales) options.scales = kernels::GemmScales{dscale_a.view({int64_t(scale_a.size())}), dscale_b.view({int64_t(scale_b.size())})};
   if (c.norm) options.rmsnorm_a = kernels::RmsNorm{dweight.view({c.k}), float(eps)};
   kernels::gemm(gpu, a.view(da), b.view(db), dc.view({c.m, n}), options);
   gpu.synchronize();
@@ -110,6 +117,7 @@ double run_case(const Device& gpu, const Case& c) {
     };
     for (int64_t j = 0; j < n; ++j) {
       double x = c.glu ? activate(dot(j), *c.glu) * dot(n + j) : dot(j);
+      if (c.scales) x *= double(scale_a[scale_a.size() == 1 ? 0 : size_t(i)]) * double(scale_b[scale_b.size() == 1 ? 0 : size_t(j)]);
       x = c.alpha * x + (c.beta != 0 ? c.beta * value(hc[size_t(i * n + j)]) : 0.0) + (c.bias ? value(hbias[size_t(j)]) : 0.0);
       const double want = activate(x, c.activation), g = value(got[size_t(i * n + j)]);
       if (std::isnan(g)) return INFINITY;
@@ -168,6 +176,31 @@ TEST_CASE("kernels::gemm takes f16 operands (C f16) and FP8 operands (C bf16), w
   CHECK(run_case<f16>(gpu, {.m = 8, .n = 4104, .k = 1032}) < 1e-2);
   CHECK(run_case<f8e4m3, bf16>(gpu, {.m = 1, .n = 4104, .k = 2064, .alpha = 0.5f}) < 1e-2);
   CHECK(run_case<f8e4m3, bf16>(gpu, {.m = 5, .n = 72, .k = 128, .bias = true, .pad = 16}) < 1e-2);
+}
+
+TEST_CASE("kernels::gemm multiplies by scales in device memory, per tensor or per row of A and of B", "[gpu][kernels][sm100][sm120]") {
+  Device gpu;
+  INFO(gpu.target().name());
+  // FP8 as torch._scaled_mm takes it, per tensor and row-wise, with alpha and the epilogue after.
+  CHECK(run_case<f8e4m3, bf16>(gpu, {.m = 136, .n = 200, .k = 144, .scales = 1}) < 1e-2);
+  CHECK(run_case<f8e4m3, bf16>(gpu, {.m = 136, .n = 200, .k = 144, .alpha = 0.5f, .beta = 1, .bias = true, .scales = 2}) < 1e-2);
+  // The few-row kernel, and bf16 operands (scales are not FP8's alone).
+  CHECK(run_case<f8e4m3, bf16>(gpu, {.m = 5, .n = 4104, .k = 528, .scales = 2}) < 1e-2);
+  CHECK(run_case(gpu, {.m = 72, .n = 136, .k = 64, .activation = Activation::relu, .scales = 2}) < 1e-2);
+  // Refused: a vector of the wrong length, and scales with glu.
+  auto a = gpu.upload(random_values<bf16>(64 * 64, 6)), b = gpu.upload(random_values<bf16>(64 * 64, 7));
+  auto c = gpu.upload(std::vector<bf16>(64 * 64, bf16(1.0f)));
+  auto s = gpu.upload(std::vector<float>(64, 1.0f));
+  CHECK_THAT(test::error_of([&] {
+               kernels::gemm(gpu, a.view({64, 64}), b.view({64, 64}), c.view({64, 64}), {.scales = kernels::GemmScales{s.view({32}), s.view({1})}});
+             }),
+             Contains("test_gemm_gpu.cpp:") && Contains("scales.a is (32); it takes (1), one value for the tensor, or (64) contiguous values"));
+  CHECK_THAT(test::error_of([&] {
+               kernels::gemm(gpu, a.view({8, 64}), b.view({64, 64}), c.view({8, 32}),
+                             {.scales = kernels::GemmScales{s.view({1}), s.view({1})}, .glu = Activation::silu});
+             }),
+             Contains("test_gemm_gpu.cpp:") && Contains("scales and glu do not combine"));
+  CHECK(float(c.to_host()[0]) == 1.0f);  // nothing written
 }
 
 TEST_CASE("kernels::gemm for up to 8 rows of A (a decode step's projections) matches a float64 product, with each epilogue term",

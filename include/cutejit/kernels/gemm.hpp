@@ -17,8 +17,9 @@
  *   - A and B bf16, C bf16;
  *   - A and B f16, C f16;
  *   - A and B f8e4m3, C bf16, both operands K-major (the tensor cores read FP8 only along K),
- *     on sm_89 and newer. Per-tensor dequantization scales go into alpha (alpha = scale_a *
- *     scale_b), as cuBLASLt applies them.
+ *     on sm_89 and newer. Dequantization scales known on the host go into alpha (alpha =
+ *     scale_a * scale_b); those in device memory, per tensor or per row of A and of B, are
+ *     GemmOptions::scales.
  *
  * The epilogue works in f32 on each accumulated value x, in cuBLASLt's order,
  *     C = activation(alpha * x + beta * C + bias[col]),
@@ -86,6 +87,15 @@ inline constexpr int64_t gemm_fusion_max_m = 8;
 /// M up to gemm_fusion_max_m on every target, and for any M on sm_90a.
 bool gemm_fuses_glu(const Target& target, int64_t m);
 
+/// Dequantization scales in device memory (GemmOptions::scales), f32, rank 1 and contiguous:
+/// `a` holds one value (per tensor) or M values (one per row of A), `b` one value or N values
+/// (one per row of B: a column of C), as torch._scaled_mm takes them. Each accumulated value
+/// is multiplied by a's value of its row and b's of its column before alpha; they may change
+/// between launches of a prepared gemm (they are read at run time).
+struct GemmScales {
+  DeviceTensor<f32> a, b;
+};
+
 /// The bias: N values of C's element type, rank 1 and contiguous. A DeviceTensor<bf16> or
 /// DeviceTensor<f16> converts to it.
 struct GemmBias {
@@ -105,6 +115,8 @@ struct GemmOptions {
   /// N values added to every row, of C's type.
   std::optional<GemmBias> bias;
   Activation activation = Activation::none;
+  /// Scales of A's rows and B's rows in device memory (any element types; not with glu).
+  std::optional<GemmScales> scales;
   /// A's rows RMS-normalised as they are read (bf16, M up to gemm_fusion_max_m, K-major A and B).
   std::optional<RmsNorm> rmsnorm_a;
   /// A gated linear unit: B (N, K) is two halves [W; V] and C is (M, N / 2),

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstddef>
+#include <tuple>
 #include <type_traits>
 
 #include "kernels/checks.hpp"
@@ -81,6 +82,19 @@ GemmProblem make_problem(const char* op, const DeviceTensor<TA>& a, const Device
     p.bias = AnyTensor::make(bias.ptr, std::span(bias.shape.data(), 1), std::span(bias.stride.data(), 1), where);
   } else {
     p.bias = AnyTensor::make(c.ptr, std::array<int64_t, 1>{p.n}, std::array<int64_t, 1>{1}, where);
+  }
+  if (options.scales) {
+    require(!glu, op, "scales and glu do not combine: glu multiplies two products, which a scale of B's rows cannot tell apart", where);
+    for (auto [t, which, count, rows] : {std::tuple{&options.scales->a, "a", p.m, "M, one per row of a"},
+                                         std::tuple{&options.scales->b, "b", p.n, "N, one per row of b"}})
+      require(t->rank == 1 && (t->shape[0] == 1 || t->shape[0] == count) && (t->shape[0] == 1 || t->stride[0] == 1) && t->ptr % 4 == 0, op,
+              std::string("scales.") + which + " is " + shape_of(*t) + "; it takes (1), one value for the tensor, or (" +
+                  std::to_string(count) + ") contiguous values (" + rows + ")",
+              where);
+    p.scale_a = options.scales->a;
+    p.scale_b = options.scales->b;
+  } else {
+    p.scale_a = p.scale_b = DeviceTensor<f32>::make(c.ptr, std::array<int64_t, 1>{1}, std::array<int64_t, 1>{1}, where);
   }
   require(int(options.activation) >= 0 && int(options.activation) <= int(Activation::gelu_tanh), op,
           "the activation " + std::to_string(int(options.activation)) + " is none of none, relu, silu, gelu_tanh", where);

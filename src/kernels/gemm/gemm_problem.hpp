@@ -13,14 +13,30 @@
 namespace cutejit::kernels::detail {
 
 /// The epilogue a kernel is traced with, one small integer: 0 is the plain store (the kernels'
-/// Identity, no hook at all); otherwise bit 0 reads C (beta), bit 1 adds the bias, and the bits
-/// above hold the Activation. alpha is always applied (a multiply by 1 is exact).
-enum EpilogueBits : int { epilogue_hook = 1 << 0, epilogue_beta = 1 << 1, epilogue_bias = 1 << 2, epilogue_activation_shift = 3 };
+/// Identity, no hook at all); otherwise bit 1 reads C (beta), bit 2 adds the bias, bits 3-4 hold
+/// the Activation, and bits 5-8 say which scales multiply the product (GemmScales): A's (one
+/// value, or one per row with bit 6) and B's (one value, or one per column of C with bit 8).
+/// alpha is always applied (a multiply by 1 is exact).
+enum EpilogueBits : int {
+  epilogue_hook = 1 << 0,
+  epilogue_beta = 1 << 1,
+  epilogue_bias = 1 << 2,
+  epilogue_activation_shift = 3,
+  epilogue_activation_mask = 3,
+  epilogue_scale_a = 1 << 5,
+  epilogue_scale_a_rows = 1 << 6,
+  epilogue_scale_b = 1 << 7,
+  epilogue_scale_b_columns = 1 << 8,
+};
 
 inline int epilogue_code(const GemmOptions& o) {
-  if (o.alpha == 1.0f && o.beta == 0.0f && !o.bias && o.activation == Activation::none) return 0;
+  if (o.alpha == 1.0f && o.beta == 0.0f && !o.bias && o.activation == Activation::none && !o.scales) return 0;
+  int scales = 0;
+  if (o.scales)
+    scales = epilogue_scale_a | (o.scales->a.shape[0] > 1 ? epilogue_scale_a_rows : 0) | epilogue_scale_b |
+             (o.scales->b.shape[0] > 1 ? epilogue_scale_b_columns : 0);
   return epilogue_hook | (o.beta != 0.0f ? epilogue_beta : 0) | (o.bias ? epilogue_bias : 0) |
-         (int(o.activation) << epilogue_activation_shift);
+         (int(o.activation) << epilogue_activation_shift) | scales;
 }
 
 /// The fusions of GemmOptions (rmsnorm_a, glu) as one small integer, traced into the few-row
@@ -66,6 +82,8 @@ struct GemmProblem {
   /// The bias, or (when there is none) C's first row, which the kernel never reads: every
   /// kernel takes the same parameters whatever its epilogue.
   AnyTensor bias;
+  /// GemmScales' two vectors, or (without them) C's first row as f32 values, never read.
+  DeviceTensor<f32> scale_a, scale_b;
   float alpha = 1.0f, beta = 0.0f;
   int epilogue = 0;
   /// rmsnorm_a's weights, or (without it) A's first row, never read; and its epsilon.
@@ -88,19 +106,25 @@ auto with_elements(const GemmProblem& p, F&& f) {
   }
 }
 
-/// The traced epilogue of GemmProblem::epilogue (nonzero): alpha x + beta C + bias, activated.
+/// The traced epilogue of GemmProblem::epilogue (nonzero): alpha (scale_a scale_b x) + beta C +
+/// bias, activated.
 template <class TC>
 struct LinearEpilogue {
   const Tensor<TC>& c;
   const Tensor<TC>& bias;
+  const Tensor<f32>& scale_a;
+  const Tensor<f32>& scale_b;
   F32 alpha, beta;
   int code;
 
   F32 operator()(const F32& acc, const Int& row, const Int& col) const {
-    F32 x = alpha * acc;
+    F32 x = acc;
+    if (code & epilogue_scale_a) x = x * F32(scale_a(code & epilogue_scale_a_rows ? row : Int(0)));
+    if (code & epilogue_scale_b) x = x * F32(scale_b(code & epilogue_scale_b_columns ? col : Int(0)));
+    x = alpha * x;
     if (code & epilogue_beta) x = x + beta * cast<float>(Value<TC>(c(row, col)));
     if (code & epilogue_bias) x = x + cast<float>(Value<TC>(bias(col)));
-    return activate(Activation(code >> epilogue_activation_shift), x);
+    return activate(Activation((code >> epilogue_activation_shift) & epilogue_activation_mask), x);
   }
 };
 

@@ -16,10 +16,10 @@ template <class TA, class TC>
 auto& sm100_kernel() {
   using Mainloop = gemm_sm100::Dense<TA>;
   static Kernel k{std::string("cutejit_gemm_sm100_") + element_name<TA>() + "_tn",
-                  [](TmaDescriptor<TA> a, TmaDescriptor<TA> b, TmaDescriptor<TC> c, Tensor<TC> c_in, Tensor<TC> bias, Value<f32> alpha,
-                     Value<f32> beta, Int m, Int n, Int k, Constexpr<int> epilogue) {
+                  [](TmaDescriptor<TA> a, TmaDescriptor<TA> b, TmaDescriptor<TC> c, Tensor<TC> c_in, Tensor<TC> bias, Tensor<f32> scale_a,
+                     Tensor<f32> scale_b, Value<f32> alpha, Value<f32> beta, Int m, Int n, Int k, Constexpr<int> epilogue) {
                     if (int(epilogue) == 0) gemm_sm100::kernel(Mainloop{a, b}, c, m, n, k);
-                    else gemm_sm100::kernel(Mainloop{a, b}, c, m, n, k, LinearEpilogue<TC>{c_in, bias, alpha, beta, int(epilogue)});
+                    else gemm_sm100::kernel(Mainloop{a, b}, c, m, n, k, LinearEpilogue<TC>{c_in, bias, scale_a, scale_b, alpha, beta, int(epilogue)});
                   }};
   return k;
 }
@@ -35,8 +35,8 @@ PreparedLaunch gemm_sm100_prepare(const Device& device, const GemmProblem& p) {
     Launch launch = gemm_sm100::launch_config<Mainloop>(device.multiprocessors(), p.m, p.n);
     launch.stream = p.stream;
     launch.where = p.where;
-    return sm100_kernel<TA, TC>().prepare(device, launch, ta, tb, tc, typed<TC>(p.c), typed<TC>(p.bias), p.alpha, p.beta, int32_t(p.m),
-                                          int32_t(p.n), int32_t(p.k), p.epilogue);
+    return sm100_kernel<TA, TC>().prepare(device, launch, ta, tb, tc, typed<TC>(p.c), typed<TC>(p.bias), p.scale_a, p.scale_b, p.alpha,
+                                          p.beta, int32_t(p.m), int32_t(p.n), int32_t(p.k), p.epilogue);
   });
 }
 
@@ -44,8 +44,9 @@ std::vector<CompiledKernel> gemm_sm100_compile(const Target& target, const GemmP
   return with_elements(p, [&]<class TA, class TC>() {
     auto [ta, tb] = gemm_sm100::tensor_maps_for_compile<gemm_sm100::Dense<TA>>();
     auto tc = TensorMap<TC>::for_compile(2, {32u, uint32_t(gemm_sm100::chunk_cols)}, TmaSwizzle::bytes64);
-    return std::vector<CompiledKernel>{sm100_kernel<TA, TC>().compile(target, ta, tb, tc, typed<TC>(p.c), typed<TC>(p.bias), p.alpha, p.beta,
-                                                                      int32_t(p.m), int32_t(p.n), int32_t(p.k), p.epilogue)};
+    return std::vector<CompiledKernel>{sm100_kernel<TA, TC>().compile(target, ta, tb, tc, typed<TC>(p.c), typed<TC>(p.bias), p.scale_a,
+                                                                      p.scale_b, p.alpha, p.beta, int32_t(p.m), int32_t(p.n), int32_t(p.k),
+                                                                      p.epilogue)};
   });
 }
 

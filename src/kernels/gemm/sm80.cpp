@@ -23,9 +23,10 @@ constexpr gemm_sm80::Config config{};
 template <class TA, class TC>
 auto& sm80_kernel() {
   static Kernel k{std::string("cutejit_gemm_sm80_") + element_name<TA>(),
-                  [](Tensor<TA> a, Tensor<TA> b, Tensor<TC> c, Tensor<TC> bias, Value<f32> alpha, Value<f32> beta, Constexpr<int> epilogue) {
+                  [](Tensor<TA> a, Tensor<TA> b, Tensor<TC> c, Tensor<TC> bias, Tensor<f32> scale_a, Tensor<f32> scale_b, Value<f32> alpha,
+                     Value<f32> beta, Constexpr<int> epilogue) {
                     if (int(epilogue) == 0) gemm_sm80::kernel<Atom<TA>, TC, config>(a, b, c);
-                    else gemm_sm80::kernel<Atom<TA>, TC, config>(a, b, c, LinearEpilogue<TC>{c, bias, alpha, beta, int(epilogue)});
+                    else gemm_sm80::kernel<Atom<TA>, TC, config>(a, b, c, LinearEpilogue<TC>{c, bias, scale_a, scale_b, alpha, beta, int(epilogue)});
                   }};
   return k;
 }
@@ -37,15 +38,16 @@ PreparedLaunch gemm_sm80_prepare(const Device& device, const GemmProblem& p) {
     Launch launch = gemm_sm80::launch<TA>(p.m, p.n, config);
     launch.stream = p.stream;
     launch.where = p.where;
-    return sm80_kernel<TA, TC>().prepare(device, launch, typed<TA>(p.a), typed<TA>(p.b), typed<TC>(p.c), typed<TC>(p.bias), p.alpha, p.beta,
-                                         p.epilogue);
+    return sm80_kernel<TA, TC>().prepare(device, launch, typed<TA>(p.a), typed<TA>(p.b), typed<TC>(p.c), typed<TC>(p.bias), p.scale_a,
+                                         p.scale_b, p.alpha, p.beta, p.epilogue);
   });
 }
 
 std::vector<CompiledKernel> gemm_sm80_compile(const Target& target, const GemmProblem& p) {
   return with_elements(p, [&]<class TA, class TC>() {
     return std::vector<CompiledKernel>{
-        sm80_kernel<TA, TC>().compile(target, typed<TA>(p.a), typed<TA>(p.b), typed<TC>(p.c), typed<TC>(p.bias), p.alpha, p.beta, p.epilogue)};
+        sm80_kernel<TA, TC>().compile(target, typed<TA>(p.a), typed<TA>(p.b), typed<TC>(p.c), typed<TC>(p.bias), p.scale_a, p.scale_b, p.alpha,
+                                      p.beta, p.epilogue)};
   });
 }
 

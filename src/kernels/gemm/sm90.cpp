@@ -26,11 +26,11 @@ template <class TA, class TC, Major A, Major B, int TileN>
 auto& sm90_kernel() {
   static Kernel k{std::string("cutejit_gemm_sm90_") + element_name<TA>() + "_" + (A == Major::k ? "t" : "n") + (B == Major::k ? "n" : "t") +
                       "_n" + std::to_string(TileN),
-                  [](TmaDescriptor<TA> a, TmaDescriptor<TA> b, TmaDescriptor<TC> c, Tensor<TC> c_in, Tensor<TC> bias, Value<f32> alpha,
-                     Value<f32> beta, Int m, Int n, Int k, Constexpr<int> epilogue) {
+                  [](TmaDescriptor<TA> a, TmaDescriptor<TA> b, TmaDescriptor<TC> c, Tensor<TC> c_in, Tensor<TC> bias, Tensor<f32> scale_a,
+                     Tensor<f32> scale_b, Value<f32> alpha, Value<f32> beta, Int m, Int n, Int k, Constexpr<int> epilogue) {
                     constexpr gemm_sm90::Config config = config_of<TA, TC, A, B, TileN>;
                     if (int(epilogue) == 0) gemm_sm90::kernel<TA, config>(a, b, c, m, n, k);
-                    else gemm_sm90::kernel<TA, config>(a, b, c, m, n, k, LinearEpilogue<TC>{c_in, bias, alpha, beta, int(epilogue)});
+                    else gemm_sm90::kernel<TA, config>(a, b, c, m, n, k, LinearEpilogue<TC>{c_in, bias, scale_a, scale_b, alpha, beta, int(epilogue)});
                   }};
   return k;
 }
@@ -41,10 +41,11 @@ template <int TileN>
 auto& sm90_glu_kernel() {
   static Kernel k{"cutejit_gemm_sm90_bf16_tn_glu_n" + std::to_string(TileN),
                   [](TmaDescriptor<bf16> a, TmaDescriptor<bf16> b, TmaDescriptor<bf16> c, Tensor<bf16> c_in, Tensor<bf16> bias,
-                     Value<f32> alpha, Value<f32> beta, Int m, Int n, Int k, Constexpr<int> epilogue, Constexpr<int> gate) {
+                     Tensor<f32> scale_a, Tensor<f32> scale_b, Value<f32> alpha, Value<f32> beta, Int m, Int n, Int k, Constexpr<int> epilogue,
+                     Constexpr<int> gate) {
                     constexpr gemm_sm90::Config config = config_of<bf16, bf16, Major::k, Major::k, TileN, true>;
                     gemm_sm90::kernel<bf16, config>(
-                        a, b, c, m, n, k, GatedEpilogue<bf16>{Activation(int(gate)), {c_in, bias, alpha, beta, int(epilogue)}});
+                        a, b, c, m, n, k, GatedEpilogue<bf16>{Activation(int(gate)), {c_in, bias, scale_a, scale_b, alpha, beta, int(epilogue)}});
                   }};
   return k;
 }
@@ -87,9 +88,11 @@ std::pair<std::array<uint32_t, 2>, std::array<uint32_t, 2>> boxes(const gemm_sm9
 template <bool Glu, class TC, class Call>
 auto with_arguments(const GemmProblem& p, const TensorMap<TC>& tc, Call&& call) {
   if constexpr (Glu)
-    return call(tc, typed<TC>(p.c), typed<TC>(p.bias), p.alpha, p.beta, int32_t(p.m), int32_t(p.n), int32_t(p.k), p.epilogue,
-                p.fusion >> fusion_activation_shift);
-  else return call(tc, typed<TC>(p.c), typed<TC>(p.bias), p.alpha, p.beta, int32_t(p.m), int32_t(p.n), int32_t(p.k), p.epilogue);
+    return call(tc, typed<TC>(p.c), typed<TC>(p.bias), p.scale_a, p.scale_b, p.alpha, p.beta, int32_t(p.m), int32_t(p.n), int32_t(p.k),
+                p.epilogue, p.fusion >> fusion_activation_shift);
+  else
+    return call(tc, typed<TC>(p.c), typed<TC>(p.bias), p.scale_a, p.scale_b, p.alpha, p.beta, int32_t(p.m), int32_t(p.n), int32_t(p.k),
+                p.epilogue);
 }
 
 }  // namespace
@@ -118,7 +121,9 @@ int tuned_width(const Device& device, const GemmProblem& p) {
   Buffer<uint8_t> scratch = device.alloc<uint8_t>(size_t(c_elements) * size_t(size_in_bytes(p.out)));
   GemmProblem trial = p;
   trial.c.ptr = scratch.data();
-  if (!(p.epilogue & epilogue_bias)) trial.bias.ptr = scratch.data();  // the unread bias is C's first row
+  // The unread bias and scales are C's first row.
+  if (!(p.epilogue & epilogue_bias)) trial.bias.ptr = scratch.data();
+  if (!(p.epilogue & epilogue_scale_a)) trial.scale_a.ptr = trial.scale_b.ptr = scratch.data();
   const TuneKey key{"kernels::gemm sm90 " + std::string(name(p.ab)) + " " + std::string(name(p.out)) + (p.a_major == Major::k ? " t" : " n") +
                         (p.b_major == Major::k ? "n" : "t") + (glu ? " glu" : ""),
                     {p.m, p.n, p.k, p.epilogue, p.fusion}};

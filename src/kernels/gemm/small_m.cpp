@@ -28,12 +28,12 @@ gemm_small_m::Fusion fusion_of(int code, const Tensor<bf16>& norm_weight, const 
 template <class T, class TC, int M, int R>
 auto& small_m_kernel() {
   static Kernel k{std::string("cutejit_gemm_small_m_") + element_name<T>() + "_m" + std::to_string(M) + "_r" + std::to_string(R),
-                  [](Tensor<T> a, Tensor<T> b, Tensor<TC> c, Tensor<TC> bias, Value<f32> alpha, Value<f32> beta, Constexpr<int> epilogue,
-                     Tensor<bf16> norm_weight, Value<f32> eps, Constexpr<int> fusion) {
+                  [](Tensor<T> a, Tensor<T> b, Tensor<TC> c, Tensor<TC> bias, Tensor<f32> scale_a, Tensor<f32> scale_b, Value<f32> alpha,
+                     Value<f32> beta, Constexpr<int> epilogue, Tensor<bf16> norm_weight, Value<f32> eps, Constexpr<int> fusion) {
                     constexpr gemm_small_m::Config config{.m = M, .rows = R};
                     const gemm_small_m::Fusion fused = fusion_of(int(fusion), norm_weight, eps);
                     if (int(epilogue) == 0) gemm_small_m::kernel<config>(a, b, c, Identity{}, fused);
-                    else gemm_small_m::kernel<config>(a, b, c, LinearEpilogue<TC>{c, bias, alpha, beta, int(epilogue)}, fused);
+                    else gemm_small_m::kernel<config>(a, b, c, LinearEpilogue<TC>{c, bias, scale_a, scale_b, alpha, beta, int(epilogue)}, fused);
                   }};
   return k;
 }
@@ -79,8 +79,8 @@ PreparedLaunch gemm_small_m_prepare(const Device& device, const GemmProblem& p) 
     Launch launch = gemm_small_m::launch(p.n, config, (p.fusion & fusion_glu) != 0);
     launch.stream = p.stream;
     launch.where = p.where;
-    return kernel.prepare(device, launch, typed<T>(p.a), typed<T>(p.b), typed<TC>(p.c), typed<TC>(p.bias), p.alpha, p.beta, p.epilogue,
-                          p.norm_weight, p.eps, p.fusion);
+    return kernel.prepare(device, launch, typed<T>(p.a), typed<T>(p.b), typed<TC>(p.c), typed<TC>(p.bias), p.scale_a, p.scale_b, p.alpha,
+                          p.beta, p.epilogue, p.norm_weight, p.eps, p.fusion);
   });
 }
 
@@ -90,8 +90,8 @@ std::vector<CompiledKernel> gemm_small_m_compile(const Target& target, const Gem
   for (int rows : {1, 2}) {
     if (rows == 1 && (p.fusion & fusion_glu)) continue;
     out.push_back(with_kernel(p, rows, [&]<class T, class TC>(auto& kernel) {
-      return kernel.compile(target, typed<T>(p.a), typed<T>(p.b), typed<TC>(p.c), typed<TC>(p.bias), p.alpha, p.beta, p.epilogue,
-                            p.norm_weight, p.eps, p.fusion);
+      return kernel.compile(target, typed<T>(p.a), typed<T>(p.b), typed<TC>(p.c), typed<TC>(p.bias), p.scale_a, p.scale_b, p.alpha, p.beta,
+                            p.epilogue, p.norm_weight, p.eps, p.fusion);
     }));
   }
   return out;
