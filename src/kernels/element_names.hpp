@@ -19,6 +19,16 @@ constexpr const char* element_name() {
   else return "f32";
 }
 
+/// The suffix that tells apart a kernel whose C is not of the operands' usual output type (bf16
+/// for bf16 and FP8 operands, f16 for f16): "_c" and C's type; empty otherwise, so the usual
+/// kernels keep their names.
+template <class TA, class TC>
+std::string output_suffix() {
+  using Usual = std::conditional_t<std::is_same_v<TA, f16>, f16, bf16>;
+  if constexpr (std::is_same_v<TC, Usual>) return "";
+  else return std::string("_c") + element_name<TC>();
+}
+
 /// Elements of T in 16 bytes.
 template <class T>
 constexpr int vector = 16 / int(sizeof(T));

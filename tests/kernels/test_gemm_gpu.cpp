@@ -8,6 +8,7 @@
 // emulated devices).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 
@@ -91,7 +92,8 @@ double run_case(const Device& gpu, const Case& c) {
   const std::vector<TC> hc = c.beta != 0 ? random_values<TC>(size_t(c.m * n), 4) : std::vector<TC>(size_t(c.m * n), TC(NAN));
   auto da = gpu.upload(a.host), db = gpu.upload(b.host), dbias = gpu.upload(hbias), dc = gpu.upload(hc), dweight = gpu.upload(hweight);
   kernels::GemmOptions options{.alpha = c.alpha, .beta = c.beta, .activation = c.activation, .glu = c.glu, .tune = c.tune};
-  if (c.bias) options.bias = dbias.view({n});
+  if constexpr (!std::is_same_v<TC, f8e4m3>)  // an FP8 C takes no bias
+    if (c.bias) options.bias = dbias.view({n});
   // Scales between 1/4 and 4, powers of two apart from 1 so that a missing or misplaced one shows.
   std::vector<float> scale_a(size_t(c.scales == 2 ? c.m : 1)), scale_b(size_t(c.scales == 2 ? n : 1));
   for (size_t i = 0; i < scale_a.size(); ++i) scale_a[i] = std::ldexp(1.0f, int(i % 5) - 2) * (i % 2 ? 1.5f : 1.0f);
@@ -119,7 +121,10 @@ double run_case(const Device& gpu, const Case& c) {
       double x = c.glu ? activate(dot(j), *c.glu) * dot(n + j) : dot(j);
       if (c.scales) x *= double(scale_a[scale_a.size() == 1 ? 0 : size_t(i)]) * double(scale_b[scale_b.size() == 1 ? 0 : size_t(j)]);
       x = c.alpha * x + (c.beta != 0 ? c.beta * value(hc[size_t(i * n + j)]) : 0.0) + (c.bias ? value(hbias[size_t(j)]) : 0.0);
-      const double want = activate(x, c.activation), g = value(got[size_t(i * n + j)]);
+      double want = activate(x, c.activation);
+      // An FP8 C saturates at its largest finite value, as cvt.rn.satfinite does.
+      if constexpr (std::is_same_v<TC, f8e4m3>) want = std::clamp(want, -448.0, 448.0);
+      const double g = value(got[size_t(i * n + j)]);
       if (std::isnan(g)) return INFINITY;
       worst = std::max(worst, std::abs(g - want));
       largest = std::max(largest, std::abs(want));
@@ -176,6 +181,26 @@ TEST_CASE("kernels::gemm takes f16 operands (C f16) and FP8 operands (C bf16), w
   CHECK(run_case<f16>(gpu, {.m = 8, .n = 4104, .k = 1032}) < 1e-2);
   CHECK(run_case<f8e4m3, bf16>(gpu, {.m = 1, .n = 4104, .k = 2064, .alpha = 0.5f}) < 1e-2);
   CHECK(run_case<f8e4m3, bf16>(gpu, {.m = 5, .n = 72, .k = 128, .bias = true, .pad = 16}) < 1e-2);
+}
+
+TEST_CASE("kernels::gemm writes an FP8 C, rounded to nearest and saturated", "[gpu][kernels][sm100][sm120]") {
+  Device gpu;
+  INFO(gpu.target().name());
+  // e4m3 keeps 3 mantissa bits: each value within 2^-4 of itself, so within 1/16 of the largest.
+  const double fp8 = 1.0 / 16;
+  CHECK(run_case<f8e4m3, f8e4m3>(gpu, {.m = 136, .n = 208, .k = 144}) < fp8);
+  CHECK(run_case<f8e4m3, f8e4m3>(gpu, {.m = 72, .n = 96, .k = 272, .alpha = 0.25f, .activation = Activation::relu, .scales = 2}) < fp8);
+  // Past 448 the values saturate (alpha 400 takes most of them there); a wrapped or infinite
+  // value would be far off the clamped reference.
+  CHECK(run_case<f8e4m3, f8e4m3>(gpu, {.m = 40, .n = 64, .k = 144, .alpha = 400}) < fp8);
+  // The few-row kernel.
+  CHECK(run_case<f8e4m3, f8e4m3>(gpu, {.m = 5, .n = 4112, .k = 528, .alpha = 0.5f}) < fp8);
+  // A residual or a bias would be rounded to 3 mantissa bits: refused.
+  auto a = gpu.upload(random_values<f8e4m3>(64 * 64, 6)), b = gpu.upload(random_values<f8e4m3>(64 * 64, 7));
+  auto c = gpu.upload(std::vector<f8e4m3>(64 * 64, f8e4m3(1.0f)));
+  CHECK_THAT(test::error_of([&] { kernels::gemm(gpu, a.view({64, 64}), b.view({64, 64}), c.view({64, 64}), {.beta = 1}); }),
+             Contains("test_gemm_gpu.cpp:") && Contains("an FP8 c takes no beta and no bias"));
+  CHECK(float(c.to_host()[0]) == 1.0f);  // nothing written
 }
 
 TEST_CASE("kernels::gemm multiplies by scales in device memory, per tensor or per row of A and of B", "[gpu][kernels][sm100][sm120]") {

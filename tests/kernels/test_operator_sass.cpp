@@ -117,6 +117,14 @@ TEST_CASE("kernels::gemm's SASS with f16 and FP8 operands: each target's MMA of 
   CHECK(test::contains(sass_of(kernels::gemm_compile(Target::parse("sm_100a"), x8, w8, y8).at(0)), "UTCQMMA"));
   CHECK(test::contains(sass_of(kernels::gemm_compile(Target::parse("sm_120a"), x16, w16, y16).at(0)), "HMMA.16816.F32"));
   CHECK(test::contains(sass_of(kernels::gemm_compile(Target::parse("sm_120a"), x8, w8, y8).at(0)), "QMMA.16832.F32.E4M3.E4M3"));
+  // An FP8 C: the same MMAs, the accumulators rounded and saturated in pairs into e4m3.
+  auto c8 = DeviceTensor<f8e4m3>::for_compile({256, 2 * intermediate});
+  for (auto [t, mma] : {std::pair{"sm_90a", "QGMMA.64x"}, {"sm_100a", "UTCQMMA"}, {"sm_120a", "QMMA.16832.F32.E4M3.E4M3"}}) {
+    INFO(t);
+    const std::string sass = sass_of(kernels::gemm_compile(Target::parse(t), x8, w8, c8).at(0));
+    CHECK(test::contains(sass, mma));
+    CHECK(test::contains(sass, "F2FP.SATFINITE.E4M3.F32.PACK_AB"));
+  }
   // A decode step's rows: the few-row kernel, 16-byte loads of B, no tensor cores.
   auto x16m = DeviceTensor<f16>::for_compile({4, hidden}), y16m = DeviceTensor<f16>::for_compile({4, 2 * intermediate});
   auto x8m = DeviceTensor<f8e4m3>::for_compile({4, hidden});

@@ -19,7 +19,10 @@
  *   - A and B f8e4m3, C bf16, both operands K-major (the tensor cores read FP8 only along K),
  *     on sm_89 and newer. Dequantization scales known on the host go into alpha (alpha =
  *     scale_a * scale_b); those in device memory, per tensor or per row of A and of B, are
- *     GemmOptions::scales.
+ *     GemmOptions::scales;
+ *   - A and B f8e4m3, C f8e4m3 (rounded to nearest and saturated to +-448, as cvt.rn.satfinite
+ *     does), the same targets: FP8 activations for the next FP8 product. alpha takes the output's
+ *     scale too (scale_a * scale_b / scale_c); beta and the bias are refused.
  *
  * The epilogue works in f32 on each accumulated value x, in cuBLASLt's order,
  *     C = activation(alpha * x + beta * C + bias[col]),
@@ -135,12 +138,14 @@ struct GemmOptions {
 };
 
 /// C = activation(alpha A B^T + beta C + bias), with f32 accumulation: A and B bf16 and C bf16,
-/// all f16, or A and B f8e4m3 and C bf16.
+/// all f16, or A and B f8e4m3 and C bf16 or f8e4m3.
 void gemm(const Device& device, const DeviceTensor<bf16>& a, const DeviceTensor<bf16>& b, const DeviceTensor<bf16>& c,
           const GemmOptions& options = {}, std::source_location where = std::source_location::current());
 void gemm(const Device& device, const DeviceTensor<f16>& a, const DeviceTensor<f16>& b, const DeviceTensor<f16>& c,
           const GemmOptions& options = {}, std::source_location where = std::source_location::current());
 void gemm(const Device& device, const DeviceTensor<f8e4m3>& a, const DeviceTensor<f8e4m3>& b, const DeviceTensor<bf16>& c,
+          const GemmOptions& options = {}, std::source_location where = std::source_location::current());
+void gemm(const Device& device, const DeviceTensor<f8e4m3>& a, const DeviceTensor<f8e4m3>& b, const DeviceTensor<f8e4m3>& c,
           const GemmOptions& options = {}, std::source_location where = std::source_location::current());
 
 /// gemm resolved once: calling the result launches with no lookup and no tensor-map encoding
@@ -150,6 +155,8 @@ PreparedLaunch gemm_prepare(const Device& device, const DeviceTensor<bf16>& a, c
 PreparedLaunch gemm_prepare(const Device& device, const DeviceTensor<f16>& a, const DeviceTensor<f16>& b, const DeviceTensor<f16>& c,
                             const GemmOptions& options = {}, std::source_location where = std::source_location::current());
 PreparedLaunch gemm_prepare(const Device& device, const DeviceTensor<f8e4m3>& a, const DeviceTensor<f8e4m3>& b, const DeviceTensor<bf16>& c,
+                            const GemmOptions& options = {}, std::source_location where = std::source_location::current());
+PreparedLaunch gemm_prepare(const Device& device, const DeviceTensor<f8e4m3>& a, const DeviceTensor<f8e4m3>& b, const DeviceTensor<f8e4m3>& c,
                             const GemmOptions& options = {}, std::source_location where = std::source_location::current());
 
 /// Every kernel gemm may launch on `target` for these operands and options (on sm_90a one for
@@ -164,6 +171,9 @@ std::vector<CompiledKernel> gemm_compile(const Target& target, const DeviceTenso
                                          std::source_location where = std::source_location::current());
 std::vector<CompiledKernel> gemm_compile(const Target& target, const DeviceTensor<f8e4m3>& a, const DeviceTensor<f8e4m3>& b,
                                          const DeviceTensor<bf16>& c, const GemmOptions& options = {},
+                                         std::source_location where = std::source_location::current());
+std::vector<CompiledKernel> gemm_compile(const Target& target, const DeviceTensor<f8e4m3>& a, const DeviceTensor<f8e4m3>& b,
+                                         const DeviceTensor<f8e4m3>& c, const GemmOptions& options = {},
                                          std::source_location where = std::source_location::current());
 
 }  // namespace cutejit::kernels

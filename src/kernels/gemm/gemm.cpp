@@ -73,6 +73,11 @@ GemmProblem make_problem(const char* op, const DeviceTensor<TA>& a, const Device
           where);
   for (auto [ptr, name] : {std::pair{a.ptr, "a"}, {b.ptr, "b"}, {c.ptr, "c"}})
     require(ptr % 16 == 0, op, std::string(name) + " must start on 16 bytes", where);
+  if constexpr (std::is_same_v<TC, f8e4m3>)
+    require(options.beta == 0.0f && !options.bias, op,
+            "an FP8 c takes no beta and no bias (its 3 mantissa bits would round a residual or bias added to it); write "
+            "a bf16 c for those",
+            where);
   if (options.bias) {
     const GemmBias& bias = *options.bias;
     require(bias.element == p.out, op,
@@ -224,6 +229,7 @@ bool gemm_fuses_glu(const Target& target, int64_t m) { return m <= gemm_fusion_m
 CUTEJIT_GEMM_OVERLOADS(bf16, bf16)
 CUTEJIT_GEMM_OVERLOADS(f16, f16)
 CUTEJIT_GEMM_OVERLOADS(f8e4m3, bf16)
+CUTEJIT_GEMM_OVERLOADS(f8e4m3, f8e4m3)
 #undef CUTEJIT_GEMM_OVERLOADS
 
 }  // namespace cutejit::kernels

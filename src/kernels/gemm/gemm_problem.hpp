@@ -101,7 +101,9 @@ template <class F>
 auto with_elements(const GemmProblem& p, F&& f) {
   switch (p.ab) {
     case DType::f16: return f.template operator()<f16, f16>();
-    case DType::f8e4m3: return f.template operator()<f8e4m3, bf16>();
+    case DType::f8e4m3:
+      if (p.out == DType::f8e4m3) return f.template operator()<f8e4m3, f8e4m3>();
+      return f.template operator()<f8e4m3, bf16>();
     default: return f.template operator()<bf16, bf16>();
   }
 }

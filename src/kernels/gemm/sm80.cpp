@@ -22,7 +22,7 @@ constexpr gemm_sm80::Config config{};
 
 template <class TA, class TC>
 auto& sm80_kernel() {
-  static Kernel k{std::string("cutejit_gemm_sm80_") + element_name<TA>(),
+  static Kernel k{std::string("cutejit_gemm_sm80_") + element_name<TA>() + output_suffix<TA, TC>(),
                   [](Tensor<TA> a, Tensor<TA> b, Tensor<TC> c, Tensor<TC> bias, Tensor<f32> scale_a, Tensor<f32> scale_b, Value<f32> alpha,
                      Value<f32> beta, Constexpr<int> epilogue) {
                     if (int(epilogue) == 0) gemm_sm80::kernel<Atom<TA>, TC, config>(a, b, c);

@@ -25,7 +25,7 @@ constexpr gemm_sm90::Config config_of{
 template <class TA, class TC, Major A, Major B, int TileN>
 auto& sm90_kernel() {
   static Kernel k{std::string("cutejit_gemm_sm90_") + element_name<TA>() + "_" + (A == Major::k ? "t" : "n") + (B == Major::k ? "n" : "t") +
-                      "_n" + std::to_string(TileN),
+                      "_n" + std::to_string(TileN) + output_suffix<TA, TC>(),
                   [](TmaDescriptor<TA> a, TmaDescriptor<TA> b, TmaDescriptor<TC> c, Tensor<TC> c_in, Tensor<TC> bias, Tensor<f32> scale_a,
                      Tensor<f32> scale_b, Value<f32> alpha, Value<f32> beta, Int m, Int n, Int k, Constexpr<int> epilogue) {
                     constexpr gemm_sm90::Config config = config_of<TA, TC, A, B, TileN>;

@@ -27,7 +27,8 @@ gemm_small_m::Fusion fusion_of(int code, const Tensor<bf16>& norm_weight, const 
 
 template <class T, class TC, int M, int R>
 auto& small_m_kernel() {
-  static Kernel k{std::string("cutejit_gemm_small_m_") + element_name<T>() + "_m" + std::to_string(M) + "_r" + std::to_string(R),
+  static Kernel k{std::string("cutejit_gemm_small_m_") + element_name<T>() + "_m" + std::to_string(M) + "_r" + std::to_string(R) +
+                      output_suffix<T, TC>(),
                   [](Tensor<T> a, Tensor<T> b, Tensor<TC> c, Tensor<TC> bias, Tensor<f32> scale_a, Tensor<f32> scale_b, Value<f32> alpha,
                      Value<f32> beta, Constexpr<int> epilogue, Tensor<bf16> norm_weight, Value<f32> eps, Constexpr<int> fusion) {
                     constexpr gemm_small_m::Config config{.m = M, .rows = R};

@@ -83,10 +83,16 @@ Tensor<T> stage_tile(const Pointer<T>& p, int rows) {
   return make_tensor(p, composition(Swizzle(3, base, 3), make_layout({rows, k_bytes / int(sizeof(T))}, LayoutRight{})));
 }
 
-/// An epilogue warp's chunk buffer, (row, column) -> 16-bit element offset: 32 rows of 64 bytes with
-/// the 64-byte swizzle (Sw<2,3,3>: byte bits 4-5 ^= bits 7-8), as a TMA box of TmaSwizzle::bytes64
-/// reads it.
-inline auto chunk_buffer_layout() { return composition(Swizzle(2, 3, 3), make_layout({32, chunk_cols}, LayoutRight{})); }
+/// An epilogue warp's chunk buffer, (row, column) -> element offset: 32 rows of 64 bytes (16-bit
+/// C) with the 64-byte swizzle (Sw<2,3,3>: byte bits 4-5 ^= bits 7-8), or of 32 bytes (FP8 C) with
+/// the 32-byte one (Sw<1,4,3>: byte bit 4 ^= bit 7), as a TMA box of chunk_swizzle<Out> reads it.
+template <class Out = bf16>
+auto chunk_buffer_layout() {
+  return composition(sizeof(Out) == 2 ? Swizzle(2, 3, 3) : Swizzle(1, 4, 3), make_layout({32, chunk_cols}, LayoutRight{}));
+}
+/// The swizzle of C's TMA box (32 rows of chunk_cols elements).
+template <class Out>
+inline constexpr TmaSwizzle chunk_swizzle = sizeof(Out) == 2 ? TmaSwizzle::bytes64 : TmaSwizzle::bytes32;
 
 /// The dense main loop: A and B of T (bf16: kind::f16; f8e4m3: kind::f8f6f4), 128 x 256
 /// tiles, a 4-stage ring of 48 KB stages (A's tiles of every stage, then B's). With `Ctas` = 2
@@ -216,7 +222,7 @@ struct Resources {
 /// stage is written by the CTAs of its row and column of pairs, so no pair may run ahead).
 template <Scheduling S = Scheduling::persistent, class Mainloop, class Out, Epilogue E = Identity>
 void kernel(const Mainloop& mainloop, const TmaDescriptor<Out>& c, const Int& m, const Int& n, const Int& k, const E& epilogue = {}) {
-  static_assert(std::is_same_v<Out, bf16> || std::is_same_v<Out, f16>, "C is bf16 or f16");
+  static_assert(std::is_same_v<Out, bf16> || std::is_same_v<Out, f16> || std::is_same_v<Out, f8e4m3>, "C is bf16, f16 or f8e4m3");
   using R = Resources<Mainloop, S>;
   constexpr int tile_n = Mainloop::tile_n, stages = Mainloop::stages, ctas = Mainloop::ctas, cluster = Mainloop::cluster_ctas;
   constexpr bool pair = ctas == 2, multicast = Mainloop::multicast;
@@ -359,7 +365,7 @@ void kernel(const Mainloop& mainloop, const TmaDescriptor<Out>& c, const Int& m,
     // The warp's chunk buffers: 32 rows of 64 bytes, 64-byte swizzled as the store's box reads
     // them, so that the warp's 16-byte row stores fall in distinct banks 8 rows at a time.
     auto buffer = [&](int b) { return smem.stage(R::shared.chunks.template as<Out>(), quarter * epilogue_buffers + b); };
-    auto buffer_tile = [&](int b) { return make_tensor(buffer(b), chunk_buffer_layout()); };
+    auto buffer_tile = [&](int b) { return make_tensor(buffer(b), chunk_buffer_layout<Out>()); };
     // The leader's TMA stores, one bulk group per chunk, in turn through the two buffers.
     PipelineTmaStore stores(epilogue_buffers);
     each_tile(false, 32, [&](const Int& j, const Int& m0, const Int& n0) {
