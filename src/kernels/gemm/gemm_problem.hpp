@@ -13,7 +13,7 @@
 namespace cutejit::kernels::detail {
 
 /// The epilogue a kernel is traced with, one small integer: 0 is the plain store (the kernels'
-/// Identity, no hook at all); otherwise bit 1 reads C (beta), bit 2 adds the bias, bits 3-4 hold
+/// Identity, no hook at all); otherwise bit 0 is set, bit 1 reads C (beta), bit 2 adds the bias, bits 3-4 hold
 /// the Activation, and bits 5-8 say which scales multiply the product (GemmScales): A's (one
 /// value, or one per row with bit 6) and B's (one value, or one per column of C with bit 8).
 /// alpha is always applied (a multiply by 1 is exact).
