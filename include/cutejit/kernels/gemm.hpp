@@ -132,7 +132,8 @@ struct GemmOptions {
   /// on disk beside the kernel cache (jit/autotune.hpp): later calls and processes read it.
   /// The candidates run on a scratch C, so C is written once. Where a target has one kernel
   /// for the problem, it changes nothing. Without it, a rule picks (the widest tile whose
-  /// tiles fill the GPU).
+  /// tiles fill the GPU). A call that a record answers launches only the choice, so it may be
+  /// captured into a graph; tune before capturing.
   bool tune = false;
   StreamHandle stream = nullptr;  ///< the stream the launch is queued on
 };

@@ -4,6 +4,8 @@
 #include "cutejit/kernels/gemm/sm90.hpp"
 
 #include <iterator>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -95,8 +97,6 @@ auto with_arguments(const GemmProblem& p, const TensorMap<TC>& tc, Call&& call) 
                 p.epilogue);
 }
 
-}  // namespace
-
 /// The launch of the kernel `tile_n` wide for the problem.
 PreparedLaunch prepare_width(const Device& device, const GemmProblem& p, int tile_n) {
   return with_kernel(p, tile_n, [&]<class TA, class TC, bool Glu>(auto& kernel, const gemm_sm90::Config& config) {
@@ -111,26 +111,36 @@ PreparedLaunch prepare_width(const Device& device, const GemmProblem& p, int til
   });
 }
 
-/// GemmOptions::tune: the fastest tile width for the problem on this device, timed once and
-/// remembered (autotune). The candidates write a scratch C of C's extent (and read it, with
-/// beta: its values do not matter to the time), so the caller's C is written once.
+/// GemmOptions::tune: the fastest tile width for the problem on this device, timed once on the
+/// call's stream and remembered (autotune). The candidates write a scratch C of C's extent (and
+/// read it, with beta: its values do not matter to the time), so the caller's C is written
+/// once; it is made only when they run, so a call that a record answers allocates nothing and
+/// waits for nothing (and may be captured into a graph).
 int tuned_width(const Device& device, const GemmProblem& p) {
   const bool glu = p.fusion & fusion_glu;
   std::vector<int> widths = glu ? std::vector<int>{256, 128} : std::vector<int>(std::begin(gemm_sm90::tile_widths), std::end(gemm_sm90::tile_widths));
-  const int64_t c_elements = (p.m - 1) * p.c.stride[0] + p.n;
-  Buffer<uint8_t> scratch = device.alloc<uint8_t>(size_t(c_elements) * size_t(size_in_bytes(p.out)));
-  GemmProblem trial = p;
-  trial.c.ptr = scratch.data();
-  // The unread bias and scales are C's first row.
-  if (!(p.epilogue & epilogue_bias)) trial.bias.ptr = scratch.data();
-  if (!(p.epilogue & epilogue_scale_a)) trial.scale_a.ptr = trial.scale_b.ptr = scratch.data();
+  std::once_flag made;
+  std::optional<Buffer<uint8_t>> scratch;
+  auto trial = [&] {  // on autotune's worker threads
+    std::call_once(made, [&] { scratch = device.alloc<uint8_t>(size_t((p.m - 1) * p.c.stride[0] + p.n) * size_t(size_in_bytes(p.out))); });
+    GemmProblem t = p;
+    t.c.ptr = scratch->data();
+    // The unread bias and scales are C's first row.
+    if (!(p.epilogue & epilogue_bias)) t.bias.ptr = scratch->data();
+    if (!(p.epilogue & epilogue_scale_a)) t.scale_a.ptr = t.scale_b.ptr = scratch->data();
+    return t;
+  };
   const TuneKey key{"kernels::gemm sm90 " + std::string(name(p.ab)) + " " + std::string(name(p.out)) + (p.a_major == Major::k ? " t" : " n") +
                         (p.b_major == Major::k ? "n" : "t") + (glu ? " glu" : ""),
-                    {p.m, p.n, p.k, p.epilogue, p.fusion}};
-  auto tuned = autotune(device, key, widths, [&](int w) { return prepare_width(device, trial, w); });
-  device.synchronize();  // the scratch C outlives every candidate's launch
+                    {p.m, p.n, p.k, p.a.stride[0], p.a.stride[1], p.b.stride[0], p.b.stride[1], p.c.stride[0], p.epilogue, p.fusion}};
+  TuneOptions options;
+  options.bench.stream = p.stream;
+  auto tuned = autotune(device, key, widths, [&](int w) { return prepare_width(device, trial(), w); }, options);
+  if (!tuned.from_record) device.synchronize();  // the scratch C outlives every candidate's launch
   return tuned.config;
 }
+
+}  // namespace
 
 PreparedLaunch gemm_sm90_prepare(const Device& device, const GemmProblem& p) {
   if (p.tune) return prepare_width(device, p, tuned_width(device, p));

@@ -210,8 +210,8 @@ struct Resources {
   static_assert(tmem_columns <= 512, "the accumulators and the stages' scales fit TMEM's 512 columns");
 };
 
-/// The GEMM of `mainloop` (Dense, or sm100_block_scaled.hpp's BlockScaled), C = epilogue(A B^T) in bf16 or f16, stored through
-/// `c`, a tensor map of boxes of 32 x 32 elements with the 64-byte swizzle (c_tensor_map); the
+/// The GEMM of `mainloop` (Dense, or sm100_block_scaled.hpp's BlockScaled), C = epilogue(A B^T) in bf16, f16 or f8e4m3, stored
+/// through `c`, a tensor map of boxes of 32 x 32 elements with chunk_swizzle<Out> (c_tensor_map for bf16); the
 /// tiles shared out as `S` says (launch_config<Mainloop, S> gives the grid).
 ///
 /// A main loop of 2 CTAs runs in clusters of 2 (cluster_shape): the pair walks the tiles as one
