@@ -31,7 +31,7 @@ PreparedLaunch gemm_sm100_prepare(const Device& device, const GemmProblem& p) {
     using Mainloop = gemm_sm100::Dense<TA>;
     auto ta = make_tensor_map(typed<TA>(p.a), {uint32_t(Mainloop::a_box_rows), uint32_t(Mainloop::tile_k)}, TmaSwizzle::bytes128);
     auto tb = make_tensor_map(typed<TA>(p.b), {uint32_t(Mainloop::b_box_rows), uint32_t(Mainloop::tile_k)}, TmaSwizzle::bytes128);
-    auto tc = make_tensor_map(typed<TC>(p.c), {32u, uint32_t(gemm_sm100::chunk_cols)}, gemm_sm100::chunk_swizzle<TC>);
+    auto tc = gemm_sm100::c_tensor_map(typed<TC>(p.c));
     Launch launch = gemm_sm100::launch_config<Mainloop>(device.multiprocessors(), p.m, p.n);
     launch.stream = p.stream;
     launch.where = p.where;
@@ -43,7 +43,7 @@ PreparedLaunch gemm_sm100_prepare(const Device& device, const GemmProblem& p) {
 std::vector<CompiledKernel> gemm_sm100_compile(const Target& target, const GemmProblem& p) {
   return with_elements(p, [&]<class TA, class TC>() {
     auto [ta, tb] = gemm_sm100::tensor_maps_for_compile<gemm_sm100::Dense<TA>>();
-    auto tc = TensorMap<TC>::for_compile(2, {32u, uint32_t(gemm_sm100::chunk_cols)}, gemm_sm100::chunk_swizzle<TC>);
+    auto tc = gemm_sm100::c_tensor_map_for_compile<TC>();
     return std::vector<CompiledKernel>{sm100_kernel<TA, TC>().compile(target, ta, tb, tc, typed<TC>(p.c), typed<TC>(p.bias), p.scale_a,
                                                                       p.scale_b, p.alpha, p.beta, int32_t(p.m), int32_t(p.n), int32_t(p.k),
                                                                       p.epilogue)};

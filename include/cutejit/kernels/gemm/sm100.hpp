@@ -449,12 +449,20 @@ TensorMap<T> operand_tensor_map_for_compile(int rows_per_box = box_rows) {
   return TensorMap<T>::for_compile(2, {uint32_t(rows_per_box), uint32_t(k_bytes / int(sizeof(T)))}, TmaSwizzle::bytes128);
 }
 
-/// The tensor map C is stored through: boxes of 32 rows x 32 columns (an epilogue warp's chunk),
-/// 64-byte swizzled.
-inline TensorMap<bf16> c_tensor_map(const Buffer<bf16>& c, int64_t m, int64_t n) {
-  return make_tensor_map(c.view({m, n}), {32u, uint32_t(chunk_cols)}, TmaSwizzle::bytes64);
+/// The tensor map C (m x n, row-major) is stored through: boxes of 32 rows x 32 columns (an
+/// epilogue warp's chunk), swizzled as the chunk buffers are (chunk_swizzle<Out>).
+template <class Out = bf16>
+TensorMap<Out> c_tensor_map(const DeviceTensor<Out>& c) {
+  return make_tensor_map(c, {32u, uint32_t(chunk_cols)}, chunk_swizzle<Out>);
 }
-inline TensorMap<bf16> c_tensor_map_for_compile() { return TensorMap<bf16>::for_compile(2, {32u, uint32_t(chunk_cols)}, TmaSwizzle::bytes64); }
+template <class Out = bf16>
+TensorMap<Out> c_tensor_map(const Buffer<Out>& c, int64_t m, int64_t n) {
+  return c_tensor_map(c.view({m, n}));
+}
+template <class Out = bf16>
+TensorMap<Out> c_tensor_map_for_compile() {
+  return TensorMap<Out>::for_compile(2, {32u, uint32_t(chunk_cols)}, chunk_swizzle<Out>);
+}
 
 /// The dense GEMM's tensor maps of A (m x k) and B (n x k), boxes of the main loop's rows.
 template <class Mainloop, class T = typename Mainloop::Atom::element_type>
