@@ -74,7 +74,7 @@ void AllGatherGemm::operator()(const DeviceTensor<bf16>& b, const DeviceTensor<b
     auto ab = gemm_sm90::operand_box<bf16>(WgmmaMajor::k, gemm_sm90::tile_m), bb = gemm_sm90::operand_box<bf16>(WgmmaMajor::k, config.b_box_rows());
     auto ta = make_tensor_map(a_.view({m_, k_}), {ab[0], ab[1]}, TmaSwizzle::bytes128);
     auto tb = make_tensor_map(b, {bb[0], bb[1]}, TmaSwizzle::bytes128);
-    auto tc = make_tensor_map(c, {uint32_t(gemm_sm90::chunk_rows), uint32_t(gemm_sm90::chunk_cols)}, gemm_sm90::chunk_swizzle<bf16>);
+    auto tc = gemm_sm90::output_map(c);
     Launch launch = gemm_sm90::launch_config(gpu, m_, n, config);
     launch.stream = stream;
     launch.where = where;

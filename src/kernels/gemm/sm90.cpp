@@ -103,7 +103,7 @@ PreparedLaunch prepare_width(const Device& device, const GemmProblem& p, int til
     auto [ab, bb] = boxes<TA>(config);
     auto ta = make_tensor_map(rows_in_memory<TA>(p.a, p.a_major), {ab[0], ab[1]}, TmaSwizzle::bytes128);
     auto tb = make_tensor_map(rows_in_memory<TA>(p.b, p.b_major), {bb[0], bb[1]}, TmaSwizzle::bytes128);
-    auto tc = make_tensor_map(typed<TC>(p.c), {uint32_t(gemm_sm90::chunk_rows), uint32_t(gemm_sm90::chunk_cols)}, gemm_sm90::chunk_swizzle<TC>);
+    auto tc = gemm_sm90::output_map(typed<TC>(p.c));
     Launch launch = gemm_sm90::launch_config(device, p.m, p.n, config);
     launch.stream = p.stream;
     launch.where = p.where;
@@ -156,7 +156,7 @@ std::vector<CompiledKernel> gemm_sm90_compile(const Target& target, const GemmPr
       auto [ab, bb] = boxes<TA>(config);
       auto ta = TensorMap<TA>::for_compile(2, {ab[0], ab[1]}, TmaSwizzle::bytes128);
       auto tb = TensorMap<TA>::for_compile(2, {bb[0], bb[1]}, TmaSwizzle::bytes128);
-      auto tc = TensorMap<TC>::for_compile(2, {uint32_t(gemm_sm90::chunk_rows), uint32_t(gemm_sm90::chunk_cols)}, gemm_sm90::chunk_swizzle<TC>);
+      auto tc = gemm_sm90::output_map_for_compile<TC>();
       return with_arguments<Glu>(p, tc, [&](const auto&... rest) { return kernel.compile(target, ta, tb, rest...); });
     }));
   }

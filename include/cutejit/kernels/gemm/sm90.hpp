@@ -508,8 +508,12 @@ std::pair<TensorMap<T>, TensorMap<T>> tensor_maps_for_compile() {
 /// C's tensor map (m x n, row-major): the epilogue's 64 x 64 chunk as the box, with the swizzle
 /// the chunk buffers are written in.
 template <class Out = bf16>
+TensorMap<Out> output_map(const DeviceTensor<Out>& c) {
+  return make_tensor_map(c, {uint32_t(chunk_rows), uint32_t(chunk_cols)}, chunk_swizzle<Out>);
+}
+template <class Out = bf16>
 TensorMap<Out> output_map(const Buffer<Out>& c, int64_t m, int64_t n) {
-  return make_tensor_map(c.view({m, n}), {uint32_t(chunk_rows), uint32_t(chunk_cols)}, chunk_swizzle<Out>);
+  return output_map(c.view({m, n}));
 }
 
 /// The same for cross-compiling.
