@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(cmake ninja-build g++ ccache llvm-22-dev libmlir-22-dev mlir-22-tools
-          nlohmann-json3-dev libfmt-dev catch2 libxxhash-dev libzstd-dev zlib1g-dev libdlpack-dev python3-pip)
+          nlohmann-json3-dev libfmt-dev catch2 libxxhash-dev libzstd-dev zlib1g-dev libdlpack-dev python3-pip python3-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

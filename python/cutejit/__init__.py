@@ -19,11 +19,14 @@ are recorded on it, so their memory is not reused meanwhile). The first launch o
 specialization compiles it, as in C++; later ones cost the launch. Errors are `cutejit.Error`,
 with cutejit's message.
 
-Where TVM-FFI (the `apache-tvm-ffi` package) is installed, a launch whose arrays are all
-PyTorch tensors, on the default stream argument, goes through it instead: TVM-FFI takes each
-tensor through torch's DLPack exchange API and the stream from torch's current one, which costs
-a fraction of reading them here. The semantics are the same; CUTEJIT_PYTHON_FFI=ctypes turns the
-fast entry off.
+A launcher made without `stream=` launches through the direct entry, a module of CPython's
+stable ABI in the native half: it takes the tensors of a framework with a DLPack C exchange API
+(`__dlpack_c_exchange_api__`; PyTorch has it) on the stack and the stream from that framework's
+current one, and numbers as they are, running no Python code. Anything else it hands to the
+launcher below, with the same semantics. Without the direct entry, where TVM-FFI (the
+`apache-tvm-ffi` package) is installed, a launch whose arrays are all PyTorch tensors goes
+through TVM-FFI, which takes them through the same exchange API. CUTEJIT_PYTHON_FFI=tvm-ffi
+turns the direct entry off, CUTEJIT_PYTHON_FFI=ctypes both.
 
 The native half is libcutejit_python.so, found through $CUTEJIT_PYTHON_LIBRARY, next to this
 package, in the build tree, or on the library path.
@@ -112,6 +115,31 @@ def _ffi_entry():
             return _ffi_launch, frozenset(types)
         _ffi_types = frozenset(types)
     return _ffi_launch, _ffi_types
+
+
+_direct = None  # the direct entry (python/direct_launch.cpp) as a module; False where there is none
+
+
+def _direct_entry():
+    """The direct entry: a module of CPython's stable ABI in the native half, loaded from the same
+    file, which launches on tensors of any framework with a DLPack C exchange API and on numbers
+    without running Python code. False where it was not built or is turned off."""
+    global _direct
+    if _direct is None:
+        _direct = False
+        if os.environ.get("CUTEJIT_PYTHON_FFI") not in ("ctypes", "tvm-ffi") and hasattr(_native, "PyInit__direct"):
+            try:
+                import importlib.machinery
+                import importlib.util
+                loader = importlib.machinery.ExtensionFileLoader("cutejit._direct", _native._name)
+                spec = importlib.util.spec_from_file_location("cutejit._direct", _native._name, loader=loader)
+                module = importlib.util.module_from_spec(spec)
+                loader.exec_module(module)
+                module.set_error(Error)
+                _direct = module
+            except (ImportError, OSError):
+                pass
+    return _direct
 
 
 def kernel_names():
@@ -260,7 +288,13 @@ class Kernel:
             _native.cutejit_release_kernel(self._handle)
 
     def __call__(self, grid, block, shared_bytes=0, stream=None):
-        return _Launch(self, _dim3(grid, "grid"), _dim3(block, "block"), int(shared_bytes), stream)
+        launch = _Launch(self, _dim3(grid, "grid"), _dim3(block, "block"), int(shared_bytes), stream)
+        direct = _direct_entry() if stream is None else False
+        if not direct:
+            return launch
+        # A launch then runs no Python code; what the direct entry does not take, it hands to
+        # `launch`, which holds this kernel alive.
+        return functools.partial(direct.launch, direct.bind(self._handle, *launch._grid, *launch._block, launch._shared, launch))
 
 
 class Library:

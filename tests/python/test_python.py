@@ -41,6 +41,26 @@ raises(lambda: add(grid=1, block=32, shared_bytes=-1), "shared_bytes is 0 to 2^3
 # the driver's absence, on one with a GPU the kernel's check. Either way an Error, never a crash.
 raises(lambda: add(grid=1, block=32)(1, 2, 3), "error:")
 
+# The direct entry (python/direct_launch.cpp), where the native half was built with Python's
+# headers: a launcher without stream= is then a call into it, which takes numbers itself and
+# hands what it does not take (here an object without the DLPack exchange API) to the Python
+# launcher, with the same errors as above; CUTEJIT_PYTHON_FFI=tvm-ffi turns it off.
+if os.environ.get("CUTEJIT_TEST_EXPECT_DIRECT") == "1":
+    direct = cutejit._direct_entry()
+    check(bool(direct), "the direct entry is found")
+    launcher = add(grid=1, block=32)
+    check(getattr(launcher, "func", None) is getattr(direct, "launch", 0), "a launcher calls the direct entry: %r" % (launcher,))
+    check(type(add(grid=1, block=32, stream=0)).__name__ == "_Launch", "a launcher with stream= is the Python one")
+    raises(lambda: launcher(object(), 1, 2), "argument 0 of kernel 'vector_add' is a object")
+    raises(lambda: launcher(1, -(1 << 63) - 1, 3), "argument 1 of kernel 'vector_add' is an int outside the 64-bit signed range")
+    raises(lambda: launcher(*range(64), object()), "argument 64 of kernel 'vector_add' is a object")  # past the stack's 64 records
+    raises(lambda: direct.launch(b"not a launcher", 1), "launch takes a bound launcher first")
+    os.environ["CUTEJIT_PYTHON_FFI"] = "tvm-ffi"
+    cutejit._direct = None
+    check(not cutejit._direct_entry() and type(add(grid=1, block=32)).__name__ == "_Launch", "CUTEJIT_PYTHON_FFI=tvm-ffi turns it off")
+    del os.environ["CUTEJIT_PYTHON_FFI"]
+    cutejit._direct = None
+
 # Where the native half was built with TVM-FFI's header and tvm_ffi imports (the build tree's
 # tests: scripts/setup.sh unpacks it), launches of numbers and PyTorch tensors take TVM-FFI's
 # entry: the same mistakes give the same cutejit.Error through it, and CUTEJIT_PYTHON_FFI=ctypes

@@ -131,23 +131,43 @@ check("host memory" in e, "a CPU tensor is refused: " + e)
 e = error_of(lambda: add(grid=1, block=32)(a, b))
 check("takes 3 arguments, not 2" in e, "a missing argument is refused: " + e)
 
-# The sum of seven tensors, through whichever entry this process has (TVM-FFI's where tvm_ffi
-# imports and torch hands tensors over through its DLPack exchange API).
-entry, types = cutejit._ffi_entry()
-fast = bool(entry) and torch.Tensor in types
-print("launch entry: " + ("TVM-FFI (tvm_ffi %s)" % __import__("tvm_ffi").__version__ if fast else "ctypes"))
+# The sum of seven tensors through each entry this process has: the direct one (where the
+# native half was built with Python's headers and torch has its DLPack exchange API), TVM-FFI's
+# (where tvm_ffi imports) and ctypes. The same results, the same errors, the same stream.
+entries = {"ctypes": "ctypes"}
+_, types = cutejit._ffi_entry()
+if torch.Tensor in types:
+    entries["TVM-FFI"] = "tvm-ffi"
+if cutejit._direct_entry() and hasattr(torch.Tensor, "__dlpack_c_exchange_api__"):
+    entries["direct"] = ""
+print("launch entries: " + ", ".join(entries))
+
+
+def use_entry(name):
+    os.environ["CUTEJIT_PYTHON_FFI"] = entries[name]
+    cutejit._ffi_launch, cutejit._ffi_types, cutejit._direct = None, None, None  # look for the entries again
+
+
 sum7 = lib.kernel("sum7")
 ins = [torch.randn(n, device="cuda") for _ in range(7)]
 out = torch.full((n,), float("nan"), device="cuda")
-sum7(grid=n // 256, block=256)(*ins, out)
-torch.cuda.synchronize()
-check(torch.allclose(out, sum(ins[1:], ins[0]), rtol=1e-6, atol=1e-5), "sum7 on eight torch tensors equals their sum")
-if fast:
-    # The same mistakes through TVM-FFI's entry give the same errors.
+for name in entries:
+    use_entry(name)
+    out.fill_(float("nan"))
+    sum7(grid=n // 256, block=256)(*ins, out)
+    torch.cuda.synchronize()
+    check(torch.allclose(out, sum(ins[1:], ins[0]), rtol=1e-6, atol=1e-5), name + " entry: sum7 on eight torch tensors equals their sum")
     e = error_of(lambda: sum7(grid=1, block=32)(*ins[:6], ins[6].double(), out))
-    check("argument 6 of kernel 'sum7'" in e and "takes a f32 tensor" in e, "TVM-FFI entry: a float64 tensor is refused: " + e)
+    check("argument 6 of kernel 'sum7'" in e and "takes a f32 tensor" in e, name + " entry: a float64 tensor is refused: " + e)
     e = error_of(lambda: sum7(grid=1, block=32)(*ins[:6], ins[6].cpu(), out))
-    check("host memory" in e, "TVM-FFI entry: a CPU tensor is refused: " + e)
+    check("host memory" in e, name + " entry: a CPU tensor is refused: " + e)
+    e = error_of(lambda: sum7(grid=1, block=32)(*ins[:6], 7, out))
+    check("argument 6 of kernel 'sum7'" in e, name + " entry: a number for a tensor is refused: " + e)
+    # A strided view of a tensor whose storage starts before it: the view's own address.
+    y = b.clone()
+    saxpy(grid=n // 256, block=256)(2.5, base[1::2], y)
+    torch.cuda.synchronize()
+    check(torch.allclose(y, 2.5 * base[1::2] + b, rtol=0, atol=1e-6), name + " entry: an offset stride-2 view")
     # On a side stream, as above: ordered after the fill queued there.
     side2 = torch.cuda.Stream()
     with torch.cuda.stream(side2):
@@ -157,24 +177,20 @@ if fast:
         sum7(grid=n // 256, block=256)(*ins, out)
         got = out.clone()
     torch.cuda.synchronize()
-    check(torch.allclose(got, sum(ins[1:], ins[0]), rtol=1e-6, atol=1e-5), "TVM-FFI entry: the launch runs on torch's current stream")
+    check(torch.allclose(got, sum(ins[1:], ins[0]), rtol=1e-6, atol=1e-5), name + " entry: the launch runs on torch's current stream")
 
 # Host time per launch, launches queued back to back, median of 200 rounds of 100: three and
 # eight tensors, through each entry this process has, and Triton's in the same process.
 small = 1024
 x, z = torch.empty(small, device="cuda"), torch.empty(small, device="cuda")
 eight = [torch.empty(small, device="cuda") for _ in range(8)]
-launch, launch8 = add(grid=1, block=256), sum7(grid=4, block=256)
-launch(x, x, z)
-launch8(*eight)
-torch.cuda.synchronize()
 figures = {}
-for name, on in (("ctypes", "ctypes"), ("TVM-FFI", "tvm-ffi")):
-    if on == "tvm-ffi" and not fast:
-        print("TVM-FFI: not importable here (or torch has no DLPack exchange API), no figure")
-        continue
-    os.environ["CUTEJIT_PYTHON_FFI"] = "ctypes" if on == "ctypes" else ""
-    cutejit._ffi_launch, cutejit._ffi_types = None, None  # look for the entry again
+for name in entries:
+    use_entry(name)
+    launch, launch8 = add(grid=1, block=256), sum7(grid=4, block=256)
+    launch(x, x, z)
+    launch8(*eight)
+    torch.cuda.synchronize()
     figures[name, 3] = launch_overhead_us(lambda: launch(x, x, z))
     figures[name, 8] = launch_overhead_us(lambda: launch8(*eight))
     print(f"cutejit_python_launch_overhead[{name}]: {figures[name, 3]:.3f} us (3 tensors), {figures[name, 8]:.3f} us (8 tensors)")
