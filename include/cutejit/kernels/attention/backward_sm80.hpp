@@ -30,6 +30,7 @@
 #include <cmath>
 #include <utility>
 
+#include "cutejit/core/visibility.hpp"
 #include "cutejit/cutejit.hpp"
 #include "cutejit/pipeline/shared_storage.hpp"
 #include "cutejit/kernels/attention/sequences.hpp"
@@ -137,7 +138,7 @@ inline void score_gradients(const Tensor<float>& p_rows, const Tensor<float>& dp
 /// rowsum(dO * O) of every (query, head): delta (heads, total_q); a warp a row, head_dim / 32
 /// columns a lane.
 template <Element T>
-void dot(int head_dim, const Tensor<T>& o, const Tensor<T>& d_o, const Tensor<f32>& delta) {
+CUTEJIT_LOCAL void dot(int head_dim, const Tensor<T>& o, const Tensor<T>& d_o, const Tensor<f32>& delta) {
   launch_bounds(128);
   Int lane = thread_idx().x % 32, token = block_idx().x * 4 + thread_idx().x / 32, head = block_idx().y;
   const int cols = head_dim / 32;
@@ -224,7 +225,7 @@ struct WarpProducts {
 
 /// dK and dV of 64 keys of one key/value head (grid: key blocks x kv_heads x batch).
 template <Element T>
-void dkdv(const Config& c, const Tensor<T>& q, const Tensor<T>& k, const Tensor<T>& v, const Tensor<T>& d_o, const Tensor<f32>& lse,
+CUTEJIT_LOCAL void dkdv(const Config& c, const Tensor<T>& q, const Tensor<T>& k, const Tensor<T>& v, const Tensor<T>& d_o, const Tensor<f32>& lse,
           const Tensor<f32>& delta, const Tensor<T>& dk, const Tensor<T>& dv, const Tensor<int32_t>& cu_seqlens_q,
           const Tensor<int32_t>& cu_seqlens_k, const F32& scale_log2, const F32& scale) {
   using Op = fmha_sm80::Atom<T>;
@@ -324,7 +325,7 @@ void dkdv(const Config& c, const Tensor<T>& q, const Tensor<T>& k, const Tensor<
 
 /// dQ of 64 queries of one head (grid: query blocks x heads x batch).
 template <Element T>
-void dq(const Config& c, const Tensor<T>& q, const Tensor<T>& k, const Tensor<T>& v, const Tensor<T>& d_o, const Tensor<f32>& lse,
+CUTEJIT_LOCAL void dq(const Config& c, const Tensor<T>& q, const Tensor<T>& k, const Tensor<T>& v, const Tensor<T>& d_o, const Tensor<f32>& lse,
         const Tensor<f32>& delta, const Tensor<T>& d_q, const Tensor<int32_t>& cu_seqlens_q, const Tensor<int32_t>& cu_seqlens_k,
         const F32& scale_log2, const F32& scale) {
   using Op = fmha_sm80::Atom<T>;

@@ -32,6 +32,7 @@
 #include <limits>
 #include <string>
 
+#include "cutejit/core/visibility.hpp"
 #include "cutejit/cutejit.hpp"
 #include "cutejit/kernels/attention/backward_sm80.hpp"
 #include "cutejit/kernels/attention/sm90.hpp"
@@ -188,7 +189,7 @@ void gemm_tile_stage(const Config& c, const Tiled& mma, const Tensor<float>& acc
 /// (token, head) of the tensor maps), then for each of `steps` blocks the two rings' stages,
 /// whose first row is `step_at(i)`; tma_partition finds the boxes of 64 columns that fill each.
 template <Element T, class TileAt, class StepAt>
-void produce(const Config& c, const Smem<T>& smem, const TmaDescriptor<T>& tile0, const TmaDescriptor<T>& tile1,
+CUTEJIT_LOCAL void produce(const Config& c, const Smem<T>& smem, const TmaDescriptor<T>& tile0, const TmaDescriptor<T>& tile1,
              const TmaDescriptor<T>& ring0, const TmaDescriptor<T>& ring1, const Int& steps, TileAt&& tile_at, StepAt&& step_at) {
   // The coordinates of `rows` rows of head_dim from (token, head) in a (token, head, column) tensor.
   auto coords = [&](const std::pair<Int, Int>& at, int rows) {
@@ -218,7 +219,7 @@ void produce(const Config& c, const Smem<T>& smem, const TmaDescriptor<T>& tile0
 /// Barriers, then the producer warpgroup (thread 0 runs `producer`) and the consumers
 /// (`consumer(t, half, leader)`, t the thread in the two consumer warpgroups).
 template <Element T, class Producer, class Consumer>
-void specialise(const Config& c, const Smem<T>& smem, std::initializer_list<const TmaDescriptor<T>*> maps, Producer&& producer,
+CUTEJIT_LOCAL void specialise(const Config& c, const Smem<T>& smem, std::initializer_list<const TmaDescriptor<T>*> maps, Producer&& producer,
                 Consumer&& consumer) {
   Int tid = thread_idx().x;
   if_(tid == 0, [&] {
@@ -241,7 +242,7 @@ void specialise(const Config& c, const Smem<T>& smem, std::initializer_list<cons
 
 /// dK and dV of 128 keys of one key/value head (grid: key blocks x kv_heads x batch).
 template <Element T, Config C>
-void dkdv(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDescriptor<T>& v, const TmaDescriptor<T>& d_o,
+CUTEJIT_LOCAL void dkdv(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDescriptor<T>& v, const TmaDescriptor<T>& d_o,
           const Tensor<f32>& lse, const Tensor<f32>& delta, const Tensor<T>& dk, const Tensor<T>& dv, const Tensor<int32_t>& cu_seqlens_q,
           const Tensor<int32_t>& cu_seqlens_k, const Int& group, const F32& scale_log2, const F32& scale, const Int& window_left,
           const Int& window_right, const Int& top_left) {
@@ -364,7 +365,7 @@ void dkdv(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDescrip
 
 /// dQ of 128 queries of one head (grid: query blocks x heads x batch).
 template <Element T, Config C>
-void dq(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDescriptor<T>& v, const TmaDescriptor<T>& d_o,
+CUTEJIT_LOCAL void dq(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDescriptor<T>& v, const TmaDescriptor<T>& d_o,
         const Tensor<f32>& lse, const Tensor<f32>& delta, const Tensor<T>& d_q, const Tensor<int32_t>& cu_seqlens_q,
         const Tensor<int32_t>& cu_seqlens_k, const Int& group, const F32& scale_log2, const F32& scale, const Int& window_left,
         const Int& window_right, const Int& top_left) {

@@ -32,6 +32,7 @@
 #include <cmath>
 #include <type_traits>
 
+#include "cutejit/core/visibility.hpp"
 #include "cutejit/cutejit.hpp"
 #include "cutejit/kernels/attention/online_softmax.hpp"
 #include "cutejit/kernels/attention/sm80.hpp"
@@ -109,7 +110,7 @@ Tensor<T> ring(const Config& c, const Pointer<T>& first) {
 /// The split kernel. o (splits, total_q, heads, head_dim) and lse (splits, heads, total_q) are
 /// the f32 partial results when `Partial`, else O itself (one split) in T.
 template <Element T, bool Partial>
-void split(const Config& c, const Tensor<T>& q_in, const Tensor<T>& k_in, const Tensor<T>& v_in, const Tensor<int32_t>& block_table,
+CUTEJIT_LOCAL void split(const Config& c, const Tensor<T>& q_in, const Tensor<T>& k_in, const Tensor<T>& v_in, const Tensor<int32_t>& block_table,
            const Tensor<int32_t>& seqlens_k, const Tensor<std::conditional_t<Partial, f32, T>>& o_in, const Tensor<f32>& lse,
            const F32& scale_log2) {
   using Op = fmha_sm80::Atom<T>;
@@ -300,7 +301,7 @@ void split(const Config& c, const Tensor<T>& q_in, const Tensor<T>& k_in, const 
 /// The combine: O and the log-sum-exp of each (query, head) from the splits' partial results,
 /// one warp each, D / 32 columns a lane.
 template <Element T>
-void combine(int head_dim, const Tensor<f32>& o_part, const Tensor<f32>& lse_part, const Tensor<T>& o, const Tensor<f32>& lse) {
+CUTEJIT_LOCAL void combine(int head_dim, const Tensor<f32>& o_part, const Tensor<f32>& lse_part, const Tensor<T>& o, const Tensor<f32>& lse) {
   launch_bounds(32);
   Int token = block_idx().x, head = block_idx().y, lane = thread_idx().x;
   Int splits = o_part.shape(0);

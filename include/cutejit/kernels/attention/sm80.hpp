@@ -27,6 +27,7 @@
 #include <string>
 #include <type_traits>
 
+#include "cutejit/core/visibility.hpp"
 #include "cutejit/cutejit.hpp"
 #include "cutejit/pipeline/shared_storage.hpp"
 #include "cutejit/kernels/attention/online_softmax.hpp"
@@ -88,7 +89,7 @@ Tensor<T> transposed(const Tensor<T>& t) {
 }
 
 template <Element T, Config C>
-void forward(const Tensor<T>& q, const Tensor<T>& k, const Tensor<T>& v, const Tensor<T>& o, const Tensor<f32>& lse,
+CUTEJIT_LOCAL void forward(const Tensor<T>& q, const Tensor<T>& k, const Tensor<T>& v, const Tensor<T>& o, const Tensor<f32>& lse,
              const Tensor<int32_t>& cu_seqlens_q, const Tensor<int32_t>& cu_seqlens_k, const F32& scale_log2) {
   using Op = Atom<T>;
   constexpr int D = C.head_dim, BM = C.tile_m, BN = C.tile_n;

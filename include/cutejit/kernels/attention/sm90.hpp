@@ -39,6 +39,7 @@
 
 #include <limits>
 
+#include "cutejit/core/visibility.hpp"
 #include "cutejit/cutejit.hpp"
 #include "cutejit/pipeline/pipeline.hpp"
 #include "cutejit/pipeline/shared_storage.hpp"
@@ -154,7 +155,7 @@ struct Dense {
 };
 
 template <Element T, Config C, class Sequences>
-void forward(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDescriptor<T>& v, const Tensor<T>& o, const Tensor<f32>& lse,
+CUTEJIT_LOCAL void forward(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDescriptor<T>& v, const Tensor<T>& o, const Tensor<f32>& lse,
              const Sequences& sequences, const Int& group, const F32& scale_log2, const Int& window_left, const Int& window_right,
              const Int& top_left) {
   constexpr int D = C.head_dim, BM = C.tile_m, BN = C.tile_n, W = C.box_cols;

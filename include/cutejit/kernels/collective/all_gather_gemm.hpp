@@ -14,6 +14,7 @@
 #include <array>
 #include <vector>
 
+#include "cutejit/core/visibility.hpp"
 #include "cutejit/cutejit.hpp"
 #include "cutejit/kernels/gemm/sm90.hpp"
 
@@ -67,7 +68,7 @@ struct Feed {
 /// The kernel body: A's tensor map and the symmetric A itself (this PE's rows filled), B's and C's
 /// maps, the flags and epoch, `rows` rows of A per PE.
 template <int TileN>
-void kernel(const TmaDescriptor<bf16>& a_map, const TmaDescriptor<bf16>& b_map, const TmaDescriptor<bf16>& c_map, const Tensor<bf16>& a,
+CUTEJIT_LOCAL void kernel(const TmaDescriptor<bf16>& a_map, const TmaDescriptor<bf16>& b_map, const TmaDescriptor<bf16>& c_map, const Tensor<bf16>& a,
             const Tensor<uint64_t>& flags, const Value<uint64_t>& epoch, const Int& m, const Int& n, const Int& k, const Int& rows, int pes) {
   Int k64 = assume_divisible(k, tile_k);
   gemm_sm90::kernel<bf16, gemm_sm90::Config{.tile_n = TileN}>(a_map, b_map, c_map, m, n, k64, Identity{}, Feed{a, flags, epoch, rows, k64, pes});

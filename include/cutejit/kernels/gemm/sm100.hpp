@@ -46,6 +46,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "cutejit/core/visibility.hpp"
 #include "cutejit/atom/sm100/tmem.hpp"
 #include "cutejit/atom/sm100/umma.hpp"
 #include "cutejit/pipeline/clc_tile_scheduler.hpp"
@@ -221,7 +222,7 @@ struct Resources {
 /// PM x PN pairs walks blocks of PM x PN tiles as one worker, every pair in step (a pair's
 /// stage is written by the CTAs of its row and column of pairs, so no pair may run ahead).
 template <Scheduling S = Scheduling::persistent, class Mainloop, class Out, Epilogue E = Identity>
-void kernel(const Mainloop& mainloop, const TmaDescriptor<Out>& c, const Int& m, const Int& n, const Int& k, const E& epilogue = {}) {
+CUTEJIT_LOCAL void kernel(const Mainloop& mainloop, const TmaDescriptor<Out>& c, const Int& m, const Int& n, const Int& k, const E& epilogue = {}) {
   static_assert(std::is_same_v<Out, bf16> || std::is_same_v<Out, f16> || std::is_same_v<Out, f8e4m3>, "C is bf16, f16 or f8e4m3");
   using R = Resources<Mainloop, S>;
   constexpr int tile_n = Mainloop::tile_n, stages = Mainloop::stages, ctas = Mainloop::ctas, cluster = Mainloop::cluster_ctas;

@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "cutejit/core/visibility.hpp"
 #include "cutejit/atom/sm120/mma_block_scaled.hpp"
 #include "cutejit/layout/blocked_scales.hpp"
 #include "cutejit/pipeline/pipeline.hpp"
@@ -110,7 +111,7 @@ constexpr int elements_per_unit() {
 }
 
 template <class Op, Element Out, Epilogue E = Identity, class Products = Dense>
-void kernel(const TmaDescriptor<typename Op::ElementA>& a, const TmaDescriptor<typename Op::ElementB>& b, const Tensor<Out>& c,
+CUTEJIT_LOCAL void kernel(const TmaDescriptor<typename Op::ElementA>& a, const TmaDescriptor<typename Op::ElementB>& b, const Tensor<Out>& c,
             const Int& m, const Int& n, const Int& k, const E& epilogue = {}, const Products& products = {}) {
   using T = typename Op::ElementA;
   static_assert(std::is_same_v<T, typename Op::ElementB>, "one element type for A and B (one box shape)");

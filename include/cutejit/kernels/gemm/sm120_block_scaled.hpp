@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <string>
 
+#include "cutejit/core/visibility.hpp"
 #include "cutejit/cutejit.hpp"
 #include "cutejit/atom/sm120/mma_block_scaled.hpp"
 #include "cutejit/atom/tiled_mma.hpp"
@@ -55,7 +56,7 @@ Value<uint32_t> scale_register(const Tensor<uint8_t>& scales, const Layout& tv, 
 }
 
 template <class Op>
-void kernel(const Tensor<uint8_t>& a, const Tensor<uint8_t>& b, const Tensor<uint8_t>& sfa, const Tensor<uint8_t>& sfb,
+CUTEJIT_LOCAL void kernel(const Tensor<uint8_t>& a, const Tensor<uint8_t>& b, const Tensor<uint8_t>& sfa, const Tensor<uint8_t>& sfb,
             const Tensor<float>& c, const Int& m, const Int& n, const Int& k) {
   constexpr int k_bytes = Op::k;  // an atom's K in bytes: 32
   constexpr int elements_per_byte = Op::k_elements / k_bytes;

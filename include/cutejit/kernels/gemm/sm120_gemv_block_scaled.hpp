@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <string>
 
+#include "cutejit/core/visibility.hpp"
 #include "cutejit/atom/sm120/mma_block_scaled.hpp"
 #include "cutejit/atom/tiled_mma.hpp"
 #include "cutejit/tensor/copy.hpp"
@@ -39,7 +40,7 @@ namespace gemv_sm120 {
 inline constexpr int rows = 16, warps = 4, threads = 32 * warps, max_tokens = 8;
 
 template <class Op, Epilogue E = Identity>
-void kernel(const Tensor<uint8_t>& w, const Tensor<uint8_t>& x, const Tensor<uint8_t>& sfw, const Tensor<uint8_t>& sfx,
+CUTEJIT_LOCAL void kernel(const Tensor<uint8_t>& w, const Tensor<uint8_t>& x, const Tensor<uint8_t>& sfw, const Tensor<uint8_t>& sfx,
             const Tensor<float>& y, const Int& n, const Int& tokens, const Int& k, const E& epilogue = {}) {
   static_assert(Op::m == rows && Op::n == max_tokens, "one atom of 16 weight rows by 8 tokens");
   constexpr int k_bytes = Op::k;  // an atom's K in bytes: 32

@@ -19,6 +19,7 @@
 #include <limits>
 #include <random>
 
+#include "cutejit/core/visibility.hpp"
 #include "cutejit/cutejit.hpp"
 #include "cutejit/pipeline/shared_storage.hpp"
 #include "cutejit/kernels/gemm/epilogue.hpp"
@@ -96,7 +97,7 @@ TiledCopy<CpAsync<16>> global_to_shared(int threads, int64_t rows, Major major) 
 }
 
 template <class Op, Element Out, Config C, Epilogue E = Identity>
-void kernel(const Tensor<typename Op::ElementA>& a, const Tensor<typename Op::ElementB>& b, const Tensor<Out>& c, const E& epilogue = {}) {
+CUTEJIT_LOCAL void kernel(const Tensor<typename Op::ElementA>& a, const Tensor<typename Op::ElementB>& b, const Tensor<Out>& c, const E& epilogue = {}) {
   using TA = typename Op::ElementA;
   using TB = typename Op::ElementB;
   static_assert(sizeof(TA) == sizeof(TB), "one k tile for both operands");

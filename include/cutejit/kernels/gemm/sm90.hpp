@@ -60,6 +60,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "cutejit/core/visibility.hpp"
 #include "cutejit/pipeline/pipeline.hpp"
 #include "cutejit/pipeline/shared_storage.hpp"
 #include "cutejit/pipeline/tile_scheduler.hpp"
@@ -210,7 +211,7 @@ concept Feed = std::is_same_v<F, NoFeed> || requires(const F& f, const Int& i) {
 /// so the stage's size does not change. With C.glu, `n` is C's columns (B has 2 n rows) and the
 /// epilogue is a GluEpilogue.
 template <class T, Config C = Config{}, class E = Identity, Feed F = NoFeed>
-void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const TmaDescriptor<output_t<C>>& c, const Int& m, const Int& n,
+CUTEJIT_LOCAL void kernel(const TmaDescriptor<T>& a, const TmaDescriptor<T>& b, const TmaDescriptor<output_t<C>>& c, const Int& m, const Int& n,
             const Int& k, const E& epilogue = {}, const F& feed = {}) {
   static_assert(C.glu ? GluEpilogue<E> : Epilogue<E>,
                 "the epilogue is F32(F32 acc, Int row, Int col), or with glu F32(F32 w, F32 v, Int row, Int col)");

@@ -29,6 +29,7 @@
 #include <optional>
 #include <vector>
 
+#include "cutejit/core/visibility.hpp"
 #include "cutejit/cutejit.hpp"
 #include "cutejit/kernels/gemm/epilogue.hpp"
 
@@ -66,7 +67,7 @@ struct Fusion {
 
 /// C = epilogue(fusion(A B^T)); the norm's weights are bf16 whatever T is.
 template <Config C, class T, class TC, class E = Identity>
-void kernel(const Tensor<T>& a, const Tensor<T>& b, const Tensor<TC>& c, const E& epilogue = {}, const Fusion& fusion = {}) {
+CUTEJIT_LOCAL void kernel(const Tensor<T>& a, const Tensor<T>& b, const Tensor<TC>& c, const E& epilogue = {}, const Fusion& fusion = {}) {
   constexpr int M = C.m, R = C.rows, U = C.unroll, vec = Config::vec<T>, lanes = 32;
   static_assert(M >= 1 && M <= Config::max_m && R >= 1 && U >= 1);
   if (fusion.gated && R % 2 != 0) throw Error("error: the gated small-M GEMM takes an even number of rows of B a warp, not " + std::to_string(R));
