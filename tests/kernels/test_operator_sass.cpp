@@ -14,6 +14,8 @@
 #include <cutejit/kernels/attention.hpp>
 #include <cutejit/kernels/elementwise.hpp>
 #include <cutejit/kernels/gemm.hpp>
+#include <cutejit/kernels/gemm_block_scaled.hpp>
+#include <cutejit/layout/blocked_scales.hpp>
 #include <cutejit/kernels/norm.hpp>
 
 #include "sass.hpp"
@@ -137,6 +139,27 @@ TEST_CASE("kernels::gemm's SASS with f16 and FP8 operands: each target's MMA of 
       CHECK_FALSE(tensor_cores(sass));
     }
   }
+}
+
+TEST_CASE("kernels::gemm_block_scaled's SASS: the block-scaled MMA of each format on sm_100a and sm_120a, no spills",
+          "[unit][kernels][sass]") {
+  using kernels::BlockScaledFormat;
+  const int64_t m = 256, n = 256, k = 1024;
+  auto c = DeviceTensor<bf16>::for_compile({m, n});
+  auto compile = [&](const char* t, BlockScaledFormat f) {
+    const int64_t row_bytes = f == BlockScaledFormat::mxfp8 ? k : k / 2, blocks = k / kernels::scale_block(f);
+    auto a = DeviceTensor<uint8_t>::for_compile({m, row_bytes});
+    auto sf = DeviceTensor<uint8_t>::for_compile({blocked_scale_bytes(m, blocks)});
+    return sass_of(kernels::gemm_block_scaled_compile(Target::parse(t), f, a, sf, a, sf, c).at(0));
+  };
+  // tcgen05 with the scales copied to tensor memory; mma.sync with scale-factor operands.
+  for (const std::string& sass : {compile("sm_100a", BlockScaledFormat::nvfp4), compile("sm_100a", BlockScaledFormat::mxfp8)})
+    CHECK(test::contains(sass, "UTCCP.T.S.4x32dp128bit"));
+  CHECK(test::contains(compile("sm_100a", BlockScaledFormat::nvfp4), "UTCOMMA.4X"));
+  CHECK(test::contains(compile("sm_100a", BlockScaledFormat::mxfp8), "UTCQMMA"));
+  CHECK(test::contains(compile("sm_120a", BlockScaledFormat::nvfp4), "OMMA.SF.16864.F32.E2M1.E2M1.UE4M3.4X"));
+  CHECK(test::contains(compile("sm_120a", BlockScaledFormat::mxfp4), "OMMA.SF.16864.F32.E2M1.E2M1.E8"));
+  CHECK(test::contains(compile("sm_120a", BlockScaledFormat::mxfp8), "QMMA.SF.16832.F32.E4M3.E4M3.E8"));
 }
 
 TEST_CASE("kernels::attention_forward's SASS: HGMMA on sm_90a, HMMA on the others, no spills", "[unit][kernels][sass]") {
