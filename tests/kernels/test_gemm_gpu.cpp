@@ -14,6 +14,7 @@
 
 #include <cutejit/cutejit.hpp>
 #include <cutejit/kernels/gemm.hpp>
+#include <cutejit/kernels/gemm_hook.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -71,7 +72,19 @@ struct Case {
   std::optional<Activation> glu;  // B's n rows are [W; V] and C has n / 2 columns
   bool tune = false;
   int scales = 0;  // in device memory: 1, one value for A and one for B; 2, one per row of A and of B
+  int hook = 0;  // GemmOptions::hook: 1, v / 2 + (row - 2 col) / 64; 2, -v
 };
+
+/// The two hooks of Case::hook, made once: each is a kernel of its own.
+std::shared_ptr<const kernels::GemmHook> hook_for(int which) {
+  static const auto affine = kernels::make_gemm_hook(
+      [](const F32& v, const Int& row, const Int& col) { return v * 0.5f + cast<float>(row - 2 * col) * 0.015625f; });
+  static const auto negate = kernels::make_gemm_hook([](const F32& v, const Int&, const Int&) { return -v; });
+  return which == 1 ? affine : negate;
+}
+double apply_hook(int which, double v, int64_t row, int64_t col) {
+  return which == 1 ? v * 0.5 + double(row - 2 * col) / 64 : which == 2 ? -v : v;
+}
 
 /// Runs gemm on one case, A and B of TA and C of TC, and returns the largest error relative to
 /// the largest |reference| (bf16 output: about 2^-9); a NaN left by an unwritten element makes
@@ -101,6 +114,7 @@ double run_case(const Device& gpu, const Case& c) {
   auto dscale_a = gpu.upload(scale_a), dscale_b = gpu.upload(scale_b);
   if (c.scales) options.scales = kernels::GemmScales{dscale_a.view({int64_t(scale_a.size())}), dscale_b.view({int64_t(scale_b.size())})};
   if (c.norm) options.rmsnorm_a = kernels::RmsNorm{dweight.view({c.k}), float(eps)};
+  if (c.hook) options.hook = hook_for(c.hook);
   kernels::gemm(gpu, a.view(da), b.view(db), dc.view({c.m, n}), options);
   gpu.synchronize();
   const std::vector<TC> got = dc.to_host();
@@ -121,7 +135,7 @@ double run_case(const Device& gpu, const Case& c) {
       double x = c.glu ? activate(dot(j), *c.glu) * dot(n + j) : dot(j);
       if (c.scales) x *= double(scale_a[scale_a.size() == 1 ? 0 : size_t(i)]) * double(scale_b[scale_b.size() == 1 ? 0 : size_t(j)]);
       x = c.alpha * x + (c.beta != 0 ? c.beta * value(hc[size_t(i * n + j)]) : 0.0) + (c.bias ? value(hbias[size_t(j)]) : 0.0);
-      double want = activate(x, c.activation);
+      double want = apply_hook(c.hook, activate(x, c.activation), i, j);
       // An FP8 C saturates at its largest finite value, as cvt.rn.satfinite does.
       if constexpr (std::is_same_v<TC, f8e4m3>) want = std::clamp(want, -448.0, 448.0);
       const double g = value(got[size_t(i * n + j)]);
@@ -201,6 +215,28 @@ TEST_CASE("kernels::gemm writes an FP8 C, rounded to nearest and saturated", "[g
   CHECK_THAT(test::error_of([&] { kernels::gemm(gpu, a.view({64, 64}), b.view({64, 64}), c.view({64, 64}), {.beta = 1}); }),
              Contains("test_gemm_gpu.cpp:") && Contains("an FP8 c takes no beta and no bias"));
   CHECK(float(c.to_host()[0]) == 1.0f);  // nothing written
+}
+
+TEST_CASE("kernels::gemm applies the caller's hook last, on every kernel, each hook a kernel of its own",
+          "[gpu][kernels][sm100][sm120]") {
+  Device gpu;
+  // The main kernel of the target with the bias and an activation before the hook, then the
+  // other hook at the same shape (a hook keyed by the shape alone would reuse the first).
+  CHECK(run_case(gpu, {.m = 200, .n = 136, .k = 96, .bias = true, .activation = Activation::relu, .hook = 1}) < 1.0 / 128);
+  CHECK(run_case(gpu, {.m = 200, .n = 136, .k = 96, .bias = true, .activation = Activation::relu, .hook = 2}) < 1.0 / 128);
+  // The few-row kernel, with the gated unit; FP8 output, saturated after the hook.
+  CHECK(run_case(gpu, {.m = 5, .n = 128, .k = 64, .glu = Activation::silu, .hook = 1}) < 1.0 / 128);
+  CHECK(run_case<f8e4m3, f8e4m3>(gpu, {.m = 72, .n = 64, .k = 64, .alpha = 8, .hook = 1}) < 1.0 / 16);
+  if (kernels::gemm_fuses_glu(gpu.target(), 130))  // the wgmma kernel's gated epilogue
+    CHECK(run_case(gpu, {.m = 130, .n = 256, .k = 64, .glu = Activation::silu, .hook = 2}) < 1.0 / 128);
+}
+
+TEST_CASE("kernels::gemm_compile traces the caller's hook for every target, and an empty hook is refused", "[kernels]") {
+  auto x = DeviceTensor<bf16>::for_compile({256, 128}), w = DeviceTensor<bf16>::for_compile({192, 128});
+  auto y = DeviceTensor<bf16>::for_compile({256, 192});
+  for (const char* t : {"sm_80", "sm_90a", "sm_100a", "sm_120a"})
+    CHECK_NOTHROW(kernels::gemm_compile(Target::parse(t), x, w, y, {.hook = hook_for(1)}));
+  CHECK_THROWS_WITH(kernels::make_gemm_hook(nullptr), Contains("the function is empty"));
 }
 
 TEST_CASE("kernels::gemm multiplies by scales in device memory, per tensor or per row of A and of B", "[gpu][kernels][sm100][sm120]") {

@@ -25,8 +25,9 @@
  *     scale too (scale_a * scale_b / scale_c); beta and the bias are refused.
  *
  * The epilogue works in f32 on each accumulated value x, in cuBLASLt's order,
- *     C = activation(alpha * x + beta * C + bias[col]),
- * and rounds once to C's type. With beta = 0, C is not read (it may hold NaNs).
+ *     C = hook(activation(alpha * x + beta * C + bias[col]), row, col),
+ * and rounds once to C's type; the hook (GemmOptions::hook, kernels/gemm_hook.hpp) is a traced
+ * function of the caller's, none by default. With beta = 0, C is not read (it may hold NaNs).
  *
  * For a few rows of bf16 A (M up to gemm_fusion_max_m, A and B K-major: a decode step's
  * projections), two more steps fuse into the product, where they would otherwise each be a
@@ -57,6 +58,7 @@
 #include <array>
 #include <concepts>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <source_location>
 #include <vector>
@@ -68,6 +70,8 @@
 #include "cutejit/runtime/device.hpp"
 
 namespace cutejit::kernels {
+
+class GemmHook;  // kernels/gemm_hook.hpp: a traced function of the caller's over each output value
 
 /// The function the epilogue applies last. gelu_tanh is GELU's tanh approximation (with the
 /// accurate tanh); silu is x / (1 + e^-x).
@@ -135,6 +139,9 @@ struct GemmOptions {
   /// tiles fill the GPU). A call that a record answers launches only the choice, so it may be
   /// captured into a graph; tune before capturing.
   bool tune = false;
+  /// A traced function of the caller's over each output value, applied after every other term
+  /// (kernels/gemm_hook.hpp, make_gemm_hook).
+  std::shared_ptr<const GemmHook> hook;
   StreamHandle stream = nullptr;  ///< the stream the launch is queued on
 };
 

@@ -128,6 +128,7 @@ GemmProblem make_problem(const char* op, const DeviceTensor<TA>& a, const Device
   p.epilogue = epilogue_code(options);
   p.fusion = fusion_code(options);
   p.tune = options.tune;
+  p.hook = options.hook;
   p.stream = options.stream;
   p.where = where;
   return p;
@@ -169,6 +170,7 @@ Family family_for(const Target& t, const detail::GemmProblem& p, const char* op)
 }
 
 PreparedLaunch prepare(const Device& device, const detail::GemmProblem& p, const char* op) {
+  detail::HookScope hook(p.hook.get());
   switch (family_for(device.target(), p, op)) {
     case Family::small_m: return detail::gemm_small_m_prepare(device, p);
     case Family::sm90: return detail::gemm_sm90_prepare(device, p);
@@ -199,6 +201,7 @@ std::vector<CompiledKernel> compile_for(const Target& target, const DeviceTensor
                                         const GemmOptions& options, const std::source_location& where) {
   detail::GemmProblem p = detail::make_problem("gemm_compile", a, b, c, options, where);
   detail::require(p.m > 0 && p.n > 0, "gemm_compile", "c " + detail::shape_of(c) + " is empty: gemm launches nothing for it", where);
+  detail::HookScope hook(p.hook.get());
   switch (family_for(target, p, "gemm_compile")) {
     case Family::small_m: return detail::gemm_small_m_compile(target, p);
     case Family::sm90: return detail::gemm_sm90_compile(target, p);

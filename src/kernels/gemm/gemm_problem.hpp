@@ -8,6 +8,7 @@
 
 #include "cutejit/cutejit.hpp"
 #include "cutejit/kernels/gemm.hpp"
+#include "cutejit/kernels/gemm_hook.hpp"
 #include "cutejit/kernels/gemm/epilogue.hpp"
 
 namespace cutejit::kernels::detail {
@@ -27,16 +28,42 @@ enum EpilogueBits : int {
   epilogue_scale_a_rows = 1 << 6,
   epilogue_scale_b = 1 << 7,
   epilogue_scale_b_columns = 1 << 8,
+  /// GemmOptions::hook: applied last; the bits from epilogue_hook_serial_shift hold its serial,
+  /// so that each hook's kernels are specializations of their own.
+  epilogue_user_hook = 1 << 9,
+  epilogue_hook_serial_shift = 12,
+};
+inline constexpr int max_hook_serial = (1 << (31 - epilogue_hook_serial_shift)) - 1;
+
+/// The hook of the gemm call being traced on this thread (HookScope in gemm.cpp sets it): the
+/// traced epilogue calls it for epilogue code `code`. Throws when it is not that code's hook (a
+/// manifest's entry being rebuilt without it).
+const GemmHook& tracing_hook(int code);
+
+/// Makes `hook` the one tracing_hook gives on this thread while it lives (around a call's
+/// prepare or compile, where its kernels are traced).
+class HookScope {
+ public:
+  explicit HookScope(const GemmHook* hook);
+  ~HookScope();
+  HookScope(const HookScope&) = delete;
+  HookScope& operator=(const HookScope&) = delete;
+
+ private:
+  const GemmHook* previous_;
 };
 
+int hook_serial(const GemmHook& hook);
+
 inline int epilogue_code(const GemmOptions& o) {
-  if (o.alpha == 1.0f && o.beta == 0.0f && !o.bias && o.activation == Activation::none && !o.scales) return 0;
+  if (o.alpha == 1.0f && o.beta == 0.0f && !o.bias && o.activation == Activation::none && !o.scales && !o.hook) return 0;
   int scales = 0;
   if (o.scales)
     scales = epilogue_scale_a | (o.scales->a.shape[0] > 1 ? epilogue_scale_a_rows : 0) | epilogue_scale_b |
              (o.scales->b.shape[0] > 1 ? epilogue_scale_b_columns : 0);
+  const int user = o.hook ? epilogue_user_hook | (hook_serial(*o.hook) << epilogue_hook_serial_shift) : 0;
   return epilogue_hook | (o.beta != 0.0f ? epilogue_beta : 0) | (o.bias ? epilogue_bias : 0) |
-         (int(o.activation) << epilogue_activation_shift) | scales;
+         (int(o.activation) << epilogue_activation_shift) | scales | user;
 }
 
 /// The fusions of GemmOptions (rmsnorm_a, glu) as one small integer, traced into the few-row
@@ -91,6 +118,7 @@ struct GemmProblem {
   float eps = 0.0f;
   int fusion = 0;
   bool tune = false;
+  std::shared_ptr<const GemmHook> hook;  ///< GemmOptions::hook, alive while the call traces
   StreamHandle stream = nullptr;
   std::source_location where;
 };
@@ -126,7 +154,9 @@ struct LinearEpilogue {
     x = alpha * x;
     if (code & epilogue_beta) x = x + beta * cast<float>(Value<TC>(c(row, col)));
     if (code & epilogue_bias) x = x + cast<float>(Value<TC>(bias(col)));
-    return activate(Activation((code >> epilogue_activation_shift) & epilogue_activation_mask), x);
+    x = activate(Activation((code >> epilogue_activation_shift) & epilogue_activation_mask), x);
+    if (code & epilogue_user_hook) x = tracing_hook(code)(x, row, col);
+    return x;
   }
 };
 
