@@ -53,15 +53,13 @@ class HookScope {
   const GemmHook* previous_;
 };
 
-int hook_serial(const GemmHook& hook);
-
 inline int epilogue_code(const GemmOptions& o) {
   if (o.alpha == 1.0f && o.beta == 0.0f && !o.bias && o.activation == Activation::none && !o.scales && !o.hook) return 0;
   int scales = 0;
   if (o.scales)
     scales = epilogue_scale_a | (o.scales->a.shape[0] > 1 ? epilogue_scale_a_rows : 0) | epilogue_scale_b |
              (o.scales->b.shape[0] > 1 ? epilogue_scale_b_columns : 0);
-  const int user = o.hook ? epilogue_user_hook | (hook_serial(*o.hook) << epilogue_hook_serial_shift) : 0;
+  const int user = o.hook ? epilogue_user_hook | (o.hook->serial() << epilogue_hook_serial_shift) : 0;
   return epilogue_hook | (o.beta != 0.0f ? epilogue_beta : 0) | (o.bias ? epilogue_bias : 0) |
          (int(o.activation) << epilogue_activation_shift) | scales | user;
 }

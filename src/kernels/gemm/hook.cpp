@@ -25,8 +25,6 @@ namespace {
 thread_local const GemmHook* current_hook = nullptr;
 }  // namespace
 
-int hook_serial(const GemmHook& hook) { return hook.serial(); }
-
 const GemmHook& tracing_hook(int code) {
   if (!current_hook || current_hook->serial() != code >> epilogue_hook_serial_shift)
     throw Error("error: gemm: this kernel applies the caller's hook (GemmOptions::hook), which is traced from the call that gives it; "
