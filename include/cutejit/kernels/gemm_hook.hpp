@@ -14,8 +14,8 @@
  * value, not per element at run time. Each hook object is a kernel of its own in this process,
  * so make one per function and keep it (a new hook for every call traces every call); on disk
  * the compiled kernel is found again by its traced code, so another process with the same
- * function compiles nothing. A manifest (CUTEJIT_RECORD) cannot rebuild a hooked kernel with no
- * hook at hand: cutejit-cache warm says so for those entries.
+ * function compiles nothing. A hooked kernel is traced only from a call that gives its hook
+ * (gemm_compile with it warms the cache for another process); a trace without it is an error.
  *
  * This header includes the tracer's (cutejit.hpp); kernels/gemm.hpp alone does not.
  */

@@ -37,7 +37,7 @@ inline constexpr int max_hook_serial = (1 << (31 - epilogue_hook_serial_shift)) 
 
 /// The hook of the gemm call being traced on this thread (HookScope in gemm.cpp sets it): the
 /// traced epilogue calls it for epilogue code `code`. Throws when it is not that code's hook (a
-/// manifest's entry being rebuilt without it).
+/// trace of the kernel from anywhere but a call that gives the hook).
 const GemmHook& tracing_hook(int code);
 
 /// Makes `hook` the one tracing_hook gives on this thread while it lives (around a call's

@@ -28,7 +28,7 @@ thread_local const GemmHook* current_hook = nullptr;
 const GemmHook& tracing_hook(int code) {
   if (!current_hook || current_hook->serial() != code >> epilogue_hook_serial_shift)
     throw Error("error: gemm: this kernel applies the caller's hook (GemmOptions::hook), which is traced from the call that gives it; "
-                "it cannot be built without that hook (a manifest's entry for it cannot be warmed: launch the gemm with its hook)");
+                "it cannot be built without that hook (warm the cache with gemm_compile and the hook)");
   return *current_hook;
 }
 
