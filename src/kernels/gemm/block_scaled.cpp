@@ -4,16 +4,14 @@
 // MXFP4, MXFP8). One kernel per format and family, alpha applied by the epilogue.
 #include "cutejit/kernels/gemm_block_scaled.hpp"
 
-#include <array>
-#include <span>
 #include <string>
-#include <tuple>
 #include <type_traits>
 
 #include "cutejit/kernels/gemm/sm100_block_scaled.hpp"
 #include "cutejit/kernels/gemm/sm120.hpp"
 #include "cutejit/layout/blocked_scales.hpp"
 #include "kernels/checks.hpp"
+#include "kernels/gemm/gemm_problem.hpp"
 
 namespace cutejit::kernels {
 
@@ -96,30 +94,15 @@ auto& sm100_kernel(BlockScaledFormat format) {
   return k;
 }
 
-/// The operands and scales of a call as the sm_100 kernel's tensor maps.
-template <class Mainloop>
-auto sm100_maps(const Problem& p) {
-  using T = typename Mainloop::T;
-  auto operand = [&](const DeviceTensor<uint8_t>& x) {
-    return make_tensor_map(DeviceTensor<T>::make(x.ptr, std::span<const int64_t>(x.shape.data(), 2), std::span<const int64_t>(x.stride.data(), 2)),
-                           {uint32_t(gemm_sm100::box_rows), uint32_t(gemm_sm100::k_bytes / int(sizeof(T)))}, TmaSwizzle::bytes128);
-  };
-  // (128-row blocks, 256-byte half chunks, 256 bytes), boxes of whole chunks (sm100_block_scaled.hpp).
-  const int64_t blocks = p.k / scale_block(p.format), padded_blocks = (blocks + 3) / 4 * 4;
-  auto scales = [&](const DeviceTensor<uint8_t>& s, int64_t rows, int tile_rows) {
-    const int64_t row_blocks = (rows + 127) / 128;
-    return make_tensor_map(DeviceTensor<uint8_t>::make(s.ptr, std::array<int64_t, 3>{row_blocks, padded_blocks / 2, 256},
-                                                       std::array<int64_t, 3>{padded_blocks * 128, 256, 1}),
-                           {uint32_t(tile_rows / 128), uint32_t(Mainloop::half_chunks), 256u});
-  };
-  return std::tuple{operand(p.a), operand(p.b), scales(p.sfa, p.m, gemm_sm100::tile_m), scales(p.sfb, p.n, Mainloop::tile_n),
-                    gemm_sm100::c_tensor_map(p.c)};
-}
-
 template <class Mainloop>
 PreparedLaunch sm100_prepare(const Device& device, const Problem& p) {
   gemm_sm100::check_shape<Mainloop>(p.m, p.n, p.k, p.where);
-  auto [ta, tb, tsfa, tsfb, tc] = sm100_maps<Mainloop>(p);
+  using T = typename Mainloop::T;  // e4m3 for MXFP8, bytes of FP4 pairs for NVFP4
+  const int64_t blocks = p.k / scale_block(p.format);
+  auto ta = gemm_sm100::operand_tensor_map(detail::typed<T>(p.a)), tb = gemm_sm100::operand_tensor_map(detail::typed<T>(p.b));
+  auto tsfa = gemm_sm100::scale_tensor_map(p.sfa, p.m, blocks, gemm_sm100::tile_m, Mainloop::half_chunks);
+  auto tsfb = gemm_sm100::scale_tensor_map(p.sfb, p.n, blocks, Mainloop::tile_n, Mainloop::half_chunks);
+  auto tc = gemm_sm100::c_tensor_map(p.c);
   Launch launch = gemm_sm100::launch_config<Mainloop>(device.multiprocessors(), p.m, p.n);
   launch.stream = p.stream;
   launch.where = p.where;
@@ -151,13 +134,10 @@ auto& sm120_kernel(BlockScaledFormat format) {
 template <class Op>
 PreparedLaunch sm120_prepare(const Device& device, const Problem& p) {
   gemm_sm120::check_block_scaled_shape<Op>(sm120_kernel<Op>(p.format).name(), p.m, p.n, p.k, p.where);
-  auto map = [](const DeviceTensor<uint8_t>& x) {
-    return make_tensor_map(x, {128u, uint32_t(gemm_sm80::Config::tile_k<uint8_t>())}, TmaSwizzle::bytes128);
-  };
   Launch launch = gemm_sm120::launch(p.m, p.n, gemm_sm120::Resources<uint8_t>::shared_bytes);
   launch.stream = p.stream;
   launch.where = p.where;
-  return sm120_kernel<Op>(p.format).prepare(device, launch, map(p.a), map(p.b), p.sfa, p.sfb, p.c, p.alpha, int32_t(p.m), int32_t(p.n),
+  return sm120_kernel<Op>(p.format).prepare(device, launch, gemm_sm120::operand_map(p.a), gemm_sm120::operand_map(p.b), p.sfa, p.sfb, p.c, p.alpha, int32_t(p.m), int32_t(p.n),
                                             int32_t(p.k));
 }
 

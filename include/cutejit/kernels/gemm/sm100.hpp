@@ -442,8 +442,12 @@ Launch launch_config(int multiprocessors, int64_t m, int64_t n) {
 /// The tensor map of an operand of `rows` rows of `row_elements` elements of T (bytes, for FP4
 /// pairs): boxes of 128 rows (or a multicast slice's) x 128 bytes, 128-byte swizzled.
 template <class T>
+TensorMap<T> operand_tensor_map(const DeviceTensor<T>& x, int rows_per_box = box_rows) {
+  return make_tensor_map(x, {uint32_t(rows_per_box), uint32_t(k_bytes / int(sizeof(T)))}, TmaSwizzle::bytes128);
+}
+template <class T>
 TensorMap<T> operand_tensor_map(const Buffer<T>& x, int64_t rows, int64_t row_elements, int rows_per_box = box_rows) {
-  return make_tensor_map(x.view({rows, row_elements}), {uint32_t(rows_per_box), uint32_t(k_bytes / int(sizeof(T)))}, TmaSwizzle::bytes128);
+  return operand_tensor_map(x.view({rows, row_elements}), rows_per_box);
 }
 template <class T>
 TensorMap<T> operand_tensor_map_for_compile(int rows_per_box = box_rows) {

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 
 #include "cutejit/atom/sm100/umma_block_scaled.hpp"
 
@@ -110,10 +111,14 @@ struct BlockScaled {
 /// blocks, 256-byte half chunks, 256 bytes), and boxes of `tile_rows` rows and `half_chunks`
 /// half chunks: whole chunks, which land in shared memory unchanged. A partial tile's box reaches
 /// past the padding: TMA fills it with zero scales, which meet A's and B's zero fill.
-inline TensorMap<uint8_t> scale_tensor_map(const Buffer<uint8_t>& sf, int64_t rows, int64_t blocks, int tile_rows, int half_chunks) {
+inline TensorMap<uint8_t> scale_tensor_map(const DeviceTensor<uint8_t>& sf, int64_t rows, int64_t blocks, int tile_rows, int half_chunks) {
   const int64_t row_blocks = ceil_div(rows, int64_t(128)), padded_blocks = ceil_div(blocks, int64_t(4)) * 4;
-  return make_tensor_map(sf.view({row_blocks, padded_blocks / 2, 256}, {padded_blocks * 128, 256, 1}),
+  return make_tensor_map(DeviceTensor<uint8_t>::make(sf.ptr, std::array<int64_t, 3>{row_blocks, padded_blocks / 2, 256},
+                                                     std::array<int64_t, 3>{padded_blocks * 128, 256, 1}),
                          {uint32_t(tile_rows / 128), uint32_t(half_chunks), 256u});
+}
+inline TensorMap<uint8_t> scale_tensor_map(const Buffer<uint8_t>& sf, int64_t rows, int64_t blocks, int tile_rows, int half_chunks) {
+  return scale_tensor_map(sf.view({blocked_scale_bytes(rows, blocks)}), rows, blocks, tile_rows, half_chunks);
 }
 inline TensorMap<uint8_t> scale_tensor_map_for_compile(int tile_rows, int half_chunks) {
   return TensorMap<uint8_t>::for_compile(3, {uint32_t(tile_rows / 128), uint32_t(half_chunks), 256u}, TmaSwizzle::none);

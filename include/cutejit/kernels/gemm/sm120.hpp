@@ -228,8 +228,12 @@ BlockScaled block_scaled(const Tensor<uint8_t>& sfa, const Tensor<uint8_t>& sfb,
 
 /// The tensor map of an operand (rows x k, row-major): boxes of 128 rows x 128 bytes, 128-byte swizzled.
 template <Element T>
+TensorMap<T> operand_map(const DeviceTensor<T>& x) {
+  return make_tensor_map(x, {128u, uint32_t(gemm_sm80::Config::tile_k<T>())}, TmaSwizzle::bytes128);
+}
+template <Element T>
 TensorMap<T> operand_map(const Buffer<T>& x, int64_t rows, int64_t k) {
-  return make_tensor_map(x.view({rows, k}), {128u, uint32_t(gemm_sm80::Config::tile_k<T>())}, TmaSwizzle::bytes128);
+  return operand_map(x.view({rows, k}));
 }
 template <Element T>
 TensorMap<T> operand_map_for_compile() {
