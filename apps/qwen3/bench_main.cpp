@@ -6,9 +6,10 @@
 // decode's bandwidth counts the bytes a step must read
 // once: every weight but the embedding's unused rows, and each sequence's cached keys and values.
 //
-// With --breakdown, eight more steps run kernel by kernel with an event after each stage, and
-// each stage's time is set against its own memory roofline: the bytes it must move (weights,
-// KV, activations read and written) at the same call's copy bandwidth.
+// With --breakdown, one more prefill and eight more steps run kernel by kernel with an event
+// after each stage. A decode stage's time is set against its own memory roofline: the bytes it
+// must move (weights, KV, activations read and written) at the same call's copy bandwidth; a
+// prefill stage's against the larger of that and its arithmetic at the tensor cores' dense rate.
 // Start-up: the disk cache's entries before and after the first prefill and decode step say how
 // many kernels this process compiled (none, when a cache warmed by an earlier run serves them).
 //
@@ -18,6 +19,7 @@
 // as kernels of their own (Model::use_fusions); both runs each batch fused, then not, on the
 // same weights.
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -104,6 +106,63 @@ double stage_bytes(const std::string& stage, const qwen3::Config& c, double B, d
   return 0;
 }
 
+/// The arithmetic of a prefill stage over `batch` prompts of `context` tokens each (a multiply-add
+/// counted as two): the projections' products over every token, the LM head's over the `rows`
+/// whose logits are wanted, and the causal attention's two products over half of each prompt's
+/// score matrix. Zero for the stages that only move memory.
+double stage_flops(const std::string& stage, const qwen3::Config& c, double batch, double context, double rows) {
+  const double T = batch * context, H = double(c.hidden), d = double(c.head_dim), nq = double(c.heads) * d,
+               nkv = double(c.kv_heads) * d, I = double(c.intermediate), V = double(c.vocab);
+  if (stage == "qkv projection" || stage == "rmsnorm + qkv projection") return 2 * T * H * (nq + 2 * nkv);
+  if (stage == "attention") return 2 * batch * context * context * d * double(c.heads);
+  if (stage == "output projection + residual") return 2 * T * nq * H;
+  if (stage == "gate/up projection" || stage == "gate/up projection + silu_mul" || stage == "rmsnorm + gate/up projection + silu_mul")
+    return 2 * T * H * 2 * I;
+  if (stage == "down projection + residual") return 2 * T * I * H;
+  if (stage == "lm head" || stage == "rmsnorm + lm head") return 2 * rows * H * V;
+  return 0;
+}
+
+/// The dense BF16 tensor-core rate the prefill breakdown sets its products against: the H100
+/// SXM's and the H200's datasheet figure (both 989 TFLOP/s). Large GEMMs reach about 80% of it.
+constexpr double dense_bf16_flops = 989e12;
+
+/// One prefill of `batch` prompts of `context` tokens, kernel by kernel with an event after each
+/// stage: each stage's GPU time (its layers together) against its own roofline, the larger of its
+/// products at the datasheet's tensor-core rate and its bytes at the same call's copy bandwidth.
+void print_prefill_breakdown(const qwen3::Model& model, const std::function<void()>& prefill, int64_t batch, int64_t context,
+                             double bandwidth) {
+  std::vector<std::pair<std::string, float>> marks;
+  model.profile(&marks);
+  prefill();
+  model.profile(nullptr);
+  const qwen3::Config& c = model.config();
+  std::vector<std::string> order;
+  std::map<std::string, std::array<double, 3>> stages;  // ms, FLOPs, bytes
+  double rows = double(batch * context), total = 0;  // the rows a stage works on: every token until the logit rows are taken
+  for (const auto& [stage, ms] : marks) {
+    auto [it, first] = stages.try_emplace(stage, std::array<double, 3>{});
+    if (first) order.push_back(stage);
+    it->second[0] += ms;
+    it->second[1] += stage_flops(stage, c, double(batch), double(context), rows);
+    // A prefill's attention reads each prompt's queries, keys and values once and writes its
+    // outputs (not the decode's every key for every query, which stage_bytes counts).
+    const double attention_bytes = rows * double(2 * c.heads + 2 * c.kv_heads) * double(c.head_dim) * double(sizeof(bf16));
+    it->second[2] += stage == "attention" ? attention_bytes : stage_bytes(stage, c, rows, double(context));
+    total += ms;
+    if (stage == "logit rows") rows = double(batch);
+  }
+  std::printf("breakdown of a prefill of %lld x %lld tokens (kernel by kernel, an event after each stage; %.2f ms in all):\n", (long long)batch,
+              (long long)context, total);
+  std::printf("  %-42s %9s %6s %9s %9s %12s\n", "stage (all layers)", "ms", "share", "TFLOP/s", "GB/s", "of roofline");
+  for (const std::string& stage : order) {
+    const auto [ms, flops, bytes] = stages[stage];
+    const double roofline_s = std::max(flops / dense_bf16_flops, bytes / bandwidth);
+    std::printf("  %-42s %9.3f %5.1f%% %9.0f %9.0f %11.0f%%\n", stage.c_str(), ms, 100 * ms / total, flops / (ms * 1e-3) / 1e12,
+                bytes / (ms * 1e-3) / 1e9, 100 * roofline_s / (ms * 1e-3));
+  }
+}
+
 /// A decode step as the benchmark takes it: tokens in, the next tokens out.
 using Step = std::function<std::vector<int32_t>(const std::vector<int32_t>&, qwen3::KvCache&)>;
 
@@ -188,6 +247,10 @@ void run_batch(const Device& gpu, const qwen3::Model& model, const std::string& 
   t0 = std::chrono::steady_clock::now();
   logits = prefill_all();
   const double prefill = seconds_since(t0);
+  if (breakdown) {
+    for (int64_t b = 0; b < batch; ++b) cache.reset(b);
+    print_prefill_breakdown(model, [&] { prefill_all(); }, batch, context, bandwidth);
+  }
   const int64_t passes = (batch + per_pass - 1) / per_pass;
   char in_passes[64] = "";
   if (passes > 1) std::snprintf(in_passes, sizeof in_passes, " in %lld passes of %lld prompts", (long long)passes, (long long)per_pass);
