@@ -4,9 +4,13 @@
  *
  *     kernels::gemm_block_scaled(gpu, kernels::BlockScaledFormat::nvfp4, a, sfa, b, sfb, c);
  *
- * C (M, N) = alpha (A SFA)(B SFB)^T, with f32 accumulation, rounded once to C's bf16: each run of
- * `block` elements along K of a row of A (of B) shares one scale, by which every element of the
- * run is multiplied. The formats (as cuBLAS, CUTLASS and torch._scaled_mm name them):
+ * C (M, N) = alpha (A SFA)(B SFB)^T, with f32 accumulation: each run of `block` elements along K
+ * of a row of A (of B) shares one scale, by which every element of the run is multiplied. The
+ * epilogue is kernels::gemm's, in cuBLASLt's order, in f32 on each accumulated value x,
+ *     C = hook(activation(alpha * x + beta * C + bias[col]), row, col),
+ * rounded once to C's type: bf16, f16, or f8e4m3 (rounded to nearest and saturated to +-448; it
+ * takes no beta and no bias, and alpha takes the output's scale). The formats (as cuBLAS,
+ * CUTLASS and torch._scaled_mm name them):
  *   - nvfp4: e2m1 elements, a UE4M3 scale per 16;
  *   - mxfp4: e2m1 elements, a UE8M0 scale per 32;
  *   - mxfp8: e4m3 elements, a UE8M0 scale per 32.
@@ -15,7 +19,7 @@
  * (M, K) uint8, rows contiguous and 16-byte aligned. The scales are one byte each, in the 128x4
  * blocked layout cuBLAS and PyTorch use (layout/blocked_scales.hpp: `blocked_scales` writes it
  * from row-by-row scales): sfa holds blocked_scale_bytes(M, K / block) bytes, sfb
- * blocked_scale_bytes(N, K / block). C is row-major.
+ * blocked_scale_bytes(N, K / block). C is row-major, its rows 16 bytes apart.
  *
  * The kernel for each architecture (cutejit/kernels/gemm/):
  *   - sm_100a, sm_103a: the persistent tcgen05 GEMM with the scales in tensor memory
@@ -30,12 +34,15 @@
  */
 #pragma once
 
+#include <memory>
+#include <optional>
 #include <source_location>
 #include <vector>
 
 #include "cutejit/core/compiled.hpp"
 #include "cutejit/core/target.hpp"
 #include "cutejit/jit/prepared_launch.hpp"
+#include "cutejit/kernels/gemm.hpp"
 #include "cutejit/runtime/buffer.hpp"
 #include "cutejit/runtime/device.hpp"
 
@@ -49,27 +56,59 @@ constexpr int scale_block(BlockScaledFormat format) { return format == BlockScal
 struct BlockScaledOptions {
   /// A factor on every product, in f32: NVFP4's per-tensor scale (the product of A's and B's).
   float alpha = 1.0f;
+  /// Nonzero: C is read, scaled by beta and added before the bias and the activation.
+  float beta = 0.0f;
+  /// N values added to every row, of C's type (bf16 or f16).
+  std::optional<GemmBias> bias;
+  Activation activation = Activation::none;
+  /// A traced function of the caller's over each output value, applied last
+  /// (kernels/gemm_hook.hpp, make_gemm_hook): gemm's hooks serve here too.
+  std::shared_ptr<const GemmHook> hook;
   StreamHandle stream = nullptr;  ///< the stream the launch is queued on
 };
 
-/// C = alpha (A SFA)(B SFB)^T in `format`, C bf16.
+/// C = epilogue(alpha (A SFA)(B SFB)^T) in `format`, C bf16, f16 or f8e4m3.
 void gemm_block_scaled(const Device& device, BlockScaledFormat format, const DeviceTensor<uint8_t>& a, const DeviceTensor<uint8_t>& sfa,
                        const DeviceTensor<uint8_t>& b, const DeviceTensor<uint8_t>& sfb, const DeviceTensor<bf16>& c,
                        const BlockScaledOptions& options = {}, std::source_location where = std::source_location::current());
+void gemm_block_scaled(const Device& device, BlockScaledFormat format, const DeviceTensor<uint8_t>& a, const DeviceTensor<uint8_t>& sfa,
+                       const DeviceTensor<uint8_t>& b, const DeviceTensor<uint8_t>& sfb, const DeviceTensor<f16>& c,
+                       const BlockScaledOptions& options = {}, std::source_location where = std::source_location::current());
+void gemm_block_scaled(const Device& device, BlockScaledFormat format, const DeviceTensor<uint8_t>& a, const DeviceTensor<uint8_t>& sfa,
+                       const DeviceTensor<uint8_t>& b, const DeviceTensor<uint8_t>& sfb, const DeviceTensor<f8e4m3>& c,
+                       const BlockScaledOptions& options = {}, std::source_location where = std::source_location::current());
 
 /// gemm_block_scaled resolved once: calling the result launches with no lookup and no
-/// tensor-map encoding (the same tensors, the same memory, the same alpha).
+/// tensor-map encoding (the same tensors, the same memory, the same alpha and beta).
 PreparedLaunch gemm_block_scaled_prepare(const Device& device, BlockScaledFormat format, const DeviceTensor<uint8_t>& a,
                                          const DeviceTensor<uint8_t>& sfa, const DeviceTensor<uint8_t>& b, const DeviceTensor<uint8_t>& sfb,
                                          const DeviceTensor<bf16>& c, const BlockScaledOptions& options = {},
                                          std::source_location where = std::source_location::current());
+PreparedLaunch gemm_block_scaled_prepare(const Device& device, BlockScaledFormat format, const DeviceTensor<uint8_t>& a,
+                                         const DeviceTensor<uint8_t>& sfa, const DeviceTensor<uint8_t>& b, const DeviceTensor<uint8_t>& sfb,
+                                         const DeviceTensor<f16>& c, const BlockScaledOptions& options = {},
+                                         std::source_location where = std::source_location::current());
+PreparedLaunch gemm_block_scaled_prepare(const Device& device, BlockScaledFormat format, const DeviceTensor<uint8_t>& a,
+                                         const DeviceTensor<uint8_t>& sfa, const DeviceTensor<uint8_t>& b, const DeviceTensor<uint8_t>& sfb,
+                                         const DeviceTensor<f8e4m3>& c, const BlockScaledOptions& options = {},
+                                         std::source_location where = std::source_location::current());
 
-/// The kernel gemm_block_scaled launches on `target` for operands of these shapes, compiled
-/// with no GPU (into the disk cache, for cutejit-cache warm): tensors from
+/// The kernel gemm_block_scaled launches on `target` for operands of these shapes and these
+/// options, compiled with no GPU (into the disk cache, for cutejit-cache warm): tensors from
 /// DeviceTensor<T>::for_compile serve, their pointers null.
 std::vector<CompiledKernel> gemm_block_scaled_compile(const Target& target, BlockScaledFormat format, const DeviceTensor<uint8_t>& a,
                                                       const DeviceTensor<uint8_t>& sfa, const DeviceTensor<uint8_t>& b,
                                                       const DeviceTensor<uint8_t>& sfb, const DeviceTensor<bf16>& c,
+                                                      const BlockScaledOptions& options = {},
+                                                      std::source_location where = std::source_location::current());
+std::vector<CompiledKernel> gemm_block_scaled_compile(const Target& target, BlockScaledFormat format, const DeviceTensor<uint8_t>& a,
+                                                      const DeviceTensor<uint8_t>& sfa, const DeviceTensor<uint8_t>& b,
+                                                      const DeviceTensor<uint8_t>& sfb, const DeviceTensor<f16>& c,
+                                                      const BlockScaledOptions& options = {},
+                                                      std::source_location where = std::source_location::current());
+std::vector<CompiledKernel> gemm_block_scaled_compile(const Target& target, BlockScaledFormat format, const DeviceTensor<uint8_t>& a,
+                                                      const DeviceTensor<uint8_t>& sfa, const DeviceTensor<uint8_t>& b,
+                                                      const DeviceTensor<uint8_t>& sfb, const DeviceTensor<f8e4m3>& c,
                                                       const BlockScaledOptions& options = {},
                                                       std::source_location where = std::source_location::current());
 

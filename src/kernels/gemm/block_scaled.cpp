@@ -1,7 +1,8 @@
 // kernels::gemm_block_scaled: the operands checked at the caller's line, then the architecture's
 // kernel: gemm/sm100_block_scaled.hpp's tcgen05 GEMM on the sm_100 family (NVFP4, MXFP8), the
 // block-scaled products of gemm/sm120.hpp's TMA-fed mma.sync GEMM on the sm_120 family (NVFP4,
-// MXFP4, MXFP8). One kernel per format and family, alpha applied by the epilogue.
+// MXFP4, MXFP8). One kernel per format, family and C type, traced with the plain store or with
+// kernels::gemm's epilogue (gemm_problem.hpp's LinearEpilogue: alpha, beta, bias, activation, hook).
 #include "cutejit/kernels/gemm_block_scaled.hpp"
 
 #include <string>
@@ -11,6 +12,7 @@
 #include "cutejit/kernels/gemm/sm120.hpp"
 #include "cutejit/layout/blocked_scales.hpp"
 #include "kernels/checks.hpp"
+#include "kernels/element_names.hpp"
 #include "kernels/gemm/gemm_problem.hpp"
 
 namespace cutejit::kernels {
@@ -23,13 +25,20 @@ constexpr const char* format_name(BlockScaledFormat f) {
 
 enum class Family { sm100, sm120 };
 
-/// A call's checked operands: the shape, and the operands as the kernels take them.
+/// A call's checked operands: the shape, and the operands and epilogue as the kernels take them.
 struct Problem {
   BlockScaledFormat format;
   int64_t m, n, k;
   DeviceTensor<uint8_t> a, sfa, b, sfb;
-  DeviceTensor<bf16> c;
-  float alpha;
+  DType out;  ///< C's element type
+  /// C, and the bias or (where there is none) C's first row, never read.
+  detail::AnyTensor c, bias;
+  /// What LinearEpilogue takes for GemmScales, which this operator has none of: C's first
+  /// value as an f32, never read.
+  DeviceTensor<f32> no_scale;
+  float alpha, beta;
+  int epilogue;  ///< detail::epilogue_code of the options
+  std::shared_ptr<const GemmHook> hook;  ///< alive while the call traces
   StreamHandle stream;
   std::source_location where;
 };
@@ -48,8 +57,14 @@ Family family_for(const Target& t, BlockScaledFormat format, const char* op, con
               where);
 }
 
+/// The epilogue's terms as kernels::gemm takes them: one set of checks, codes and traced terms.
+GemmOptions epilogue_options(const BlockScaledOptions& o) {
+  return {.alpha = o.alpha, .beta = o.beta, .bias = o.bias, .activation = o.activation, .hook = o.hook};
+}
+
+template <class TC>
 Problem make_problem(const char* op, BlockScaledFormat format, const DeviceTensor<uint8_t>& a, const DeviceTensor<uint8_t>& sfa,
-                     const DeviceTensor<uint8_t>& b, const DeviceTensor<uint8_t>& sfb, const DeviceTensor<bf16>& c,
+                     const DeviceTensor<uint8_t>& b, const DeviceTensor<uint8_t>& sfb, const DeviceTensor<TC>& c,
                      const BlockScaledOptions& options, const std::source_location& where) {
   detail::require(format == BlockScaledFormat::nvfp4 || format == BlockScaledFormat::mxfp4 || format == BlockScaledFormat::mxfp8, op,
                   "the format is nvfp4, mxfp4 or mxfp8, not " + std::to_string(int(format)), where);
@@ -61,8 +76,11 @@ Problem make_problem(const char* op, BlockScaledFormat format, const DeviceTenso
                   "c is " + detail::shape_of(c) + "; it takes (" + std::to_string(a.shape[0]) + ", " + std::to_string(b.shape[0]) +
                       ") with contiguous rows, the rows of a by the rows of b",
                   where);
-  detail::require(c.stride[0] % 8 == 0 && c.ptr % 16 == 0, op,
-                  "c must start on 16 bytes and its rows too (row stride " + std::to_string(c.stride[0]) + ", not a multiple of 8)", where);
+  constexpr int64_t c_granule = 16 / int64_t(sizeof(TC));
+  detail::require(c.stride[0] % c_granule == 0 && c.ptr % 16 == 0, op,
+                  "c must start on 16 bytes and its rows too (row stride " + std::to_string(c.stride[0]) + ", not a multiple of " +
+                      std::to_string(c_granule) + ")",
+                  where);
   const bool fp4 = format != BlockScaledFormat::mxfp8;
   const int64_t m = a.shape[0], n = b.shape[0], k = a.shape[1] * (fp4 ? 2 : 1), blocks = k / scale_block(format);
   detail::require(k % scale_block(format) == 0, op,
@@ -79,22 +97,45 @@ Problem make_problem(const char* op, BlockScaledFormat format, const DeviceTenso
   };
   scales(sfa, "sfa", m);
   scales(sfb, "sfb", n);
-  return {format, m, n, k, a, sfa, b, sfb, c, options.alpha, options.stream, where};
+  const GemmOptions epilogue = epilogue_options(options);
+  const DType out = dtype_of<TC>::value;
+  return {format, m, n, k, a, sfa, b, sfb, out, detail::typed<std::byte>(c), detail::checked_bias(op, out, n, c.ptr, epilogue, where),
+          DeviceTensor<f32>::make(c.ptr, std::array<int64_t, 1>{1}, std::array<int64_t, 1>{1}, where), options.alpha, options.beta,
+          detail::epilogue_code(epilogue), options.hook, options.stream, where};
 }
 
-// The sm_100 family: the scales by TMA in whole 512-byte chunks, C by TMA.
-template <class Mainloop>
+/// f.template operator()<TC>() for C's element type.
+template <class F>
+auto with_output(DType out, F&& f) {
+  if (out == DType::f16) return f.template operator()<f16>();
+  if (out == DType::f8e4m3) return f.template operator()<f8e4m3>();
+  return f.template operator()<bf16>();
+}
+
+/// A kernel's name: the format's GEMM for the family, "_c" and C's type where C is not bf16.
+template <class TC>
+std::string kernel_name(const char* family, BlockScaledFormat format) {
+  return std::string("cutejit_gemm_") + family + "_" + format_name(format) + "_tn" + detail::output_suffix<bf16, TC>();
+}
+
+// The sm_100 family: the scales by TMA in whole 512-byte chunks, C by TMA (and read, for beta,
+// through c_in).
+template <class Mainloop, class TC>
 auto& sm100_kernel(BlockScaledFormat format) {
   using T = typename Mainloop::T;
-  static Kernel k{std::string("cutejit_gemm_sm100_") + format_name(format) + "_tn",
-                  [](TmaDescriptor<T> a, TmaDescriptor<T> b, TmaDescriptor<uint8_t> sfa, TmaDescriptor<uint8_t> sfb, TmaDescriptor<bf16> c,
-                     Value<f32> alpha, Int m, Int n, Int k) {
-                    gemm_sm100::kernel(Mainloop{a, b, sfa, sfb}, c, m, n, k, [&](const F32& x, const Int&, const Int&) { return alpha * x; });
+  static Kernel k{kernel_name<TC>("sm100", format),
+                  [](TmaDescriptor<T> a, TmaDescriptor<T> b, TmaDescriptor<uint8_t> sfa, TmaDescriptor<uint8_t> sfb, TmaDescriptor<TC> c,
+                     Tensor<TC> c_in, Tensor<TC> bias, Tensor<f32> no_scale, Value<f32> alpha, Value<f32> beta, Int m, Int n, Int k,
+                     Constexpr<int> epilogue) {
+                    const Mainloop mainloop{a, b, sfa, sfb};
+                    if (int(epilogue) == 0) gemm_sm100::kernel(mainloop, c, m, n, k);
+                    else gemm_sm100::kernel(mainloop, c, m, n, k,
+                                            detail::LinearEpilogue<TC>{c_in, bias, no_scale, no_scale, alpha, beta, int(epilogue)});
                   }};
   return k;
 }
 
-template <class Mainloop>
+template <class Mainloop, class TC>
 PreparedLaunch sm100_prepare(const Device& device, const Problem& p) {
   gemm_sm100::check_shape<Mainloop>(p.m, p.n, p.k, p.where);
   using T = typename Mainloop::T;  // e4m3 for MXFP8, bytes of FP4 pairs for NVFP4
@@ -102,50 +143,57 @@ PreparedLaunch sm100_prepare(const Device& device, const Problem& p) {
   auto ta = gemm_sm100::operand_tensor_map(detail::typed<T>(p.a)), tb = gemm_sm100::operand_tensor_map(detail::typed<T>(p.b));
   auto tsfa = gemm_sm100::scale_tensor_map(p.sfa, p.m, blocks, gemm_sm100::tile_m, Mainloop::half_chunks);
   auto tsfb = gemm_sm100::scale_tensor_map(p.sfb, p.n, blocks, Mainloop::tile_n, Mainloop::half_chunks);
-  auto tc = gemm_sm100::c_tensor_map(p.c);
+  auto tc = gemm_sm100::c_tensor_map(detail::typed<TC>(p.c));
   Launch launch = gemm_sm100::launch_config<Mainloop>(device.multiprocessors(), p.m, p.n);
   launch.stream = p.stream;
   launch.where = p.where;
-  return sm100_kernel<Mainloop>(p.format).prepare(device, launch, ta, tb, tsfa, tsfb, tc, p.alpha, int32_t(p.m), int32_t(p.n), int32_t(p.k));
+  return sm100_kernel<Mainloop, TC>(p.format).prepare(device, launch, ta, tb, tsfa, tsfb, tc, detail::typed<TC>(p.c), detail::typed<TC>(p.bias),
+                                                      p.no_scale, p.alpha, p.beta, int32_t(p.m), int32_t(p.n), int32_t(p.k), p.epilogue);
 }
 
-template <class Mainloop>
+template <class Mainloop, class TC>
 CompiledKernel sm100_compile(const Target& target, const Problem& p) {
   gemm_sm100::check_shape<Mainloop>(p.m, p.n, p.k, p.where);
   using T = typename Mainloop::T;
   auto op = gemm_sm100::operand_tensor_map_for_compile<T>();
-  return sm100_kernel<Mainloop>(p.format).compile(target, op, op, gemm_sm100::scale_tensor_map_for_compile(gemm_sm100::tile_m, Mainloop::half_chunks),
-                                                  gemm_sm100::scale_tensor_map_for_compile(Mainloop::tile_n, Mainloop::half_chunks),
-                                                  gemm_sm100::c_tensor_map_for_compile(), p.alpha, int32_t(p.m), int32_t(p.n), int32_t(p.k));
+  return sm100_kernel<Mainloop, TC>(p.format).compile(
+      target, op, op, gemm_sm100::scale_tensor_map_for_compile(gemm_sm100::tile_m, Mainloop::half_chunks),
+      gemm_sm100::scale_tensor_map_for_compile(Mainloop::tile_n, Mainloop::half_chunks), gemm_sm100::c_tensor_map_for_compile<TC>(),
+      detail::typed<TC>(p.c), detail::typed<TC>(p.bias), p.no_scale, p.alpha, p.beta, int32_t(p.m), int32_t(p.n), int32_t(p.k), p.epilogue);
 }
 
 // The sm_120 family: A and B by TMA into the mma.sync ring, the scales read beside it.
-template <class Op>
+template <class Op, class TC>
 auto& sm120_kernel(BlockScaledFormat format) {
-  static Kernel k{std::string("cutejit_gemm_sm120_") + format_name(format) + "_tn",
-                  [](TmaDescriptor<uint8_t> a, TmaDescriptor<uint8_t> b, Tensor<uint8_t> sfa, Tensor<uint8_t> sfb, Tensor<bf16> c,
-                     Value<f32> alpha, Int m, Int n, Int k) {
-                    gemm_sm120::kernel<Op, bf16>(a, b, c, m, n, k, [&](const F32& x, const Int&, const Int&) { return alpha * x; },
-                                                 gemm_sm120::block_scaled<Op>(sfa, sfb, m, n, k));
+  static Kernel k{kernel_name<TC>("sm120", format),
+                  [](TmaDescriptor<uint8_t> a, TmaDescriptor<uint8_t> b, Tensor<uint8_t> sfa, Tensor<uint8_t> sfb, Tensor<TC> c,
+                     Tensor<TC> bias, Tensor<f32> no_scale, Value<f32> alpha, Value<f32> beta, Int m, Int n, Int k, Constexpr<int> epilogue) {
+                    const auto products = gemm_sm120::block_scaled<Op>(sfa, sfb, m, n, k);
+                    if (int(epilogue) == 0) gemm_sm120::kernel<Op, TC>(a, b, c, m, n, k, Identity{}, products);
+                    else gemm_sm120::kernel<Op, TC>(a, b, c, m, n, k,
+                                                    detail::LinearEpilogue<TC>{c, bias, no_scale, no_scale, alpha, beta, int(epilogue)},
+                                                    products);
                   }};
   return k;
 }
 
-template <class Op>
+template <class Op, class TC>
 PreparedLaunch sm120_prepare(const Device& device, const Problem& p) {
-  gemm_sm120::check_block_scaled_shape<Op>(sm120_kernel<Op>(p.format).name(), p.m, p.n, p.k, p.where);
+  gemm_sm120::check_block_scaled_shape<Op>(sm120_kernel<Op, TC>(p.format).name(), p.m, p.n, p.k, p.where);
   Launch launch = gemm_sm120::launch(p.m, p.n, gemm_sm120::Resources<uint8_t>::shared_bytes);
   launch.stream = p.stream;
   launch.where = p.where;
-  return sm120_kernel<Op>(p.format).prepare(device, launch, gemm_sm120::operand_map(p.a), gemm_sm120::operand_map(p.b), p.sfa, p.sfb, p.c, p.alpha, int32_t(p.m), int32_t(p.n),
-                                            int32_t(p.k));
+  return sm120_kernel<Op, TC>(p.format).prepare(device, launch, gemm_sm120::operand_map(p.a), gemm_sm120::operand_map(p.b), p.sfa, p.sfb,
+                                                detail::typed<TC>(p.c), detail::typed<TC>(p.bias), p.no_scale, p.alpha, p.beta,
+                                                int32_t(p.m), int32_t(p.n), int32_t(p.k), p.epilogue);
 }
 
-template <class Op>
+template <class Op, class TC>
 CompiledKernel sm120_compile(const Target& target, const Problem& p) {
-  gemm_sm120::check_block_scaled_shape<Op>(sm120_kernel<Op>(p.format).name(), p.m, p.n, p.k, p.where);
+  gemm_sm120::check_block_scaled_shape<Op>(sm120_kernel<Op, TC>(p.format).name(), p.m, p.n, p.k, p.where);
   auto op = gemm_sm120::operand_map_for_compile<uint8_t>();
-  return sm120_kernel<Op>(p.format).compile(target, op, op, p.sfa, p.sfb, p.c, p.alpha, int32_t(p.m), int32_t(p.n), int32_t(p.k));
+  return sm120_kernel<Op, TC>(p.format).compile(target, op, op, p.sfa, p.sfb, detail::typed<TC>(p.c), detail::typed<TC>(p.bias), p.no_scale,
+                                                p.alpha, p.beta, int32_t(p.m), int32_t(p.n), int32_t(p.k), p.epilogue);
 }
 
 /// Calls `f.template operator()<kernel of the sm_100 family, kernel of the sm_120 family>()`
@@ -162,44 +210,72 @@ auto with_format(BlockScaledFormat format, F&& f) {
 
 PreparedLaunch prepare(const Device& device, const Problem& p, const char* op) {
   const Family family = family_for(device.target(), p.format, op, p.where);
-  return with_format(p.format, [&]<class Mainloop, class Op>() {
-    if constexpr (!std::is_void_v<Mainloop>)
-      if (family == Family::sm100) return sm100_prepare<Mainloop>(device, p);
-    return sm120_prepare<Op>(device, p);
+  detail::HookScope traced_with(p.hook.get());
+  return with_output(p.out, [&]<class TC>() {
+    return with_format(p.format, [&]<class Mainloop, class Op>() {
+      if constexpr (!std::is_void_v<Mainloop>)
+        if (family == Family::sm100) return sm100_prepare<Mainloop, TC>(device, p);
+      return sm120_prepare<Op, TC>(device, p);
+    });
   });
 }
 
-}  // namespace
+std::vector<CompiledKernel> compile(const Target& target, const Problem& p, const char* op) {
+  detail::require(p.m > 0 && p.n > 0, op, "c " + detail::shape_of(p.c) + " is empty: gemm_block_scaled launches nothing for it", p.where);
+  const Family family = family_for(target, p.format, op, p.where);
+  detail::HookScope traced_with(p.hook.get());
+  return with_output(p.out, [&]<class TC>() {
+    return with_format(p.format, [&]<class Mainloop, class Op>() {
+      if constexpr (!std::is_void_v<Mainloop>)
+        if (family == Family::sm100) return std::vector<CompiledKernel>{sm100_compile<Mainloop, TC>(target, p)};
+      return std::vector<CompiledKernel>{sm120_compile<Op, TC>(target, p)};
+    });
+  });
+}
 
-void gemm_block_scaled(const Device& device, BlockScaledFormat format, const DeviceTensor<uint8_t>& a, const DeviceTensor<uint8_t>& sfa,
-                       const DeviceTensor<uint8_t>& b, const DeviceTensor<uint8_t>& sfb, const DeviceTensor<bf16>& c,
-                       const BlockScaledOptions& options, std::source_location where) {
+template <class TC>
+void run(const Device& device, BlockScaledFormat format, const DeviceTensor<uint8_t>& a, const DeviceTensor<uint8_t>& sfa,
+         const DeviceTensor<uint8_t>& b, const DeviceTensor<uint8_t>& sfb, const DeviceTensor<TC>& c, const BlockScaledOptions& options,
+         const std::source_location& where) {
   Problem p = make_problem("gemm_block_scaled", format, a, sfa, b, sfb, c, options, where);
   if (p.m == 0 || p.n == 0) return;
   prepare(device, p, "gemm_block_scaled")();
 }
 
-PreparedLaunch gemm_block_scaled_prepare(const Device& device, BlockScaledFormat format, const DeviceTensor<uint8_t>& a,
-                                         const DeviceTensor<uint8_t>& sfa, const DeviceTensor<uint8_t>& b, const DeviceTensor<uint8_t>& sfb,
-                                         const DeviceTensor<bf16>& c, const BlockScaledOptions& options, std::source_location where) {
-  Problem p = make_problem("gemm_block_scaled_prepare", format, a, sfa, b, sfb, c, options, where);
-  detail::require(p.m > 0 && p.n > 0, "gemm_block_scaled_prepare", "c " + detail::shape_of(c) + " is empty: there is nothing to launch", where);
-  return prepare(device, p, "gemm_block_scaled_prepare");
+template <class TC>
+PreparedLaunch prepare_call(const Device& device, BlockScaledFormat format, const DeviceTensor<uint8_t>& a, const DeviceTensor<uint8_t>& sfa,
+                            const DeviceTensor<uint8_t>& b, const DeviceTensor<uint8_t>& sfb, const DeviceTensor<TC>& c,
+                            const BlockScaledOptions& options, const std::source_location& where) {
+  const char* op = "gemm_block_scaled_prepare";
+  Problem p = make_problem(op, format, a, sfa, b, sfb, c, options, where);
+  detail::require(p.m > 0 && p.n > 0, op, "c " + detail::shape_of(c) + " is empty: there is nothing to launch", where);
+  return prepare(device, p, op);
 }
 
-std::vector<CompiledKernel> gemm_block_scaled_compile(const Target& target, BlockScaledFormat format, const DeviceTensor<uint8_t>& a,
-                                                      const DeviceTensor<uint8_t>& sfa, const DeviceTensor<uint8_t>& b,
-                                                      const DeviceTensor<uint8_t>& sfb, const DeviceTensor<bf16>& c,
-                                                      const BlockScaledOptions& options, std::source_location where) {
-  const char* op = "gemm_block_scaled_compile";
-  Problem p = make_problem(op, format, a, sfa, b, sfb, c, options, where);
-  detail::require(p.m > 0 && p.n > 0, op, "c " + detail::shape_of(c) + " is empty: gemm_block_scaled launches nothing for it", where);
-  const Family family = family_for(target, format, op, where);
-  return with_format(format, [&]<class Mainloop, class Op>() {
-    if constexpr (!std::is_void_v<Mainloop>)
-      if (family == Family::sm100) return std::vector<CompiledKernel>{sm100_compile<Mainloop>(target, p)};
-    return std::vector<CompiledKernel>{sm120_compile<Op>(target, p)};
-  });
-}
+}  // namespace
+
+#define CUTEJIT_BLOCK_SCALED_FOR(TC)                                                                                                      \
+  void gemm_block_scaled(const Device& device, BlockScaledFormat format, const DeviceTensor<uint8_t>& a, const DeviceTensor<uint8_t>& sfa, \
+                         const DeviceTensor<uint8_t>& b, const DeviceTensor<uint8_t>& sfb, const DeviceTensor<TC>& c,                     \
+                         const BlockScaledOptions& options, std::source_location where) {                                                 \
+    run(device, format, a, sfa, b, sfb, c, options, where);                                                                               \
+  }                                                                                                                                       \
+  PreparedLaunch gemm_block_scaled_prepare(const Device& device, BlockScaledFormat format, const DeviceTensor<uint8_t>& a,                 \
+                                           const DeviceTensor<uint8_t>& sfa, const DeviceTensor<uint8_t>& b,                              \
+                                           const DeviceTensor<uint8_t>& sfb, const DeviceTensor<TC>& c, const BlockScaledOptions& options, \
+                                           std::source_location where) {                                                                  \
+    return prepare_call(device, format, a, sfa, b, sfb, c, options, where);                                                               \
+  }                                                                                                                                       \
+  std::vector<CompiledKernel> gemm_block_scaled_compile(const Target& target, BlockScaledFormat format, const DeviceTensor<uint8_t>& a,    \
+                                                        const DeviceTensor<uint8_t>& sfa, const DeviceTensor<uint8_t>& b,                 \
+                                                        const DeviceTensor<uint8_t>& sfb, const DeviceTensor<TC>& c,                      \
+                                                        const BlockScaledOptions& options, std::source_location where) {                  \
+    return compile(target, make_problem("gemm_block_scaled_compile", format, a, sfa, b, sfb, c, options, where), "gemm_block_scaled_compile"); \
+  }
+
+CUTEJIT_BLOCK_SCALED_FOR(bf16)
+CUTEJIT_BLOCK_SCALED_FOR(f16)
+CUTEJIT_BLOCK_SCALED_FOR(f8e4m3)
+#undef CUTEJIT_BLOCK_SCALED_FOR
 
 }  // namespace cutejit::kernels

@@ -13,6 +13,23 @@ namespace cutejit::kernels {
 
 namespace detail {
 
+AnyTensor checked_bias(const char* op, DType out, int64_t n, uint64_t c_ptr, const GemmOptions& options, const std::source_location& where) {
+  if (out == DType::f8e4m3)
+    require(options.beta == 0.0f && !options.bias, op,
+            "an FP8 c takes no beta and no bias (its 3 mantissa bits would round a residual or bias added to it); write "
+            "a bf16 c for those",
+            where);
+  require(int(options.activation) >= 0 && int(options.activation) <= int(Activation::gelu_tanh), op,
+          "the activation " + std::to_string(int(options.activation)) + " is none of none, relu, silu, gelu_tanh", where);
+  if (!options.bias) return AnyTensor::make(c_ptr, std::array<int64_t, 1>{n}, std::array<int64_t, 1>{1}, where);
+  const GemmBias& bias = *options.bias;
+  require(bias.element == out, op, "the bias holds " + std::string(name(bias.element)) + "; it takes C's type, " + std::string(name(out)),
+          where);
+  require(bias.rank == 1 && bias.shape[0] == n && bias.stride[0] == 1, op,
+          "the bias is " + shape_of(bias) + "; it takes (" + std::to_string(n) + ") contiguous, one value per column of c", where);
+  return AnyTensor::make(bias.ptr, std::span(bias.shape.data(), 1), std::span(bias.stride.data(), 1), where);
+}
+
 namespace {
 
 /// The unit-stride mode of an operand (rows, K): K when its rows are contiguous, else its rows'
@@ -73,21 +90,7 @@ GemmProblem make_problem(const char* op, const DeviceTensor<TA>& a, const Device
           where);
   for (auto [ptr, name] : {std::pair{a.ptr, "a"}, {b.ptr, "b"}, {c.ptr, "c"}})
     require(ptr % 16 == 0, op, std::string(name) + " must start on 16 bytes", where);
-  if constexpr (std::is_same_v<TC, f8e4m3>)
-    require(options.beta == 0.0f && !options.bias, op,
-            "an FP8 c takes no beta and no bias (its 3 mantissa bits would round a residual or bias added to it); write "
-            "a bf16 c for those",
-            where);
-  if (options.bias) {
-    const GemmBias& bias = *options.bias;
-    require(bias.element == p.out, op,
-            "the bias holds " + std::string(name(bias.element)) + "; it takes C's type, " + std::string(name(p.out)), where);
-    require(bias.rank == 1 && bias.shape[0] == p.n && bias.stride[0] == 1, op,
-            "the bias is " + shape_of(bias) + "; it takes (" + std::to_string(p.n) + ") contiguous, one value per column of c", where);
-    p.bias = AnyTensor::make(bias.ptr, std::span(bias.shape.data(), 1), std::span(bias.stride.data(), 1), where);
-  } else {
-    p.bias = AnyTensor::make(c.ptr, std::array<int64_t, 1>{p.n}, std::array<int64_t, 1>{1}, where);
-  }
+  p.bias = checked_bias(op, p.out, p.n, c.ptr, options, where);
   if (options.scales) {
     require(!glu, op, "scales and glu do not combine: glu multiplies two products, which a scale of B's rows cannot tell apart", where);
     for (auto [t, which, count, rows] : {std::tuple{&options.scales->a, "a", p.m, "M, one per row of a"},
@@ -101,8 +104,6 @@ GemmProblem make_problem(const char* op, const DeviceTensor<TA>& a, const Device
   } else {
     p.scale_a = p.scale_b = DeviceTensor<f32>::make(c.ptr, std::array<int64_t, 1>{1}, std::array<int64_t, 1>{1}, where);
   }
-  require(int(options.activation) >= 0 && int(options.activation) <= int(Activation::gelu_tanh), op,
-          "the activation " + std::to_string(int(options.activation)) + " is none of none, relu, silu, gelu_tanh", where);
   require(std::is_same_v<TA, bf16> || (!options.rmsnorm_a && !glu), op,
           "rmsnorm_a and glu are fused for bf16 operands only, not " + std::string(name(dtype_of<TA>::value)) +
               ": run kernels::rmsnorm or kernels::silu_mul beside a plain gemm",

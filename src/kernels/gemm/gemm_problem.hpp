@@ -97,6 +97,12 @@ DeviceTensor<T> typed(const DeviceTensor<U>& x) {
   return t;
 }
 
+/// The checks of the epilogue's terms that every GEMM operator shares (an FP8 C takes no beta and
+/// no bias; the bias is N contiguous values of C's type `out`; the activation is one of the
+/// four), at the caller's line `where` as operator `op`; and the bias as the kernels take it:
+/// C's first row (at `c_ptr`, never read) where there is none.
+AnyTensor checked_bias(const char* op, DType out, int64_t n, uint64_t c_ptr, const GemmOptions& options, const std::source_location& where);
+
 struct GemmProblem {
   /// C is (m, n); B has n rows, or 2 n with glu.
   int64_t m = 0, n = 0, k = 0;
