@@ -19,7 +19,8 @@
  * (M, K) uint8, rows contiguous and 16-byte aligned. The scales are one byte each, in the 128x4
  * blocked layout cuBLAS and PyTorch use (layout/blocked_scales.hpp: `blocked_scales` writes it
  * from row-by-row scales): sfa holds blocked_scale_bytes(M, K / block) bytes, sfb
- * blocked_scale_bytes(N, K / block). C is row-major, its rows 16 bytes apart.
+ * blocked_scale_bytes(N, K / block). C is row-major, starting on 16 bytes, its row stride a
+ * multiple of 16 bytes.
  *
  * The kernel for each architecture (cutejit/kernels/gemm/):
  *   - sm_100a, sm_103a: the persistent tcgen05 GEMM with the scales in tensor memory
