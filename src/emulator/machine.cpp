@@ -405,7 +405,11 @@ bool Grid::wake(Warp& w) {
 
 bool Grid::step_warp(Warp& w, int budget) {
   bool executed = false;
-  for (int n = 0; n < budget; ++n) {
+  // A pick whose lanes are all held (they went back to wait) is not a step: it does not count
+  // against the budget, so a turn ends having advanced a lane whenever one could advance (else a
+  // turn of one held pick would look like a deadlock). Held lanes leave the ready set, so the
+  // picks that do not count are at most the warp's 32 lanes.
+  for (int n = 0; n < budget;) {
     uint32_t ready = w.mask(LaneState::ready);
     if (!ready) return executed;
     uint32_t pc = UINT32_MAX;
@@ -452,6 +456,7 @@ bool Grid::step_warp(Warp& w, int budget) {
     }
     // Lanes that only went back to wait did not advance; the warp's other ready lanes may.
     if ((ctx.held & group) == group) continue;
+    ++n;
     executed = true;
     thread_instructions.fetch_add(uint64_t(std::popcount(active)), std::memory_order_relaxed);
     uint64_t count = instructions.fetch_add(1, std::memory_order_relaxed) + 1;

@@ -362,6 +362,50 @@ DONE:
   }
 }
 
+TEST_CASE("review: a warp whose only pick in a turn is held at a collective is not a deadlock while its other lanes can run",
+          "[emulator]") {
+  // Warps 1..3 wait at the barrier at once; in warp 0, 64 times over, lanes 1..31 reach a shuffle
+  // first and wait there for lane 0, which takes a longer path. A seeded turn that starts with
+  // lanes 1..31 ready at the shuffle and picks only them advances no lane, yet lane 0 can run:
+  // that is no deadlock, and the next turn must run it. out[t] = the sum of lane 0's %tid.x
+  // (0) for warp 0, its own %tid.x for the others.
+  std::string body = R"(
+  mov.u32 %r1, %tid.x;
+  mov.u32 %r9, %r1;
+  setp.ge.u32 %p2, %r1, 32;
+  @%p2 bra DONE;
+  mov.u32 %r9, 0;
+  mov.u32 %r5, 0;
+  setp.eq.u32 %p1, %r1, 0;
+LOOP:
+  @%p1 bra LONG;
+JOIN:
+  shfl.sync.idx.b32 %r6, %r1, 0, 31, -1;
+  add.u32 %r9, %r9, %r6;
+  add.u32 %r5, %r5, 1;
+  setp.lt.u32 %p3, %r5, 64;
+  @%p3 bra LOOP;
+  bra.uni DONE;
+LONG:
+  add.u32 %r2, %r1, 1;
+  add.u32 %r2, %r2, 1;
+  bra.uni JOIN;
+DONE:
+  bar.sync 0;
+  mul.wide.u32 %rd2, %r1, 4;
+  add.s64 %rd3, %rd1, %rd2;
+  st.global.u32 [%rd3], %r9;
+)";
+  for (uint64_t seed = 1; seed <= 400; ++seed) {
+    RunOptions options;
+    options.seed = seed;
+    Run r(kernel("", body), 128, 128, 1, options);
+    INFO("seed " << seed << ": " << r.fault);
+    REQUIRE(r.fault.empty());
+    for (uint32_t t = 0; t < 128; ++t) CHECK(r.out[t] == (t < 32 ? 0u : t));
+  }
+}
+
 TEST_CASE("review: a release store and an acquire load of a shared flag are no data race and order the data", "[emulator]") {
   // ISA memory consistency model: strong (relaxed, acquire, release, volatile) accesses to the
   // same location do not form a data race, and an acquire that observes a release orders the
