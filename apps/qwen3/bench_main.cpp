@@ -127,11 +127,12 @@ double stage_flops(const std::string& stage, const qwen3::Config& c, double batc
 /// SXM's and the H200's datasheet figure (both 989 TFLOP/s). Large GEMMs reach about 80% of it.
 constexpr double dense_bf16_flops = 989e12;
 
-/// One prefill of `batch` prompts of `context` tokens, kernel by kernel with an event after each
-/// stage: each stage's GPU time (its layers together) against its own roofline, the larger of its
-/// products at the datasheet's tensor-core rate and its bytes at the same call's copy bandwidth.
+/// One prefill of `batch` prompts of `context` tokens (in passes of at most `per_pass` prompts),
+/// kernel by kernel with an event after each stage: each stage's GPU time (its layers and passes
+/// together) against its own roofline, the larger of its products at the datasheet's
+/// tensor-core rate and its bytes at the same call's copy bandwidth.
 void print_prefill_breakdown(const qwen3::Model& model, const std::function<void()>& prefill, int64_t batch, int64_t context,
-                             double bandwidth) {
+                             int64_t per_pass, double bandwidth) {
   std::vector<std::pair<std::string, float>> marks;
   model.profile(&marks);
   prefill();
@@ -139,18 +140,24 @@ void print_prefill_breakdown(const qwen3::Model& model, const std::function<void
   const qwen3::Config& c = model.config();
   std::vector<std::string> order;
   std::map<std::string, std::array<double, 3>> stages;  // ms, FLOPs, bytes
-  double rows = double(batch * context), total = 0;  // the rows a stage works on: every token until the logit rows are taken
+  int64_t done = 0, prompts = 0;  // prompts in the passes before this one, and in this one
+  double rows = 0, total = 0;      // the rows a stage works on: the pass's tokens until its logit rows are taken
   for (const auto& [stage, ms] : marks) {
+    if (stage == "embedding") {  // a pass begins
+      done += prompts;
+      prompts = std::min(per_pass, batch - done);
+      rows = double(prompts * context);
+    }
     auto [it, first] = stages.try_emplace(stage, std::array<double, 3>{});
     if (first) order.push_back(stage);
     it->second[0] += ms;
-    it->second[1] += stage_flops(stage, c, double(batch), double(context), rows);
+    it->second[1] += stage_flops(stage, c, double(prompts), double(context), rows);
     // A prefill's attention reads each prompt's queries, keys and values once and writes its
     // outputs (not the decode's every key for every query, which stage_bytes counts).
     const double attention_bytes = rows * double(2 * c.heads + 2 * c.kv_heads) * double(c.head_dim) * double(sizeof(bf16));
     it->second[2] += stage == "attention" ? attention_bytes : stage_bytes(stage, c, rows, double(context));
     total += ms;
-    if (stage == "logit rows") rows = double(batch);
+    if (stage == "logit rows") rows = double(prompts);
   }
   std::printf("breakdown of a prefill of %lld x %lld tokens (kernel by kernel, an event after each stage; %.2f ms in all):\n", (long long)batch,
               (long long)context, total);
@@ -249,7 +256,7 @@ void run_batch(const Device& gpu, const qwen3::Model& model, const std::string& 
   const double prefill = seconds_since(t0);
   if (breakdown) {
     for (int64_t b = 0; b < batch; ++b) cache.reset(b);
-    print_prefill_breakdown(model, [&] { prefill_all(); }, batch, context, bandwidth);
+    print_prefill_breakdown(model, [&] { prefill_all(); }, batch, context, per_pass, bandwidth);
   }
   const int64_t passes = (batch + per_pass - 1) / per_pass;
   char in_passes[64] = "";
