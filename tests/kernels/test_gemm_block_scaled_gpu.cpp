@@ -2,11 +2,12 @@
 // host from the format definitions (gpu/block_scaled_reference.hpp), C poisoned and strided with
 // its padding watched: each format the device's family has, at a ragged shape (partial tiles
 // along M and N), with alpha; then the epilogue's other terms (beta, a bias, an activation and
-// a hook into an f16 C) and an FP8 C saturated, against the same terms applied in float64. The same cases run on every device: the sm_100 family takes NVFP4
-// and MXFP8 (its tcgen05 kernel) and refuses MXFP4, the sm_120 family takes all three (its TMA
-// mma.sync kernel), any other target refuses each at this file's line ([sm100] and [sm120] run
-// them on those emulated devices). Mistakes are errors at this file's lines, and the compile
-// form builds each family's kernels with no GPU.
+// a hook into an f16 C) and an FP8 C saturated, against the same terms applied in float64. The
+// same cases run on every device: the sm_100 family takes NVFP4 and MXFP8 (its tcgen05 kernel)
+// and refuses MXFP4, the sm_120 family takes all three (its TMA mma.sync kernel), any other
+// target refuses each at this file's line ([sm100] and [sm120] run them on those emulated
+// devices). Mistakes are errors at this file's lines, and the compile form builds each family's
+// kernels with no GPU.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
