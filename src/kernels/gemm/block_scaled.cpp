@@ -30,8 +30,8 @@ struct Problem {
   BlockScaledFormat format;
   int64_t m, n, k;
   DeviceTensor<uint8_t> a, sfa, b, sfb;
-  DType out;  ///< C's element type
-  /// C, and the bias or (where there is none) C's first row, never read.
+  /// C (of the element type the call's overload took), and the bias or (where there is none) C's
+  /// first row, never read.
   detail::AnyTensor c, bias;
   /// What LinearEpilogue takes for GemmScales, which this operator has none of: C's first
   /// value as an f32, never read.
@@ -98,18 +98,9 @@ Problem make_problem(const char* op, BlockScaledFormat format, const DeviceTenso
   scales(sfa, "sfa", m);
   scales(sfb, "sfb", n);
   const GemmOptions epilogue = epilogue_options(options);
-  const DType out = dtype_of<TC>::value;
-  return {format, m, n, k, a, sfa, b, sfb, out, detail::typed<std::byte>(c), detail::checked_bias(op, out, n, c.ptr, epilogue, where),
+  return {format, m, n, k, a, sfa, b, sfb, detail::typed<std::byte>(c), detail::checked_bias(op, dtype_of<TC>::value, n, c.ptr, epilogue, where),
           DeviceTensor<f32>::make(c.ptr, std::array<int64_t, 1>{1}, std::array<int64_t, 1>{1}, where), options.alpha, options.beta,
           detail::epilogue_code(epilogue), options.hook, options.stream, where};
-}
-
-/// f.template operator()<TC>() for C's element type.
-template <class F>
-auto with_output(DType out, F&& f) {
-  if (out == DType::f16) return f.template operator()<f16>();
-  if (out == DType::f8e4m3) return f.template operator()<f8e4m3>();
-  return f.template operator()<bf16>();
 }
 
 /// A kernel's name: the format's GEMM for the family, "_c" and C's type where C is not bf16.
@@ -208,29 +199,34 @@ auto with_format(BlockScaledFormat format, F&& f) {
   return f.template operator()<gemm_sm100::Mxfp8, SM120_16x8x32_F32E4M3E4M3F32_UE8M0_TN>();
 }
 
-PreparedLaunch prepare(const Device& device, const Problem& p, const char* op) {
-  const Family family = family_for(device.target(), p.format, op, p.where);
-  detail::HookScope traced_with(p.hook.get());
-  return with_output(p.out, [&]<class TC>() {
-    return with_format(p.format, [&]<class Mainloop, class Op>() {
-      if constexpr (!std::is_void_v<Mainloop>)
-        if (family == Family::sm100) return sm100_prepare<Mainloop, TC>(device, p);
-      return sm120_prepare<Op, TC>(device, p);
-    });
+/// `on_sm100.template operator()<Mainloop>()` or `on_sm120.template operator()<Op>()`: the
+/// kernel of the family `target` belongs to, for the problem's format (family_for refuses the
+/// rest at the caller's line).
+template <class Sm100, class Sm120>
+auto for_family(const Target& target, const Problem& p, const char* op, Sm100&& on_sm100, Sm120&& on_sm120) {
+  const Family family = family_for(target, p.format, op, p.where);
+  return with_format(p.format, [&]<class Mainloop, class Op>() {
+    if constexpr (!std::is_void_v<Mainloop>)
+      if (family == Family::sm100) return on_sm100.template operator()<Mainloop>();
+    return on_sm120.template operator()<Op>();
   });
 }
 
+template <class TC>
+PreparedLaunch prepare(const Device& device, const Problem& p, const char* op) {
+  detail::HookScope traced_with(p.hook.get());
+  return for_family(
+      device.target(), p, op, [&]<class Mainloop>() { return sm100_prepare<Mainloop, TC>(device, p); },
+      [&]<class Op>() { return sm120_prepare<Op, TC>(device, p); });
+}
+
+template <class TC>
 std::vector<CompiledKernel> compile(const Target& target, const Problem& p, const char* op) {
   detail::require(p.m > 0 && p.n > 0, op, "c " + detail::shape_of(p.c) + " is empty: gemm_block_scaled launches nothing for it", p.where);
-  const Family family = family_for(target, p.format, op, p.where);
   detail::HookScope traced_with(p.hook.get());
-  return with_output(p.out, [&]<class TC>() {
-    return with_format(p.format, [&]<class Mainloop, class Op>() {
-      if constexpr (!std::is_void_v<Mainloop>)
-        if (family == Family::sm100) return std::vector<CompiledKernel>{sm100_compile<Mainloop, TC>(target, p)};
-      return std::vector<CompiledKernel>{sm120_compile<Op, TC>(target, p)};
-    });
-  });
+  return {for_family(
+      target, p, op, [&]<class Mainloop>() { return sm100_compile<Mainloop, TC>(target, p); },
+      [&]<class Op>() { return sm120_compile<Op, TC>(target, p); })};
 }
 
 template <class TC>
@@ -239,7 +235,7 @@ void run(const Device& device, BlockScaledFormat format, const DeviceTensor<uint
          const std::source_location& where) {
   Problem p = make_problem("gemm_block_scaled", format, a, sfa, b, sfb, c, options, where);
   if (p.m == 0 || p.n == 0) return;
-  prepare(device, p, "gemm_block_scaled")();
+  prepare<TC>(device, p, "gemm_block_scaled")();
 }
 
 template <class TC>
@@ -249,7 +245,7 @@ PreparedLaunch prepare_call(const Device& device, BlockScaledFormat format, cons
   const char* op = "gemm_block_scaled_prepare";
   Problem p = make_problem(op, format, a, sfa, b, sfb, c, options, where);
   detail::require(p.m > 0 && p.n > 0, op, "c " + detail::shape_of(c) + " is empty: there is nothing to launch", where);
-  return prepare(device, p, op);
+  return prepare<TC>(device, p, op);
 }
 
 }  // namespace
@@ -270,7 +266,8 @@ PreparedLaunch prepare_call(const Device& device, BlockScaledFormat format, cons
                                                         const DeviceTensor<uint8_t>& sfa, const DeviceTensor<uint8_t>& b,                 \
                                                         const DeviceTensor<uint8_t>& sfb, const DeviceTensor<TC>& c,                      \
                                                         const BlockScaledOptions& options, std::source_location where) {                  \
-    return compile(target, make_problem("gemm_block_scaled_compile", format, a, sfa, b, sfb, c, options, where), "gemm_block_scaled_compile"); \
+    return compile<TC>(target, make_problem("gemm_block_scaled_compile", format, a, sfa, b, sfb, c, options, where),                      \
+                       "gemm_block_scaled_compile");                                                                                      \
   }
 
 CUTEJIT_BLOCK_SCALED_FOR(bf16)
