@@ -4,9 +4,11 @@
 // after warm-up (CUDA events), rotating through copies of the data so each run starts from
 // DRAM; the bandwidth counts each byte read or written once, against the H200's measured
 // 4.2 TB/s copy bandwidth. And gemm at a decode step's shapes (a few rows of A against
-// Qwen3-8B's weights), in bf16 and in FP8. peers_kernels.py measures PyTorch on the same shapes in the same call.
+// Qwen3-8B's weights), in bf16 and in FP8; and the prefill's projections at 8192 tokens, in
+// TFLOP/s. peers_kernels.py measures PyTorch on the same shapes in the same call.
 #include <cstdio>
 #include <random>
+#include <string>
 #include <vector>
 
 #include <cutejit/cutejit.hpp>
@@ -105,20 +107,57 @@ void time_gemm(const Device& gpu, int64_t m, int64_t n, int64_t k) {
   report(what, bytes, ms);
 }
 
+/// A prefill's projection as the Qwen3 model calls it: C (m x n) = A (m x k) B^T at m = 8192
+/// tokens, TFLOP/s of the product (a multiply-add counted as two), B rotated (A, 64 MB or more,
+/// does not stay in L2 either). `how`: "" (the plain product), "residual" (C += A B^T, beta =
+/// 1) or "glu" (B is [W; V], 2 n rows, and C = silu(A W^T) * (A V^T)).
+void time_prefill_gemm(const Device& gpu, int64_t m, int64_t n, int64_t k, const char* how) {
+  const bool glu = std::string(how) == "glu";
+  const int64_t b_rows = glu ? 2 * n : n;
+  const double flops = 2.0 * double(m) * double(b_rows) * double(k);
+  const int sets = bench::rotation_sets(2.0 * double(b_rows * k + m * k + m * n));
+  std::vector<Buffer<bf16>> b;
+  for (int s = 0; s < sets; ++s) b.push_back(gpu.upload(random_bf16(size_t(b_rows * k), uint32_t(300 + s))));
+  auto a = gpu.upload(random_bf16(size_t(m * k), 11));
+  auto c = gpu.upload(random_bf16(size_t(m * n), 12));
+  kernels::GemmOptions options;
+  if (std::string(how) == "residual") options.beta = 1;
+  if (glu) options.glu = kernels::Activation::silu;
+  const double ms = bench::median_gpu_ms_rotated(
+      [&](int s) { kernels::gemm(gpu, a.view({m, k}), b[size_t(s)].view({b_rows, k}), c.view({m, n}), options); }, sets, 30);
+  std::printf("%-44s %9.1f us  %7.1f TFLOP/s\n",
+              ("prefill gemm " + std::to_string(m) + " x " + std::to_string(b_rows) + " x " + std::to_string(k) + (*how ? " " : "") + how).c_str(),
+              ms * 1e3, flops / (ms * 1e-3) / 1e12);
+}
+
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
   Device gpu;
   std::printf("kernel library, BF16, %s (GB/s: bytes read and written once / median time)\n", gpu.name().c_str());
-  for (int64_t rows : {1, 64, 4096}) time_add_rmsnorm(gpu, rows, 4096);
-  for (int64_t rows : {64, 4096}) time_silu_mul(gpu, rows, 12288);
-  for (int64_t tokens : {64, 4096}) time_rope(gpu, tokens, 32, 128);
-  // Qwen3-8B's projections at decode batches 1 and 8: q/o (4096 x 4096), k/v (1024 x 4096),
-  // gate/up (12288 x 4096), down (4096 x 12288).
-  for (int64_t m : {1, 8})
-    for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {1024, 4096}, {12288, 4096}, {4096, 12288}}) time_gemm(gpu, m, n, k);
-  // The same with FP8 weights and activations: half the bytes of B.
-  for (int64_t m : {1, 8})
-    for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {12288, 4096}, {4096, 12288}}) time_gemm<f8e4m3>(gpu, m, n, k);
+  // `prefill`: the prefill's projections alone.
+  const bool prefill_only = argc > 1 && std::string(argv[1]) == "prefill";
+  if (!prefill_only) {
+    for (int64_t rows : {1, 64, 4096}) time_add_rmsnorm(gpu, rows, 4096);
+    for (int64_t rows : {64, 4096}) time_silu_mul(gpu, rows, 12288);
+    for (int64_t tokens : {64, 4096}) time_rope(gpu, tokens, 32, 128);
+    // Qwen3-8B's projections at decode batches 1 and 8: q/o (4096 x 4096), k/v (1024 x 4096),
+    // gate/up (12288 x 4096), down (4096 x 12288).
+    for (int64_t m : {1, 8})
+      for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {1024, 4096}, {12288, 4096}, {4096, 12288}}) time_gemm(gpu, m, n, k);
+    // The same with FP8 weights and activations: half the bytes of B.
+    for (int64_t m : {1, 8})
+      for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {12288, 4096}, {4096, 12288}}) time_gemm<f8e4m3>(gpu, m, n, k);
+  }
+  // Qwen3-8B's prefill projections at 8 x 1024 tokens: qkv (6144 x 4096), o (4096 x 4096) with
+  // the residual, gate/up (24576 x 4096) plain and with SiLU·mul fused, down (4096 x 12288)
+  // plain and with the residual.
+  time_prefill_gemm(gpu, 8192, 6144, 4096, "");
+  time_prefill_gemm(gpu, 8192, 4096, 4096, "");
+  time_prefill_gemm(gpu, 8192, 4096, 4096, "residual");
+  time_prefill_gemm(gpu, 8192, 24576, 4096, "");
+  time_prefill_gemm(gpu, 8192, 12288, 4096, "glu");
+  time_prefill_gemm(gpu, 8192, 4096, 12288, "");
+  time_prefill_gemm(gpu, 8192, 4096, 12288, "residual");
   return 0;
 }

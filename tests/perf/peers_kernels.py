@@ -4,7 +4,12 @@ or written once), eager and under torch.compile:
   - add + rms_norm: residual = x + residual; y = F.rms_norm(residual, (hidden,), weight);
   - silu * mul: F.silu(gate) * up;
   - rope: Hugging Face's rotate-half rotation with cos and sin tables precomputed (not timed);
-  - a decode step's projections, F.linear (cuBLAS), eager only."""
+  - a decode step's projections, F.linear (cuBLAS), eager only;
+  - the prefill's projections at 8192 tokens: F.linear, torch.addmm for the residual (out of
+    place: cuBLAS with C added), and gate/up as one F.linear of 2 n rows (the product alone:
+    SiLU·mul is another kernel in torch), eager only."""
+import sys
+
 import torch
 import torch.nn.functional as F
 
@@ -32,7 +37,8 @@ def report(what, nbytes, ms):
 
 def main():
     bf = dict(device="cuda", dtype=torch.bfloat16)
-    for mode in ("eager", "compiled"):
+    prefill_only = sys.argv[1:] == ["prefill"]  # the prefill's projections alone
+    for mode in () if prefill_only else ("eager", "compiled"):
         wrap = (lambda f: f) if mode == "eager" else (lambda f: torch.compile(f, dynamic=False))
         f_norm, f_silu, f_rope = wrap(add_rmsnorm), wrap(silu_mul), wrap(rope)
         for rows in (1, 64, 4096):
@@ -61,13 +67,28 @@ def main():
             cos, sin = emb.cos().to(torch.bfloat16), emb.sin().to(torch.bfloat16)
             report(f"torch {mode} rope {tokens} x {heads} x {d}", nbytes, median_ms_rotated(lambda s: f_rope(xs[s], cos, sin), sets))
     # A decode step's projections: cuBLAS through torch (x @ w.T), as transformers calls it.
-    for m in (1, 8):
+    for m in () if prefill_only else (1, 8):
         for n, k in ((4096, 4096), (1024, 4096), (12288, 4096), (4096, 12288)):
             nbytes = 2 * (n * k + m * k + m * n)
             sets = rotation_sets(nbytes)
             ws = [torch.randn(n, k, **bf) for _ in range(sets)]
             x = torch.randn(m, k, **bf)
             report(f"torch matmul {m} x {n} x {k}", nbytes, median_ms_rotated(lambda s: torch.nn.functional.linear(x, ws[s]), sets))
+
+    # The prefill's projections at 8 x 1024 tokens, in TFLOP/s (bench_kernels' time_prefill_gemm).
+    for n, k, how in ((6144, 4096, ""), (4096, 4096, ""), (4096, 4096, "residual"), (24576, 4096, ""), (4096, 12288, ""),
+                      (4096, 12288, "residual")):
+        m = 8192
+        sets = rotation_sets(2 * (n * k + m * k + m * n))
+        ws = [torch.randn(n, k, **bf) for _ in range(sets)]
+        x = torch.randn(m, k, **bf)
+        c = torch.randn(m, n, **bf)
+        if how == "residual":
+            ms = median_ms_rotated(lambda s: torch.addmm(c, x, ws[s].t()), sets)
+        else:
+            ms = median_ms_rotated(lambda s: torch.nn.functional.linear(x, ws[s]), sets)
+        what = f"torch prefill gemm {m} x {n} x {k}" + (f" {how}" if how else "")
+        print(f"{what:<52} {ms * 1e3:9.1f} us  {2 * m * n * k / (ms * 1e-3) / 1e12:7.1f} TFLOP/s")
 
 
 if __name__ == "__main__":
