@@ -110,8 +110,8 @@ void time_gemm(const Device& gpu, int64_t m, int64_t n, int64_t k) {
 /// A prefill's projection as the Qwen3 model calls it: C (m x n) = A (m x k) B^T at m = 8192
 /// tokens, TFLOP/s of the product (a multiply-add counted as two), B rotated (A, 64 MB or more,
 /// does not stay in L2 either). `how`: "" (the plain product), "residual" (C += A B^T, beta =
-/// 1) or "glu" (B is [W; V], 2 n rows, and C = silu(A W^T) * (A V^T)).
-void time_prefill_gemm(const Device& gpu, int64_t m, int64_t n, int64_t k, const char* how) {
+/// 1) or "glu" (B is [W; V], 2 n rows, and C = silu(A W^T) * (A V^T)); `tune`: GemmOptions::tune.
+void time_prefill_gemm(const Device& gpu, int64_t m, int64_t n, int64_t k, const char* how, bool tune = false) {
   const bool glu = std::string(how) == "glu";
   const int64_t b_rows = glu ? 2 * n : n;
   const double flops = 2.0 * double(m) * double(b_rows) * double(k);
@@ -123,10 +123,13 @@ void time_prefill_gemm(const Device& gpu, int64_t m, int64_t n, int64_t k, const
   kernels::GemmOptions options;
   if (std::string(how) == "residual") options.beta = 1;
   if (glu) options.glu = kernels::Activation::silu;
+  options.tune = tune;
   const double ms = bench::median_gpu_ms_rotated(
       [&](int s) { kernels::gemm(gpu, a.view({m, k}), b[size_t(s)].view({b_rows, k}), c.view({m, n}), options); }, sets, 30);
   std::printf("%-44s %9.1f us  %7.1f TFLOP/s\n",
-              ("prefill gemm " + std::to_string(m) + " x " + std::to_string(b_rows) + " x " + std::to_string(k) + (*how ? " " : "") + how).c_str(),
+              ("prefill gemm " + std::to_string(m) + " x " + std::to_string(b_rows) + " x " + std::to_string(k) + (*how ? " " : "") + how +
+               (tune ? " tuned" : ""))
+                  .c_str(),
               ms * 1e3, flops / (ms * 1e-3) / 1e12);
 }
 
@@ -159,5 +162,9 @@ int main(int argc, char** argv) {
   time_prefill_gemm(gpu, 8192, 12288, 4096, "glu");
   time_prefill_gemm(gpu, 8192, 4096, 12288, "");
   time_prefill_gemm(gpu, 8192, 4096, 12288, "residual");
+  // The same through GemmOptions::tune (the fastest tile width, timed on the first call).
+  time_prefill_gemm(gpu, 8192, 6144, 4096, "", true);
+  time_prefill_gemm(gpu, 8192, 4096, 4096, "residual", true);
+  time_prefill_gemm(gpu, 8192, 12288, 4096, "glu", true);
   return 0;
 }
