@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <cutejit/cutejit.hpp>
@@ -89,19 +90,27 @@ void time_rope(const Device& gpu, int64_t tokens, int64_t heads, int64_t head_di
   report(what, bytes, ms);
 }
 
+/// The median time of kernels::gemm(a, b, c, options) in ms: A (m x k) and B (b_rows x k) of T, C
+/// (m x n) bf16 holding random values (read where options.beta is set), B rotated through
+/// copies of itself.
+template <class T = bf16>
+double gemm_ms(const Device& gpu, int64_t m, int64_t b_rows, int64_t n, int64_t k, const kernels::GemmOptions& options = {}) {
+  const int sets = bench::rotation_sets(double(sizeof(T)) * double(b_rows * k + m * k) + 2.0 * double(m * n));
+  std::vector<Buffer<T>> b;
+  for (int s = 0; s < sets; ++s) b.push_back(gpu.upload(random_values<T>(size_t(b_rows * k), uint32_t(200 + s))));
+  auto a = gpu.upload(random_values<T>(size_t(m * k), 9));
+  auto c = gpu.upload(random_bf16(size_t(m * n), 12));
+  return bench::median_gpu_ms_rotated(
+      [&](int s) { kernels::gemm(gpu, a.view({m, k}), b[size_t(s)].view({b_rows, k}), c.view({m, n}), options); }, sets, 30);
+}
+
 /// A decode step's projection: C (m x n) = A (m x k) B^T, B the weights (n x k), A and B of T
 /// (bf16, or FP8 weights with FP8 activations), C bf16; the bytes are B read once (A and C are a
 /// rounding error next to it).
 template <class T = bf16>
 void time_gemm(const Device& gpu, int64_t m, int64_t n, int64_t k) {
   const double bytes = double(sizeof(T)) * double(n * k + m * k) + 2.0 * double(m * n);
-  const int sets = bench::rotation_sets(bytes);
-  std::vector<Buffer<T>> b;
-  for (int s = 0; s < sets; ++s) b.push_back(gpu.upload(random_values<T>(size_t(n * k), uint32_t(200 + s))));
-  auto a = gpu.upload(random_values<T>(size_t(m * k), 9));
-  auto c = gpu.alloc<bf16>(size_t(m * n));
-  const double ms = bench::median_gpu_ms_rotated(
-      [&](int s) { kernels::gemm(gpu, a.view({m, k}), b[size_t(s)].view({n, k}), c.view({m, n})); }, sets, 30);
+  const double ms = gemm_ms<T>(gpu, m, n, n, k);
   char what[96];
   std::snprintf(what, sizeof what, "gemm%s %lld x %lld x %lld", sizeof(T) == 1 ? " fp8" : "", (long long)m, (long long)n, (long long)k);
   report(what, bytes, ms);
@@ -111,26 +120,17 @@ void time_gemm(const Device& gpu, int64_t m, int64_t n, int64_t k) {
 /// tokens, TFLOP/s of the product (a multiply-add counted as two), B rotated (A, 64 MB or more,
 /// does not stay in L2 either). `how`: "" (the plain product), "residual" (C += A B^T, beta =
 /// 1) or "glu" (B is [W; V], 2 n rows, and C = silu(A W^T) * (A V^T)); `tune`: GemmOptions::tune.
-void time_prefill_gemm(const Device& gpu, int64_t m, int64_t n, int64_t k, const char* how, bool tune = false) {
-  const bool glu = std::string(how) == "glu";
+void time_prefill_gemm(const Device& gpu, int64_t m, int64_t n, int64_t k, std::string_view how, bool tune = false) {
+  const bool glu = how == "glu";
   const int64_t b_rows = glu ? 2 * n : n;
-  const double flops = 2.0 * double(m) * double(b_rows) * double(k);
-  const int sets = bench::rotation_sets(2.0 * double(b_rows * k + m * k + m * n));
-  std::vector<Buffer<bf16>> b;
-  for (int s = 0; s < sets; ++s) b.push_back(gpu.upload(random_bf16(size_t(b_rows * k), uint32_t(300 + s))));
-  auto a = gpu.upload(random_bf16(size_t(m * k), 11));
-  auto c = gpu.upload(random_bf16(size_t(m * n), 12));
   kernels::GemmOptions options;
-  if (std::string(how) == "residual") options.beta = 1;
+  if (how == "residual") options.beta = 1;
   if (glu) options.glu = kernels::Activation::silu;
   options.tune = tune;
-  const double ms = bench::median_gpu_ms_rotated(
-      [&](int s) { kernels::gemm(gpu, a.view({m, k}), b[size_t(s)].view({b_rows, k}), c.view({m, n}), options); }, sets, 30);
-  std::printf("%-44s %9.1f us  %7.1f TFLOP/s\n",
-              ("prefill gemm " + std::to_string(m) + " x " + std::to_string(b_rows) + " x " + std::to_string(k) + (*how ? " " : "") + how +
-               (tune ? " tuned" : ""))
-                  .c_str(),
-              ms * 1e3, flops / (ms * 1e-3) / 1e12);
+  const double ms = gemm_ms(gpu, m, b_rows, n, k, options);
+  const std::string what = "prefill gemm " + std::to_string(m) + " x " + std::to_string(b_rows) + " x " + std::to_string(k) +
+                           (how.empty() ? "" : " ") + std::string(how) + (tune ? " tuned" : "");
+  std::printf("%-44s %9.1f us  %7.1f TFLOP/s\n", what.c_str(), ms * 1e3, 2.0 * double(m) * double(b_rows) * double(k) / (ms * 1e-3) / 1e12);
 }
 
 }  // namespace
