@@ -11,11 +11,12 @@
  * It runs on every target and kernel gemm picks (the few-row one, wgmma, tcgen05, mma.sync; glu
  * included), as the built-in terms do, and in gemm_block_scaled's (BlockScaledOptions::hook).
  * The function is traced when gemm first meets the hook, so it is written in the DSL (F32, Int,
- * and what they take) and is called once per traced value, not per element at run time. Each hook object is a kernel of its own in this process,
- * so make one per function and keep it (a new hook for every call traces every call); on disk
- * the compiled kernel is found again by its traced code, so another process with the same
- * function compiles nothing. A hooked kernel is traced only from a call that gives its hook
- * (gemm_compile with it warms the cache for another process); a trace without it is an error.
+ * and what they take) and is called once per traced value, not per element at run time. Each
+ * hook object is a kernel of its own in this process, so make one per function and keep it (a
+ * new hook for every call traces every call); on disk the compiled kernel is found again by its
+ * traced code, so another process with the same function compiles nothing. A hooked kernel is
+ * traced only from a call that gives its hook (gemm_compile with it warms the cache for another
+ * process); a trace without it is an error.
  *
  * This header includes the tracer's (cutejit.hpp); kernels/gemm.hpp alone does not.
  */
