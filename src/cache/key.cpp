@@ -38,7 +38,7 @@ std::string cache_key(std::string_view traced_module, const Target& target, std:
   XXH3_state_t* state = XXH3_createState();
   XXH3_128bits_reset(state);
   // The schema name changes whenever the list of fields below changes.
-  for (std::string_view field : {std::string_view("cutejit-cache-key-2"), traced_module, std::string_view(target_name),
+  for (std::string_view field : {std::string_view("cutejit-cache-key-3"), traced_module, std::string_view(target_name),
                                  options, std::string_view(v.cutejit), std::string_view(v.llvm), std::string_view(v.assembler)})
     feed(state, field);
   std::string key = hex(XXH3_128bits_digest(state));

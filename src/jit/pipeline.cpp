@@ -5,7 +5,9 @@
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 #include <llvm/Support/raw_ostream.h>
+#include <llvm/Support/Path.h>
 #include <mlir/Bytecode/BytecodeWriter.h>
+#include <mlir/IR/AttrTypeSubElements.h>
 #include <mlir/IR/BuiltinOps.h>
 
 #include "assemble/assemble.hpp"
@@ -37,12 +39,23 @@ std::string print(mlir::ModuleOp m) {
   m->print(os, flags);
   return s;
 }
-/// The module as MLIR bytecode, locations included: a complete, deterministic serialization,
-/// written about 7x faster than the text form (2.5 ms instead of 17 ms for the BF16 GEMM).
-std::string bytecode(mlir::ModuleOp m) {
+/// The module as the cache key reads it: MLIR bytecode (a complete, deterministic serialization,
+/// written about 7x faster than the text form: 2.5 ms instead of 17 ms for the BF16 GEMM), with
+/// each location's file reduced to its name. A header's path is spelled as each translation
+/// unit reached it (`/src/app/k.hpp`, or `../app/k.hpp` under ccache's base_dir, or another
+/// build's directory), and the compiler copies a kernel's body into each unit that traces it,
+/// so with the paths in the key one program could trace one kernel as two entries, and a cache
+/// warmed by one binary would miss in another. The lines and columns stay in.
+std::string key_bytecode(mlir::ModuleOp m) {
+  mlir::OwningOpRef<mlir::ModuleOp> copy = m.clone();
+  mlir::AttrTypeReplacer file_names;
+  file_names.addReplacement([](mlir::FileLineColLoc l) -> mlir::Attribute {
+    return mlir::FileLineColLoc::get(l.getContext(), llvm::sys::path::filename(l.getFilename().getValue()), l.getLine(), l.getColumn());
+  });
+  file_names.recursivelyReplaceElementsIn(*copy, /*replaceAttrs=*/false, /*replaceLocs=*/true, /*replaceTypes=*/false);
   std::string s;
   llvm::raw_string_ostream os(s);
-  if (mlir::failed(mlir::writeBytecodeToFile(m, os))) return print(m);  // never seen; the text is a sound key too
+  if (mlir::failed(mlir::writeBytecodeToFile(*copy, os))) return print(*copy);  // never seen; the text is a sound key too
   return s;
 }
 }  // namespace
@@ -72,15 +85,15 @@ CompiledKernel compile_specialization(const std::string& kernel, const Target& t
   if (dump.enabled()) dump.write("traced.mlir", print(*module));
   const std::vector<CudaProgram> cuda = cuda_programs(*module);
 
-  // The disk cache is keyed by the traced module with its locations (they become the PTX's line
-  // info). A hit skips verification too: the entry was stored only after this same module
+  // The disk cache is keyed by the traced module with its lines and columns (they become the
+  // PTX's line info). A hit skips verification too: the entry was stored only after this same module
   // passed it, for this target, with this cutejit. Then lowering, LLVM and the assembler.
   KernelCache cache = KernelCache::from_environment();
   if (cache.enabled()) {
     // The CUDA sources are in the module; the NVRTC that compiles them is not. "linked-ptx":
     // such an entry holds NVRTC's PTX too (for the emulated device); older entries, which do
     // not, are never found.
-    out.cache_key = cache_key(bytecode(*module), target, cuda.empty() ? "" : "linked-ptx " + nvrtc_version());
+    out.cache_key = cache_key(key_bytecode(*module), target, cuda.empty() ? "" : "linked-ptx " + nvrtc_version());
     // With CUTEJIT_DUMP set every stage runs, so that every stage is dumped.
     std::optional<CompiledKernel> hit = dump.enabled() ? std::nullopt : cache.load(out.cache_key);
     out.times.cache_ms = ms_since(clock);

@@ -1,0 +1,55 @@
+// The key reads each location's file by its name alone: a header reached through two spellings
+// of its path (an absolute include directory in one translation unit, a relative one in another,
+// as ccache's base_dir writes them, or another build's checkout) is one kernel and one entry,
+// while its file's name, its lines and its columns stay in the key. The kernels below stand for
+// one header's kernel as several translation units see it: `#line` gives each body the path and
+// line that unit's compiler would have recorded.
+#include <catch2/catch.hpp>
+
+#include "cache_test_support.hpp"
+
+using namespace cache_test;
+
+namespace {
+/// The `index`th copy of the kernel below: 0 and 1 at the same line of scale.hpp in two
+/// directories, 2 at that line of a file of another name, 3 a line further down scale.hpp.
+cutejit::CompiledKernel compile_scale_copy(int index);
+}  // namespace
+
+TEST_CASE("the cache key ignores the directory a kernel's file was reached through, not its name or lines", "[cache]") {
+  TempCache tmp;
+  const cutejit::CompiledKernel first = compile_scale_copy(0);
+  REQUIRE(first.cache_key.size() == 32);
+  const cutejit::CompiledKernel other_directory = compile_scale_copy(1);
+  CHECK(other_directory.cache_key == first.cache_key);
+  CHECK(other_directory.from_cache);
+  CHECK(compile_scale_copy(2).cache_key != first.cache_key);
+  CHECK(compile_scale_copy(3).cache_key != first.cache_key);
+  // The entry keeps the spelling of the process that compiled it, in its PTX's line info.
+  CHECK(other_directory.ptx.find("/one/checkout/kernels/scale.hpp") != std::string::npos);
+}
+
+// Each copy's line sets the path and line its body is traced at; the four bodies are the same
+// text at the same column.
+namespace {
+using namespace cutejit;
+#line 100 "/one/checkout/kernels/scale.hpp"
+Kernel scale_0{"path_spelling_scale", [](Tensor<f32> x) { x(thread_idx().x) = x(thread_idx().x) * 2.0f; }};
+#line 100 "../kernels/scale.hpp"
+Kernel scale_1{"path_spelling_scale", [](Tensor<f32> x) { x(thread_idx().x) = x(thread_idx().x) * 2.0f; }};
+#line 100 "../kernels/scale_copy.hpp"
+Kernel scale_2{"path_spelling_scale", [](Tensor<f32> x) { x(thread_idx().x) = x(thread_idx().x) * 2.0f; }};
+#line 101 "../kernels/scale.hpp"
+Kernel scale_3{"path_spelling_scale", [](Tensor<f32> x) { x(thread_idx().x) = x(thread_idx().x) * 2.0f; }};
+
+CompiledKernel compile_scale_copy(int index) {
+  const Target sm90 = Target::parse("sm_90a");
+  const auto x = DeviceTensor<f32>::for_compile({128});
+  switch (index) {
+    case 0: return scale_0.compile(sm90, x);
+    case 1: return scale_1.compile(sm90, x);
+    case 2: return scale_2.compile(sm90, x);
+    default: return scale_3.compile(sm90, x);
+  }
+}
+}  // namespace
