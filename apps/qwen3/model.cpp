@@ -350,7 +350,7 @@ void Model::queue_kernels(const Pass& pass, KvCache* cache, const kernels::Decod
     // With no cache, k and v stand in for the cache's rows (store = 0: never touched).
     const DeviceTensor<bf16> k_rows = cache ? cache->key_rows(int64_t(l)) : k.view({T, nkv});
     const DeviceTensor<bf16> v_rows = cache ? cache->value_rows(int64_t(l)) : v.view({T, nkv});
-    split_qkv(device_, Launch{.grid = {uint32_t(T), uint32_t(c.heads + 2 * c.kv_heads)}, .block = uint32_t(d / 2), .stream = stream},
+    split_qkv(device_, split_qkv_launch(T, c.heads + 2 * c.kv_heads, int(d), stream),
               qkv.view({T, nqkv}), L.qk_norm.view({2, d}), pos.view({T}), inv_freq_.view({d / 2}), q.view({T, c.heads, d}),
               k.view({T, c.kv_heads, d}), v.view({T, c.kv_heads, d}), slots.view({T}), k_rows, v_rows, float(c.rms_norm_eps), int(d),
               int(cache != nullptr));
