@@ -4,8 +4,8 @@
 
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
-#include <llvm/Support/raw_ostream.h>
 #include <llvm/Support/Path.h>
+#include <llvm/Support/raw_ostream.h>
 #include <mlir/Bytecode/BytecodeWriter.h>
 #include <mlir/IR/AttrTypeSubElements.h>
 #include <mlir/IR/BuiltinOps.h>
@@ -86,8 +86,8 @@ CompiledKernel compile_specialization(const std::string& kernel, const Target& t
   const std::vector<CudaProgram> cuda = cuda_programs(*module);
 
   // The disk cache is keyed by the traced module with its lines and columns (they become the
-  // PTX's line info). A hit skips verification too: the entry was stored only after this same module
-  // passed it, for this target, with this cutejit. Then lowering, LLVM and the assembler.
+  // PTX's line info). A hit skips verification too: the entry was stored only after this same
+  // module passed it, for this target, with this cutejit. Then lowering, LLVM and the assembler.
   KernelCache cache = KernelCache::from_environment();
   if (cache.enabled()) {
     // The CUDA sources are in the module; the NVRTC that compiles them is not. "linked-ptx":
