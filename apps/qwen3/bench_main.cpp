@@ -14,10 +14,13 @@
 // many kernels this process compiled (none, when a cache warmed by an earlier run serves them).
 //
 //   cutejit_qwen3_bench [--model 8b|1.7b|0.6b|tiny] [--batch N[,N...]] [--context N] [--steps N] [--temperature T]
-//                       [--top-k K] [--top-p P] [--breakdown] [--fusion on|off|both]
+//                       [--top-k K] [--top-p P] [--breakdown] [--fusion on|off|both] [--dependent-launch on|off|both]
 // --fusion off runs the norms and SiLU·mul of a decode step, and a prefill's SiLU·mul on sm_90a,
 // as kernels of their own (Model::use_fusions); both runs each batch fused, then not, on the
-// same weights.
+// same weights. --dependent-launch off launches a decode step's kernels one after another
+// (Model::use_dependent_launches); both runs each batch with them, then without.
+// --decode-splits N[,N...] runs each batch with the decode attention's keys cut into each count
+// of ranges per sequence (Model::decode_splits; 0, the default, lets it choose).
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -25,6 +28,7 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -216,7 +220,8 @@ struct Sampling {
 /// A prefill of `batch` prompts of `context` tokens into a new cache, then `steps` decode steps
 /// (and with `breakdown`, eight more, profiled). The decode's figure also goes on a line
 /// "csv,STACK,MODEL,BATCH,CONTEXT,STEP_MS,TOKENS_PER_S" for scripts/plot_qwen3.py, the stack
-/// "cutejit" (or "cutejit unfused" with the model's fusions off).
+/// "cutejit" (with ", unfused" with the model's fusions off, ", serial launches" without its
+/// dependent launches and ", N splits" with a decode split count given).
 void run_batch(const Device& gpu, const qwen3::Model& model, const std::string& stack, const std::string& model_name, int64_t batch,
                int64_t context, int64_t steps,
                const Sampling& sampling, bool breakdown, bool first_batch, double bandwidth) {
@@ -305,12 +310,14 @@ int main(int argc, char** argv) {
   int64_t context = 1024, steps = 64;
   Sampling sampling;
   bool breakdown = false;
-  std::vector<bool> fusions{true};
+  std::vector<bool> fusions{true}, dependents{true};
+  std::vector<int64_t> split_counts{0};
   try {
     for (int i = 1; i < argc; ++i) {
       const std::string flag = argv[i];
       const bool valued = flag == "--model" || flag == "--batch" || flag == "--context" || flag == "--steps" || flag == "--temperature" ||
-                          flag == "--top-k" || flag == "--top-p" || flag == "--fusion";
+                          flag == "--top-k" || flag == "--top-p" || flag == "--fusion" || flag == "--dependent-launch" ||
+                          flag == "--decode-splits";
       if (flag == "--breakdown") {
         breakdown = true;
       } else if (valued && i + 1 < argc) {
@@ -322,11 +329,18 @@ int main(int argc, char** argv) {
           sampling.temperature = qwen3::parse_number<float>(flag, value);
           if (!(sampling.temperature >= 0 && sampling.temperature <= 3.4028235e38f))
             throw std::invalid_argument("error: --temperature takes a number from 0 up (0: greedy), not '" + value + "'");
-        } else if (flag == "--fusion") {
-          if (value == "on") fusions = {true};
-          else if (value == "off") fusions = {false};
-          else if (value == "both") fusions = {true, false};
-          else throw std::invalid_argument("error: --fusion takes on, off or both, not '" + value + "'");
+        } else if (flag == "--fusion" || flag == "--dependent-launch") {
+          std::vector<bool>& which = flag == "--fusion" ? fusions : dependents;
+          if (value == "on") which = {true};
+          else if (value == "off") which = {false};
+          else if (value == "both") which = {true, false};
+          else throw std::invalid_argument("error: " + flag + " takes on, off or both, not '" + value + "'");
+        } else if (flag == "--decode-splits") {
+          // Counts from 1 up, or 0 (chosen by the kernel).
+          split_counts.clear();
+          std::stringstream in(value);
+          for (std::string item; std::getline(in, item, ',');) split_counts.push_back(item == "0" ? 0 : qwen3::parse_count(flag, item));
+          if (split_counts.empty()) throw std::invalid_argument("error: --decode-splits takes a comma-separated list of counts, not '" + value + "'");
         } else if (flag == "--top-k") {
           sampling.top_k = qwen3::parse_count(flag, value);
         } else if (flag == "--top-p") {
@@ -338,7 +352,8 @@ int main(int argc, char** argv) {
         }
       } else {
         std::fprintf(stderr, "usage: cutejit_qwen3_bench [--model 8b|1.7b|0.6b|tiny] [--batch N[,N...]] [--context N] [--steps N] "
-                             "[--temperature T] [--top-k K] [--top-p P] [--breakdown] [--fusion on|off|both]\n");
+                             "[--temperature T] [--top-k K] [--top-p P] [--breakdown] [--fusion on|off|both] "
+                             "[--dependent-launch on|off|both] [--decode-splits N[,N...]]\n");
         return 2;
       }
     }
@@ -358,12 +373,22 @@ int main(int argc, char** argv) {
     });
     std::printf("weights: %.2f GB, made and uploaded in %.1f s\n", double(c.weight_bytes()) / 1e9, seconds_since(t0));
 
-    for (size_t i = 0; i < batches.size(); ++i)
-      for (bool fused : fusions) {
-        model.use_fusions(fused);
-        if (!fused) std::printf("(the next batch with the norms and SiLU·mul as kernels of their own)\n");
-        run_batch(gpu, model, fused ? "cutejit" : "cutejit unfused", name, batches[i], context, steps, sampling, breakdown, i == 0 && fused, bandwidth);
-      }
+    bool first = true;
+    for (int64_t batch : batches)
+      for (bool fused : fusions)
+        for (bool dependent : dependents)
+          for (int64_t splits : split_counts) {
+            model.use_fusions(fused);
+            model.use_dependent_launches(dependent);
+            model.decode_splits(splits);
+            if (!fused) std::printf("(the next batch with the norms and SiLU·mul as kernels of their own)\n");
+            if (!dependent) std::printf("(the next batch with its decode steps' kernels launched one after another)\n");
+            if (splits) std::printf("(the next batch with the decode attention in %lld splits)\n", (long long)splits);
+            const std::string stack = std::string("cutejit") + (fused ? "" : ", unfused") + (dependent ? "" : ", serial launches") +
+                                      (splits ? ", " + std::to_string(splits) + " splits" : "");
+            run_batch(gpu, model, stack, name, batch, context, steps, sampling, breakdown, first, bandwidth);
+            first = false;
+          }
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s\n", e.what());

@@ -47,14 +47,14 @@ class Compiler {
       throw Error("error: the KV cache holds " + std::to_string(sequences_) + " sequences of up to " + std::to_string(max_tokens_) + " tokens");
     embed(T);
     const auto cu = DeviceTensor<int32_t>::for_compile({B + 1});
-    layer(T, [&](const DeviceTensor<bf16>& q, const DeviceTensor<bf16>& k, const DeviceTensor<bf16>& v, const DeviceTensor<bf16>& o,
-                 const DeviceTensor<f32>& lse) {
+    layer(T, false, [&](const DeviceTensor<bf16>& q, const DeviceTensor<bf16>& k, const DeviceTensor<bf16>& v, const DeviceTensor<bf16>& o,
+                        const DeviceTensor<f32>& lse) {
       keep(kernels::attention_forward_compile(target_, q, k, v, o, lse,
                                               {.cu_seqlens_q = cu, .cu_seqlens_k = cu, .max_seqlen_q = T, .causal = true}));
     });
     // Each prompt's last token: its row gathered, then the final norm and the LM head.
     keep(gather_rows.compile(target_, described({T, c_.hidden}), DeviceTensor<int32_t>::for_compile({B}), described({B, c_.hidden})));
-    head(B, false);
+    head(B, false, false);
   }
 
   /// A decode step of `batch` sequences, its logits brought back or its tokens chosen on the
@@ -66,12 +66,15 @@ class Compiler {
     embed(B);
     const auto cache = described({geometry_.pages, page_size_, c_.kv_heads, c_.head_dim});
     const auto table = DeviceTensor<int32_t>::for_compile({B, geometry_.pages_per_sequence}), lengths = DeviceTensor<int32_t>::for_compile({B});
-    layer(B, [&](const DeviceTensor<bf16>& q, const DeviceTensor<bf16>&, const DeviceTensor<bf16>&, const DeviceTensor<bf16>& o,
-                 const DeviceTensor<f32>& lse) {
+    // As Model::queue_kernels: a decode step's kernels take programmatic dependent launch.
+    const bool dependent = target_.sm >= 90;
+    layer(B, dependent, [&](const DeviceTensor<bf16>& q, const DeviceTensor<bf16>&, const DeviceTensor<bf16>&, const DeviceTensor<bf16>& o,
+                            const DeviceTensor<f32>& lse) {
       keep(kernels::attention_decode_compile(target_, q, cache, cache, table, lengths, o, lse,
-                                             {.q_len = 1, .max_seqlen_k = geometry_.pages_per_sequence * page_size_}));
+                                             {.q_len = 1, .max_seqlen_k = geometry_.pages_per_sequence * page_size_,
+                                              .programmatic_dependent_launch = dependent}));
     });
-    head(B, true);
+    head(B, true, dependent);
   }
 
   std::vector<CompiledKernel> kernels() && { return std::move(kernels_); }
@@ -88,21 +91,24 @@ class Compiler {
     keep(gather_rows.compile(target_, described({c_.vocab, c_.hidden}), DeviceTensor<int32_t>::for_compile({T}), described({T, c_.hidden})));
   }
 
-  /// One layer over T tokens, the attention's kernels from `attention(q, k, v, o, lse)`.
+  /// One layer over T tokens, the attention's kernels from `attention(q, k, v, o, lse)`, its
+  /// kernels `dependent` (programmatic dependent launch) or not.
   template <class Attention>
-  void layer(int64_t T, Attention&& attention) {
+  void layer(int64_t T, bool dependent, Attention&& attention) {
     const int64_t H = c_.hidden, d = c_.head_dim, nq = c_.heads * d, nkv = c_.kv_heads * d, I = c_.intermediate, nqkv = nq + 2 * nkv;
-    const kernels::GemmOptions plain{}, residual{.beta = 1};
+    const kernels::GemmOptions plain{.programmatic_dependent_launch = dependent};
+    const kernels::GemmOptions residual{.beta = 1, .programmatic_dependent_launch = dependent};
     // As Model::queue_kernels: for a few tokens the norms and SiLU·mul fuse into the projections.
     const bool fused = T <= fused_pass_max_tokens;
-    const kernels::GemmOptions normed{.rmsnorm_a = kernels::RmsNorm{described({H}), float(c_.rms_norm_eps)}};
+    const kernels::GemmOptions normed{.rmsnorm_a = kernels::RmsNorm{described({H}), float(c_.rms_norm_eps)},
+                                      .programmatic_dependent_launch = dependent};
     if (!fused) keep(kernels::rmsnorm_compile(target_, DType::bf16, T, H));
     keep(kernels::gemm_compile(target_, described({T, H}), described({nqkv, H}), described({T, nqkv}), fused ? normed : plain));
     const auto q = described({T, c_.heads, d}), k = described({T, c_.kv_heads, d}), v = described({T, c_.kv_heads, d});
     const auto slots = DeviceTensor<int32_t>::for_compile({T});
     const auto rows = described({geometry_.pages * page_size_, nkv});
     keep(split_qkv.compile(target_, described({T, nqkv}), described({2, d}), DeviceTensor<int32_t>::for_compile({T}),
-                           DeviceTensor<f32>::for_compile({d / 2}), q, k, v, slots, rows, rows, float(c_.rms_norm_eps), int(d), 1));
+                           DeviceTensor<f32>::for_compile({d / 2}), q, k, v, slots, rows, rows, float(c_.rms_norm_eps), int(d), 1, dependent));
     attention(q, k, v, described({T, c_.heads, d}), DeviceTensor<f32>::for_compile({c_.heads, T}));
     keep(kernels::gemm_compile(target_, described({T, nq}), described({H, nq}), described({T, H}), residual));
     // gate and up are views of the gate/up projection's rows, 2 I apart.
@@ -124,13 +130,15 @@ class Compiler {
 
   /// The final norm and the LM head over R rows, and with `greedy` the device's choices of token
   /// (the largest logit, or a draw at a temperature).
-  void head(int64_t R, bool greedy) {
+  void head(int64_t R, bool greedy, bool dependent) {
     if (R <= fused_pass_max_tokens) {
-      const kernels::GemmOptions normed{.rmsnorm_a = kernels::RmsNorm{described({c_.hidden}), float(c_.rms_norm_eps)}};
+      const kernels::GemmOptions normed{.rmsnorm_a = kernels::RmsNorm{described({c_.hidden}), float(c_.rms_norm_eps)},
+                                        .programmatic_dependent_launch = dependent};
       keep(kernels::gemm_compile(target_, described({R, c_.hidden}), described({c_.vocab, c_.hidden}), described({R, c_.vocab}), normed));
     } else {
       keep(kernels::rmsnorm_compile(target_, DType::bf16, R, c_.hidden));
-      keep(kernels::gemm_compile(target_, described({R, c_.hidden}), described({c_.vocab, c_.hidden}), described({R, c_.vocab})));
+      keep(kernels::gemm_compile(target_, described({R, c_.hidden}), described({c_.vocab, c_.hidden}), described({R, c_.vocab}),
+                                 {.programmatic_dependent_launch = dependent}));
     }
     if (greedy) {
       keep(argmax_rows.compile(target_, described({R, c_.vocab}), DeviceTensor<int32_t>::for_compile({R})));

@@ -246,7 +246,8 @@ std::vector<bf16> Model::forward(const Pass& pass, KvCache* cache, std::vector<s
   // A decode step attends over the cache with its splits chosen for the cache's capacity, not
   // this step's lengths, so that every step of a batch size runs the same kernels (and a graph
   // of them).
-  kernels::DecodeOptions decode{.q_len = 1, .max_seqlen_k = cache ? cache->max_tokens() : 0, .stream = stream_};
+  kernels::DecodeOptions decode{.q_len = 1, .max_seqlen_k = cache ? cache->max_tokens() : 0, .splits = decode_splits_, .stream = stream_,
+                                .programmatic_dependent_launch = dependent_launches(pass)};
   if (pass.decode) {
     const auto floats = size_t(kernels::attention_decode_workspace(device_, a.q.view({T, c.heads, c.head_dim}), cache->keys(0),
                                                                    cache->block_table(B), decode));
@@ -300,6 +301,8 @@ std::vector<bf16> Model::forward(const Pass& pass, KvCache* cache, std::vector<s
   return logits;
 }
 
+bool Model::dependent_launches(const Pass& pass) const { return use_dependent_launches_ && pass.decode && device_.target().sm >= 90; }
+
 void Model::mark(const char* stage) const {
   if (!profile_) return;
   if (marked_ == marks_.size()) marks_.emplace_back(stage, Event(device_));
@@ -319,7 +322,11 @@ void Model::queue_kernels(const Pass& pass, KvCache* cache, const kernels::Decod
   const StreamHandle stream = stream_;
   const kernels::NormOptions norm{.eps = float(c.rms_norm_eps), .stream = stream};
   const kernels::ElementwiseOptions on_stream{.stream = stream};
-  const kernels::GemmOptions plain{.stream = stream}, residual{.beta = 1, .stream = stream};
+  // A decode step's few-row projections, split and attention each start while the kernel before
+  // them drains (programmatic dependent launch): a step is some 250 short kernels.
+  const bool dependent = dependent_launches(pass);
+  const kernels::GemmOptions plain{.stream = stream, .programmatic_dependent_launch = dependent};
+  const kernels::GemmOptions residual{.beta = 1, .stream = stream, .programmatic_dependent_launch = dependent};
   const Launch rows{.grid = uint32_t(T), .block = 128, .stream = stream};
   // For one or two tokens (decode steps), each norm fuses into the projection that reads it,
   // and SiLU·mul into the gate/up projection (gemm's rmsnorm_a and glu): three launches fewer
@@ -329,7 +336,8 @@ void Model::queue_kernels(const Pass& pass, KvCache* cache, const kernels::Decod
   // (sm_90a); in between, the few-row kernel runs unfused (fused_pass_max_tokens says why).
   const bool glu_fused = use_fusions_ && T > kernels::gemm_fusion_max_m && kernels::gemm_fuses_glu(device_.target(), T);
   auto normed = [&](const Buffer<bf16>& weight) {
-    return kernels::GemmOptions{.rmsnorm_a = kernels::RmsNorm{weight.view({H}), float(c.rms_norm_eps)}, .stream = stream};
+    return kernels::GemmOptions{.rmsnorm_a = kernels::RmsNorm{weight.view({H}), float(c.rms_norm_eps)}, .stream = stream,
+                                .programmatic_dependent_launch = dependent};
   };
 
   gather_rows(device_, rows, embedding_.view({c.vocab, H}), ids.view({T}), h.view({T, H}));
@@ -350,10 +358,10 @@ void Model::queue_kernels(const Pass& pass, KvCache* cache, const kernels::Decod
     // With no cache, k and v stand in for the cache's rows (store = 0: never touched).
     const DeviceTensor<bf16> k_rows = cache ? cache->key_rows(int64_t(l)) : k.view({T, nkv});
     const DeviceTensor<bf16> v_rows = cache ? cache->value_rows(int64_t(l)) : v.view({T, nkv});
-    split_qkv(device_, split_qkv_launch(T, c.heads + 2 * c.kv_heads, int(d), stream),
+    split_qkv(device_, split_qkv_launch(T, c.heads + 2 * c.kv_heads, int(d), stream, dependent),
               qkv.view({T, nqkv}), L.qk_norm.view({2, d}), pos.view({T}), inv_freq_.view({d / 2}), q.view({T, c.heads, d}),
               k.view({T, c.kv_heads, d}), v.view({T, c.kv_heads, d}), slots.view({T}), k_rows, v_rows, float(c.rms_norm_eps), int(d),
-              int(cache != nullptr));
+              int(cache != nullptr), dependent);
     mark("split_qkv (q/k norm, rope, kv store)");
     if (pass.decode)
       kernels::attention_decode(device_, q.view({T, c.heads, d}), cache->keys(int64_t(l)), cache->values(int64_t(l)),

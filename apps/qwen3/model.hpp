@@ -91,6 +91,14 @@ class Model {
   /// of more than gemm_fusion_max_m tokens SiLU·mul where the GEMM takes it (sm_90a), or runs
   /// them as kernels of their own: for measuring what the fusions save.
   void use_fusions(bool on) { use_fusions_ = on, graphs_.clear(); }
+  /// Whether a decode step's projections, split and attention are launched with programmatic
+  /// dependent launch (sm_90 and newer; the default), each kernel's blocks starting while the
+  /// one before it drains and waiting for it before reading anything, or one after another:
+  /// for measuring what it saves. Both compute the same logits, bit for bit.
+  void use_dependent_launches(bool on) { use_dependent_launches_ = on, graphs_.clear(); }
+  /// The decode attention's key ranges per sequence (kernels::DecodeOptions::splits); 0, the
+  /// default, lets it choose for the GPU: for measuring other counts.
+  void decode_splits(int64_t splits) { decode_splits_ = splits, graphs_.clear(); }
   /// Where a pass's GPU time goes. With `stages` given, the next passes run kernel by kernel
   /// (no graph), recording an event after each stage, and append each stage's name and GPU
   /// milliseconds to `stages` in the order they ran (a layer's stages once per layer); null
@@ -124,6 +132,9 @@ class Model {
                      std::vector<std::vector<cutejit::bf16>>* layers) const;
   /// With a profile asked for, marks the end of `stage` on the model's stream.
   void mark(const char* stage) const;
+  /// Whether the pass's kernels take programmatic dependent launch: decode steps on sm_90 and
+  /// newer, unless use_dependent_launches(false).
+  bool dependent_launches(const Pass& pass) const;
   /// A decode step's pass over `tokens`, their cache slots appended and uploaded.
   Pass decode_pass(const std::vector<int32_t>& tokens, KvCache& cache) const;
   /// Runs a pass that chooses its tokens on the device; an Error naming `how` for a row of logits
@@ -142,6 +153,8 @@ class Model {
   mutable Activations activations_;
   bool use_graphs_ = true;
   bool use_fusions_ = true;
+  bool use_dependent_launches_ = true;
+  int64_t decode_splits_ = 0;
   // Decode steps by batch size, whether they choose on the device, and whether they sample, for one cache.
   using GraphKey = std::tuple<int64_t, bool, bool>;
   mutable std::map<GraphKey, cutejit::Graph> graphs_;

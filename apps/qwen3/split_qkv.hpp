@@ -11,7 +11,9 @@
 // bytes from each half of the head, the pairs (i, i + head_dim / 2) that RoPE rotates together,
 // and the head's sum of squares is a shuffle reduction over its lanes, with no shared memory
 // and no barrier. Tokens go along the grid's x (a prefill may have more than the 65535 blocks
-// y allows), groups of heads along y.
+// y allows), groups of heads along y. Traced `dependent` (a decode step's programmatic dependent
+// launch, sm_90 and newer), it waits for the projection before it and then lets the attention
+// start.
 #pragma once
 
 #include <array>
@@ -39,12 +41,14 @@ constexpr SplitQkvShape split_qkv_shape(int head_dim) {
   return {vector, lanes, SplitQkvShape::threads / lanes};
 }
 
-/// The launch for `tokens` tokens of `heads` heads in all (query, key and value).
-inline cutejit::Launch split_qkv_launch(int64_t tokens, int64_t heads, int head_dim, cutejit::StreamHandle stream) {
+/// The launch for `tokens` tokens of `heads` heads in all (query, key and value), with
+/// programmatic dependent launch where the kernel is traced `dependent`.
+inline cutejit::Launch split_qkv_launch(int64_t tokens, int64_t heads, int head_dim, cutejit::StreamHandle stream, bool dependent = false) {
   const int per_cta = split_qkv_shape(head_dim).heads_per_cta;
   return cutejit::Launch{.grid = {uint32_t(tokens), uint32_t((heads + per_cta - 1) / per_cta)},
                          .block = uint32_t(SplitQkvShape::threads),
-                         .stream = stream};
+                         .stream = stream,
+                         .programmatic_dependent_launch = dependent};
 }
 
 inline cutejit::Kernel split_qkv{
@@ -53,13 +57,17 @@ inline cutejit::Kernel split_qkv{
        cutejit::Tensor<cutejit::f32> inv_freq, cutejit::Tensor<cutejit::bf16> q, cutejit::Tensor<cutejit::bf16> k,
        cutejit::Tensor<cutejit::bf16> v, cutejit::Tensor<int32_t> slots, cutejit::Tensor<cutejit::bf16> k_cache,
        cutejit::Tensor<cutejit::bf16> v_cache, cutejit::Value<cutejit::f32> eps, cutejit::Constexpr<int> head_dim,
-       cutejit::Constexpr<int> store) {
+       cutejit::Constexpr<int> store, cutejit::Constexpr<bool> dependent) {
       using namespace cutejit;
       const SplitQkvShape shape = split_qkv_shape(head_dim);
       if (head_dim < 2 || head_dim % 2 || shape.lanes > 32)
         throw Error("error: qwen3_split_qkv takes an even head_dim up to 512, not " + std::to_string(int(head_dim)));
       const int half = head_dim / 2;
       block_shape(SplitQkvShape::threads);
+      if (dependent) {
+        griddepcontrol_wait();
+        griddepcontrol_launch_dependents();
+      }
       Int token = block_idx().x, t = thread_idx().x;
       Int heads = q.shape(1), kv_heads = k.shape(1), all_heads = heads + 2 * kv_heads;
       // This lane's head, and its values i ... i + vector - 1 and the same half a head further

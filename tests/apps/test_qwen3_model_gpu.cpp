@@ -162,27 +162,34 @@ TEST_CASE("the Qwen3 model's KV cache steps refuse what they cannot take, the ca
   CHECK_THROWS_WITH(model.decode({1}, wrong), Catch::Contains("the KV cache was made for 3 layers"));
 }
 
-TEST_CASE("the Qwen3 model's decode steps replayed as CUDA graphs give the logits of the steps run kernel by kernel, bit for bit",
+TEST_CASE("the Qwen3 model's decode steps replayed as CUDA graphs, or with their kernels launched one after another, give the logits "
+          "of the steps run kernel by kernel, bit for bit",
           "[gpu][qwen3]") {
   Device gpu;
   const TinyCheckpoint written;
   const qwen3::Config& tiny = written.config;
   const qwen3::Checkpoint& checkpoint = written.checkpoint;
-  qwen3::Model graphs(gpu, checkpoint), eager(gpu, checkpoint);
+  // The default (graphs of dependent launches on sm_90 and newer), the same kernels launched
+  // one at a time, and graphs of launches that each wait for the one before.
+  qwen3::Model graphs(gpu, checkpoint), eager(gpu, checkpoint), serial(gpu, checkpoint);
   eager.use_graphs(false);
-  qwen3::KvCache cache_g(gpu, tiny, 2, 40), cache_e(gpu, tiny, 2, 40);
+  serial.use_dependent_launches(false);
+  qwen3::KvCache cache_g(gpu, tiny, 2, 40), cache_e(gpu, tiny, 2, 40), cache_s(gpu, tiny, 2, 40);
   const std::vector<std::vector<int32_t>> prompts{tokens_of(0, 17, tiny.vocab), tokens_of(1, 9, tiny.vocab)};
   const std::vector<bf16> pg = graphs.prefill(prompts, cache_g), pe = eager.prefill(prompts, cache_e);
   CHECK(std::memcmp(pg.data(), pe.data(), pg.size() * sizeof(bf16)) == 0);
+  serial.prefill(prompts, cache_s);
   // Steps of two sequences, then of one (another graph), then of two again (the first graph,
   // replayed with the sequences' new lengths and pages).
   for (int batch : {2, 2, 2, 1, 1, 2, 2}) {
     std::vector<int32_t> next;
     for (int b = 0; b < batch; ++b) next.push_back(int32_t((cache_g.length(b) * 31 + b) % tiny.vocab));
     INFO("batch " << batch << ", lengths " << cache_g.length(0) << " and " << cache_g.length(1));
-    const std::vector<bf16> g = graphs.decode(next, cache_g), e = eager.decode(next, cache_e);
+    const std::vector<bf16> g = graphs.decode(next, cache_g), e = eager.decode(next, cache_e), s = serial.decode(next, cache_s);
     REQUIRE(g.size() == e.size());
+    REQUIRE(s.size() == e.size());
     CHECK(std::memcmp(g.data(), e.data(), g.size() * sizeof(bf16)) == 0);
+    CHECK(std::memcmp(s.data(), e.data(), s.size() * sizeof(bf16)) == 0);
   }
 }
 

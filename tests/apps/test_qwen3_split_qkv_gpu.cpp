@@ -50,7 +50,7 @@ TEST_CASE("qwen3::split_qkv splits, norms and rotates each head and fills the ca
     qwen3::split_qkv(gpu, qwen3::split_qkv_launch(tokens, all, head_dim, nullptr), g_qkv.view({tokens, all * d}), g_norm.view({2, d}),
                      g_pos.view({tokens}), g_freq.view({half}), q.view({tokens, heads, d}), k.view({tokens, kv_heads, d}),
                      v.view({tokens, kv_heads, d}), g_slots.view({tokens}), k_cache.view({cache_rows, kv_heads * d}),
-                     v_cache.view({cache_rows, kv_heads * d}), eps, head_dim, 1);
+                     v_cache.view({cache_rows, kv_heads * d}), eps, head_dim, 1, false);
     const auto got_q = q.to_host(), got_k = k.to_host(), got_v = v.to_host();
     const auto got_kc = k_cache.to_host(), got_vc = v_cache.to_host();
 

@@ -86,6 +86,9 @@ struct DecodeOptions {
   float softmax_scale = 0;    ///< 0: 1 / sqrt(head_dim)
   int64_t splits = 0;         ///< key ranges per sequence (1 to 256); 0: chosen for the GPU
   StreamHandle stream = nullptr;
+  /// Launch with programmatic dependent launch (sm_90 and newer; ignored below): as
+  /// GemmOptions::programmatic_dependent_launch, for both kernels of the decode.
+  bool programmatic_dependent_launch = false;
   /// Where more than one split leaves its partial results: a compact f32 vector of at least
   /// attention_decode_workspace(...) values, reused call after call (and fixed, so a CUDA graph
   /// can capture the decode). Absent: allocated on each call, or owned by the prepared decode.

@@ -143,6 +143,13 @@ struct GemmOptions {
   /// (kernels/gemm_hook.hpp, make_gemm_hook).
   std::shared_ptr<const GemmHook> hook;
   StreamHandle stream = nullptr;  ///< the stream the launch is queued on
+  /// Launch with programmatic dependent launch where the kernel chosen supports it (the few-row
+  /// kernel, on sm_90 and newer; elsewhere the launch is as usual): its blocks start while the
+  /// kernel before it in the stream drains, wait for it before reading anything, and then let
+  /// the kernel after it start the same way. Saves a launch and a tail between the short
+  /// kernels of a decode step. Any kernel launched after it with the attribute must wait
+  /// (griddepcontrol_wait) before reading what it writes.
+  bool programmatic_dependent_launch = false;
 };
 
 /// C = activation(alpha A B^T + beta C + bias), with f32 accumulation: A and B bf16 and C bf16,

@@ -32,9 +32,10 @@ auto& split_kernel() {
   static Kernel k{std::string("cutejit_attention_decode_") + detail::element_name<T>() + (Partial ? "_partial" : ""),
                   [](Tensor<T> q, Tensor<T> k_cache, Tensor<T> v_cache, Tensor<int32_t> block_table, Tensor<int32_t> seqlens_k,
                      paged_decode::SplitOut<T, Partial> o, Tensor<f32> lse, F32 scale_log2, Constexpr<int> head_dim, Constexpr<int> group,
-                     Constexpr<int> q_len, Constexpr<int> kv_heads, Constexpr<int> page_size, Constexpr<int> causal, Constexpr<int> stages) {
+                     Constexpr<int> q_len, Constexpr<int> kv_heads, Constexpr<int> page_size, Constexpr<int> causal, Constexpr<int> stages,
+                     Constexpr<bool> dependent) {
                     paged_decode::Config c{.head_dim = head_dim, .group = group, .q_len = q_len, .kv_heads = kv_heads,
-                                           .page_size = page_size, .causal = causal != 0, .stages = stages};
+                                           .page_size = page_size, .causal = causal != 0, .stages = stages, .dependent = dependent};
                     paged_decode::split<T, Partial>(c, q, k_cache, v_cache, block_table, seqlens_k, o, lse, scale_log2);
                   }};
   return k;
@@ -98,6 +99,10 @@ DecodeProblem checked_problem(const char* op, const DeviceTensor<T>& q, const De
   return p;
 }
 
+/// Whether the kernels wait for the one before them: where the call asks and the target has
+/// programmatic dependent launch.
+bool dependent_on(const Target& target, const DecodeOptions& options) { return options.programmatic_dependent_launch && target.sm >= 90; }
+
 float scale_log2_of(const DecodeProblem& p) {
   return (p.softmax_scale > 0 ? p.softmax_scale : 1.0f / std::sqrt(float(p.head_dim))) * float(M_LOG2E);
 }
@@ -121,8 +126,9 @@ std::pair<DeviceTensor<T>, DeviceTensor<f32>> whole(const DeviceTensor<T>& o, co
 template <class T>
 auto& combine_kernel() {
   static Kernel combine{std::string("cutejit_attention_decode_combine_") + detail::element_name<T>(),
-                        [](Tensor<f32> o_part, Tensor<f32> lse_part, Tensor<T> o, Tensor<f32> lse, Constexpr<int> head_dim) {
-                          paged_decode::combine<T>(head_dim, o_part, lse_part, o, lse);
+                        [](Tensor<f32> o_part, Tensor<f32> lse_part, Tensor<T> o, Tensor<f32> lse, Constexpr<int> head_dim,
+                           Constexpr<bool> dependent) {
+                          paged_decode::combine<T>(head_dim, o_part, lse_part, o, lse, dependent);
                         }};
   return combine;
 }
@@ -130,7 +136,7 @@ auto& combine_kernel() {
 /// The split kernel's arguments after the tensors, for config `c`.
 auto split_constants(const DecodeProblem& p, const paged_decode::Config& c) {
   return std::tuple{scale_log2_of(p), Constexpr<int>{c.head_dim}, Constexpr<int>{c.group}, Constexpr<int>{c.q_len}, Constexpr<int>{c.kv_heads},
-                    Constexpr<int>{c.page_size}, Constexpr<int>{c.causal}, Constexpr<int>{c.stages}};
+                    Constexpr<int>{c.page_size}, Constexpr<int>{c.causal}, Constexpr<int>{c.stages}, Constexpr<bool>{c.dependent}};
 }
 
 template <class T>
@@ -139,12 +145,13 @@ PreparedDecode prepare_t(const char* op, const Device& device, const DeviceTenso
                          const DeviceTensor<T>& o, const DeviceTensor<f32>& lse, const DecodeOptions& options, const std::source_location& where) {
   const DecodeProblem p = checked_problem(op, q, k_cache, v_cache, block_table, seqlens_k, o, lse, options, where);
   require(device.target().sm >= 80, op, "no kernel for " + device.target().name() + "; attention_decode runs on sm_80 and newer", where);
-  const paged_decode::Config c = paged_decode::config_for<T>(p, device.max_shared_per_block(), device.name(), where);
+  paged_decode::Config c = paged_decode::config_for<T>(p, device.max_shared_per_block(), device.name(), where);
+  c.dependent = dependent_on(device.target(), options);
   const int64_t splits = splits_of(p, device);
   const int64_t H = p.heads, tokens = p.total_q();
   const Launch split{.grid = {uint32_t(splits), uint32_t(p.kv_heads * c.tiles()), uint32_t(p.batch)},
                      .block = uint32_t(paged_decode::Config::threads()), .shared_bytes = c.shared_bytes<T>(), .stream = options.stream,
-                     .where = where};
+                     .programmatic_dependent_launch = c.dependent, .where = where};
   auto launch_split = [&]<bool Partial>(const auto& outputs) {
     return std::apply([&](const auto&... constants) {
       return split_kernel<T, Partial>().prepare(device, split, q, k_cache, v_cache, block_table, seqlens_k, outputs.first, outputs.second,
@@ -171,9 +178,10 @@ PreparedDecode prepare_t(const char* op, const Device& device, const DeviceTenso
   }
   const auto parts = partials(at, splits, p);
   PreparedLaunch s = launch_split.template operator()<true>(parts);
-  PreparedLaunch m = combine_kernel<T>().prepare(device, Launch{.grid = {uint32_t(tokens), uint32_t(H)}, .block = 32, .stream = options.stream,
-                                                                .where = where},
-                                                 parts.first, parts.second, o, lse, Constexpr<int>{c.head_dim});
+  const Launch combine{.grid = {uint32_t(tokens), uint32_t(H)}, .block = 32, .stream = options.stream,
+                       .programmatic_dependent_launch = c.dependent, .where = where};
+  PreparedLaunch m = combine_kernel<T>().prepare(device, combine, parts.first, parts.second, o, lse, Constexpr<int>{c.head_dim},
+                                                 Constexpr<bool>{c.dependent});
   return PreparedDecode(std::move(s), std::move(m), std::move(owned), splits);
 }
 
@@ -189,7 +197,8 @@ std::vector<CompiledKernel> compile_t(const Target& target, const DeviceTensor<T
   const char* op = "attention_decode_compile";
   const DecodeProblem p = checked_problem(op, q, k_cache, v_cache, block_table, seqlens_k, o, lse, options, where);
   require(target.sm >= 80, op, "no kernel for " + target.name() + "; attention_decode runs on sm_80 and newer", where);
-  const paged_decode::Config c = paged_decode::config_for<T>(p, target.max_shared_per_block(), target.name(), where);
+  paged_decode::Config c = paged_decode::config_for<T>(p, target.max_shared_per_block(), target.name(), where);
+  c.dependent = dependent_on(target, options);
   auto compile_split = [&]<bool Partial>(const auto& outputs) {
     return std::apply([&](const auto&... constants) {
       return split_kernel<T, Partial>().compile(target, q, k_cache, v_cache, block_table, seqlens_k, outputs.first, outputs.second, constants...);
@@ -204,7 +213,7 @@ std::vector<CompiledKernel> compile_t(const Target& target, const DeviceTensor<T
     }
     const auto parts = partials(0, splits, p);
     out.push_back(compile_split.template operator()<true>(parts));
-    out.push_back(combine_kernel<T>().compile(target, parts.first, parts.second, o, lse, Constexpr<int>{c.head_dim}));
+    out.push_back(combine_kernel<T>().compile(target, parts.first, parts.second, o, lse, Constexpr<int>{c.head_dim}, Constexpr<bool>{c.dependent}));
   }
   return out;
 }

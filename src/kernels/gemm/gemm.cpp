@@ -131,6 +131,7 @@ GemmProblem make_problem(const char* op, const DeviceTensor<TA>& a, const Device
   p.tune = options.tune;
   p.hook = options.hook;
   p.stream = options.stream;
+  p.programmatic_dependent_launch = options.programmatic_dependent_launch;
   p.where = where;
   return p;
 }

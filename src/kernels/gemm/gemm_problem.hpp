@@ -124,6 +124,7 @@ struct GemmProblem {
   bool tune = false;
   std::shared_ptr<const GemmHook> hook;  ///< GemmOptions::hook, alive while the call traces
   StreamHandle stream = nullptr;
+  bool programmatic_dependent_launch = false;  ///< GemmOptions'
   std::source_location where;
 };
 

@@ -1,7 +1,8 @@
 // kernels::gemm for a few rows of A (M up to 8, both operands K-major), on every target from
 // sm_80: gemm/small_m.hpp's bandwidth-bound kernel, one per element types, M and rows-per-warp,
-// traced with the plain store or the call's epilogue, and with the call's fusions (rmsnorm_a and
-// glu, bf16 only).
+// traced with the plain store or the call's epilogue, with the call's fusions (rmsnorm_a and
+// glu, bf16 only), and waiting for the kernel before it where the call asks for programmatic
+// dependent launch on sm_90 and newer.
 #include "cutejit/kernels/gemm/small_m.hpp"
 
 #include <string>
@@ -30,11 +31,14 @@ auto& small_m_kernel() {
   static Kernel k{std::string("cutejit_gemm_small_m_") + element_name<T>() + "_m" + std::to_string(M) + "_r" + std::to_string(R) +
                       output_suffix<T, TC>(),
                   [](Tensor<T> a, Tensor<T> b, Tensor<TC> c, Tensor<TC> bias, Tensor<f32> scale_a, Tensor<f32> scale_b, Value<f32> alpha,
-                     Value<f32> beta, Constexpr<int> epilogue, Tensor<bf16> norm_weight, Value<f32> eps, Constexpr<int> fusion) {
+                     Value<f32> beta, Constexpr<int> epilogue, Tensor<bf16> norm_weight, Value<f32> eps, Constexpr<int> fusion,
+                     Constexpr<bool> dependent) {
                     constexpr gemm_small_m::Config config{.m = M, .rows = R};
                     const gemm_small_m::Fusion fused = fusion_of(int(fusion), norm_weight, eps);
-                    if (int(epilogue) == 0) gemm_small_m::kernel<config>(a, b, c, Identity{}, fused);
-                    else gemm_small_m::kernel<config>(a, b, c, LinearEpilogue<TC>{c, bias, scale_a, scale_b, alpha, beta, int(epilogue)}, fused);
+                    if (int(epilogue) == 0) gemm_small_m::kernel<config>(a, b, c, Identity{}, fused, dependent);
+                    else
+                      gemm_small_m::kernel<config>(a, b, c, LinearEpilogue<TC>{c, bias, scale_a, scale_b, alpha, beta, int(epilogue)}, fused,
+                                                   dependent);
                   }};
   return k;
 }
@@ -67,6 +71,10 @@ int rows_for(const GemmProblem& p, int multiprocessors) {
   return p.n / (gemm_small_m::Config::warps * 2) >= 2 * multiprocessors ? 2 : 1;
 }
 
+/// Whether the kernel waits for the one before it: where the call asks and the target has
+/// programmatic dependent launch.
+bool dependent_on(const Target& target, const GemmProblem& p) { return p.programmatic_dependent_launch && target.sm >= 90; }
+
 }  // namespace
 
 bool gemm_small_m_fits(const GemmProblem& p) {
@@ -77,11 +85,12 @@ bool gemm_small_m_fits(const GemmProblem& p) {
 PreparedLaunch gemm_small_m_prepare(const Device& device, const GemmProblem& p) {
   const gemm_small_m::Config config{.m = int(p.m), .rows = rows_for(p, device.multiprocessors())};
   return with_kernel(p, config.rows, [&]<class T, class TC>(auto& kernel) {
-    Launch launch = gemm_small_m::launch(p.n, config, (p.fusion & fusion_glu) != 0);
+    const bool dependent = dependent_on(device.target(), p);
+    Launch launch = gemm_small_m::launch(p.n, config, (p.fusion & fusion_glu) != 0, dependent);
     launch.stream = p.stream;
     launch.where = p.where;
     return kernel.prepare(device, launch, typed<T>(p.a), typed<T>(p.b), typed<TC>(p.c), typed<TC>(p.bias), p.scale_a, p.scale_b, p.alpha,
-                          p.beta, p.epilogue, p.norm_weight, p.eps, p.fusion);
+                          p.beta, p.epilogue, p.norm_weight, p.eps, p.fusion, Constexpr<bool>{dependent});
   });
 }
 
@@ -92,7 +101,7 @@ std::vector<CompiledKernel> gemm_small_m_compile(const Target& target, const Gem
     if (rows == 1 && (p.fusion & fusion_glu)) continue;
     out.push_back(with_kernel(p, rows, [&]<class T, class TC>(auto& kernel) {
       return kernel.compile(target, typed<T>(p.a), typed<T>(p.b), typed<TC>(p.c), typed<TC>(p.bias), p.scale_a, p.scale_b, p.alpha, p.beta,
-                            p.epilogue, p.norm_weight, p.eps, p.fusion);
+                            p.epilogue, p.norm_weight, p.eps, p.fusion, Constexpr<bool>{dependent_on(target, p)});
     }));
   }
   return out;

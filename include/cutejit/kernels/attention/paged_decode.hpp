@@ -21,6 +21,8 @@
 //     warps' results are merged through shared memory as the splits are.
 //   - Causal (the default): query i of q_len sees the keys up to seqlens_k - q_len + i, as its
 //     own position in the sequence. Keys past the sequence are zero-filled and masked.
+//   - Traced `dependent` (programmatic dependent launch, sm_90 and newer), both kernels wait for
+//     the kernel before them before reading anything, then let the kernel after them start.
 // Built for sm_90a it runs on Hopper; built for sm_80, sm_86, sm_89, sm_100a and sm_120a it
 // is compile-verified.
 #pragma once
@@ -65,6 +67,7 @@ struct Config {
   int kv_heads = 1, page_size = 16;
   bool causal = true;
   int stages = 4;  ///< K and V blocks in flight per warp
+  bool dependent = false;  ///< launched with programmatic dependent launch
   static constexpr int warps = 4, rows = 16, keys = 16;  ///< a tile's rows; a block's keys
 
   static constexpr int threads() { return 32 * warps; }
@@ -117,6 +120,10 @@ CUTEJIT_LOCAL void split(const Config& c, const Tensor<T>& q_in, const Tensor<T>
   const int D = c.head_dim, G = c.group, QL = c.q_len, R = Config::rows, BK = Config::keys, W = Config::warps, S = c.stages;
   const int H = c.kv_heads * G, P = c.page_size;
   launch_bounds(Config::threads());
+  if (c.dependent) {
+    griddepcontrol_wait();
+    griddepcontrol_launch_dependents();
+  }
   // The tensors with their static strides (the launch passes them compact): every offset inside
   // a page and a query row is then a constant.
   auto compact = [](const auto& x, IntTuple shape, IntTuple stride) { return x.with_layout(make_layout(shape, stride)); };
@@ -301,8 +308,13 @@ CUTEJIT_LOCAL void split(const Config& c, const Tensor<T>& q_in, const Tensor<T>
 /// The combine: O and the log-sum-exp of each (query, head) from the splits' partial results,
 /// one warp each, D / 32 columns a lane.
 template <Element T>
-CUTEJIT_LOCAL void combine(int head_dim, const Tensor<f32>& o_part, const Tensor<f32>& lse_part, const Tensor<T>& o, const Tensor<f32>& lse) {
+CUTEJIT_LOCAL void combine(int head_dim, const Tensor<f32>& o_part, const Tensor<f32>& lse_part, const Tensor<T>& o, const Tensor<f32>& lse,
+                           bool dependent = false) {
   launch_bounds(32);
+  if (dependent) {
+    griddepcontrol_wait();
+    griddepcontrol_launch_dependents();
+  }
   Int token = block_idx().x, head = block_idx().y, lane = thread_idx().x;
   Int splits = o_part.shape(0);
   const int cols = head_dim / 32;

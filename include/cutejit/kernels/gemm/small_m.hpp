@@ -22,6 +22,10 @@
 // They pay where the kernel waits on memory: measured in Qwen3-8B's decode on an H100, a step
 // 5.2% faster at M = 1 and 1.7% at 2, but 17% slower at M = 8, where the kernel is bound by its
 // arithmetic and the norm's squares and weights add to it.
+//
+// Traced `dependent`, it is launched with programmatic dependent launch (sm_90 and newer): its
+// blocks may start while the kernel before it drains, and wait for it (griddepcontrol_wait)
+// before reading anything, then let the kernel after it start likewise.
 #pragma once
 
 #include <array>
@@ -67,7 +71,8 @@ struct Fusion {
 
 /// C = epilogue(fusion(A B^T)); the norm's weights are bf16 whatever T is.
 template <Config C, class T, class TC, class E = Identity>
-CUTEJIT_LOCAL void kernel(const Tensor<T>& a, const Tensor<T>& b, const Tensor<TC>& c, const E& epilogue = {}, const Fusion& fusion = {}) {
+CUTEJIT_LOCAL void kernel(const Tensor<T>& a, const Tensor<T>& b, const Tensor<TC>& c, const E& epilogue = {}, const Fusion& fusion = {},
+                          bool dependent = false) {
   constexpr int M = C.m, R = C.rows, U = C.unroll, vec = Config::vec<T>, lanes = 32;
   static_assert(M >= 1 && M <= Config::max_m && R >= 1 && U >= 1);
   if (fusion.gated && R % 2 != 0) throw Error("error: the gated small-M GEMM takes an even number of rows of B a warp, not " + std::to_string(R));
@@ -75,6 +80,10 @@ CUTEJIT_LOCAL void kernel(const Tensor<T>& a, const Tensor<T>& b, const Tensor<T
   const std::optional<Fusion::RowNorm>& norm = fusion.norm;
   if (norm && vec != 8) throw Error("error: the small-M GEMM's norm reads its bf16 weights as A's vectors, 8 a time: A of 16-bit elements");
   block_shape(Config::threads());
+  if (dependent) {
+    griddepcontrol_wait();
+    griddepcontrol_launch_dependents();
+  }
   Int lane = thread_idx().x % lanes, warp = thread_idx().x / lanes;
   Int n = b.shape(0), vectors = b.shape(1) / vec;
   // The warp's first column of C, and the rows of B its columns read: `columns` consecutive
@@ -146,9 +155,10 @@ CUTEJIT_LOCAL void kernel(const Tensor<T>& a, const Tensor<T>& b, const Tensor<T
 }
 
 /// The launch for C's `columns`: one CTA a `columns_per_cta(gated)` of them.
-inline Launch launch(int64_t columns, const Config& config, bool gated = false) {
+inline Launch launch(int64_t columns, const Config& config, bool gated = false, bool dependent = false) {
   const int64_t per_cta = config.columns_per_cta(gated);
-  return Launch{.grid = uint32_t((columns + per_cta - 1) / per_cta), .block = uint32_t(Config::threads())};
+  return Launch{.grid = uint32_t((columns + per_cta - 1) / per_cta), .block = uint32_t(Config::threads()),
+                .programmatic_dependent_launch = dependent};
 }
 
 }  // namespace cutejit::kernels::gemm_small_m
