@@ -24,8 +24,10 @@
 // arithmetic and the norm's squares and weights add to it.
 //
 // Traced `dependent`, it is launched with programmatic dependent launch (sm_90 and newer): its
-// blocks may start while the kernel before it drains, and wait for it (griddepcontrol_wait)
-// before reading anything, then let the kernel after it start likewise.
+// blocks may start while the kernel before it drains. B (the weights) does not depend on that
+// kernel, so a warp issues its first round of B's loads at once, then waits for it
+// (griddepcontrol_wait) before reading A or C, and lets the kernel after it start likewise: the
+// first round's memory latency overlaps the previous kernel's tail instead of following it.
 #pragma once
 
 #include <array>
@@ -80,10 +82,6 @@ CUTEJIT_LOCAL void kernel(const Tensor<T>& a, const Tensor<T>& b, const Tensor<T
   const std::optional<Fusion::RowNorm>& norm = fusion.norm;
   if (norm && vec != 8) throw Error("error: the small-M GEMM's norm reads its bf16 weights as A's vectors, 8 a time: A of 16-bit elements");
   block_shape(Config::threads());
-  if (dependent) {
-    griddepcontrol_wait();
-    griddepcontrol_launch_dependents();
-  }
   Int lane = thread_idx().x % lanes, warp = thread_idx().x / lanes;
   Int n = b.shape(0), vectors = b.shape(1) / vec;
   // The warp's first column of C, and the rows of B its columns read: `columns` consecutive
@@ -127,10 +125,25 @@ CUTEJIT_LOCAL void kernel(const Tensor<T>& a, const Tensor<T>& b, const Tensor<T
   };
   // Whole rounds of lanes x U vectors: every load of the round issued before the first FMA.
   Int round = lanes * U, whole = vectors / round * round;
-  for_(Int(0), whole, round, [&](Int v0) {
-    std::array<std::array<std::array<Value<T>, vec>, R>, U> loaded;
-    for (int u = 0; u < U; ++u) loaded[size_t(u)] = load_b(v0 + u * lanes + lane);
+  using Round = std::array<std::array<std::array<Value<T>, vec>, R>, U>;
+  auto multiply_round = [&](const Int& v0, const Round& loaded) {
     for (int u = 0; u < U; ++u) multiply(v0 + u * lanes + lane, loaded[size_t(u)]);
+  };
+  Int first_round = 0;
+  if (dependent) {
+    // The first round before the wait (with a K shorter than a round, B's last vector again:
+    // in bounds, and unused).
+    Round first;
+    for (int u = 0; u < U; ++u) first[size_t(u)] = load_b(min(Int(u * lanes) + lane, vectors - 1));
+    griddepcontrol_wait();
+    griddepcontrol_launch_dependents();
+    if_(whole > 0, [&] { multiply_round(Int(0), first); });
+    first_round = round;
+  }
+  for_(first_round, whole, round, [&](Int v0) {
+    Round loaded;
+    for (int u = 0; u < U; ++u) loaded[size_t(u)] = load_b(v0 + u * lanes + lane);
+    multiply_round(v0, loaded);
   });
   for_(whole + lane, vectors, Int(lanes), [&](Int v) { multiply(v, load_b(v)); });
 
