@@ -12,8 +12,8 @@
 // and the head's sum of squares is a shuffle reduction over its lanes, with no shared memory
 // and no barrier. Tokens go along the grid's x (a prefill may have more than the 65535 blocks
 // y allows), groups of heads along y. Traced `dependent` (a decode step's programmatic dependent
-// launch, sm_90 and newer), it waits for the projection before it and then lets the attention
-// start.
+// launch, sm_90 and newer), it may be scheduled as the projection before it drains, and waits
+// for it before reading anything.
 #pragma once
 
 #include <array>
@@ -64,10 +64,7 @@ inline cutejit::Kernel split_qkv{
         throw Error("error: qwen3_split_qkv takes an even head_dim up to 512, not " + std::to_string(int(head_dim)));
       const int half = head_dim / 2;
       block_shape(SplitQkvShape::threads);
-      if (dependent) {
-        griddepcontrol_wait();
-        griddepcontrol_launch_dependents();
-      }
+      if (dependent) griddepcontrol_wait();
       Int token = block_idx().x, t = thread_idx().x;
       Int heads = q.shape(1), kv_heads = k.shape(1), all_heads = heads + 2 * kv_heads;
       // This lane's head, and its values i ... i + vector - 1 and the same half a head further

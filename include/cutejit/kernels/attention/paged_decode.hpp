@@ -21,8 +21,8 @@
 //     warps' results are merged through shared memory as the splits are.
 //   - Causal (the default): query i of q_len sees the keys up to seqlens_k - q_len + i, as its
 //     own position in the sequence. Keys past the sequence are zero-filled and masked.
-//   - Traced `dependent` (programmatic dependent launch, sm_90 and newer), both kernels wait for
-//     the kernel before them before reading anything, then let the kernel after them start.
+//   - Traced `dependent` (programmatic dependent launch, sm_90 and newer), both kernels may be
+//     scheduled as the kernel before them drains, and wait for it before reading anything.
 // Built for sm_90a it runs on Hopper; built for sm_80, sm_86, sm_89, sm_100a and sm_120a it
 // is compile-verified.
 #pragma once
@@ -120,10 +120,7 @@ CUTEJIT_LOCAL void split(const Config& c, const Tensor<T>& q_in, const Tensor<T>
   const int D = c.head_dim, G = c.group, QL = c.q_len, R = Config::rows, BK = Config::keys, W = Config::warps, S = c.stages;
   const int H = c.kv_heads * G, P = c.page_size;
   launch_bounds(Config::threads());
-  if (c.dependent) {
-    griddepcontrol_wait();
-    griddepcontrol_launch_dependents();
-  }
+  if (c.dependent) griddepcontrol_wait();
   // The tensors with their static strides (the launch passes them compact): every offset inside
   // a page and a query row is then a constant.
   auto compact = [](const auto& x, IntTuple shape, IntTuple stride) { return x.with_layout(make_layout(shape, stride)); };
@@ -311,10 +308,7 @@ template <Element T>
 CUTEJIT_LOCAL void combine(int head_dim, const Tensor<f32>& o_part, const Tensor<f32>& lse_part, const Tensor<T>& o, const Tensor<f32>& lse,
                            bool dependent = false) {
   launch_bounds(32);
-  if (dependent) {
-    griddepcontrol_wait();
-    griddepcontrol_launch_dependents();
-  }
+  if (dependent) griddepcontrol_wait();
   Int token = block_idx().x, head = block_idx().y, lane = thread_idx().x;
   Int splits = o_part.shape(0);
   const int cols = head_dim / 32;

@@ -24,10 +24,12 @@
 // arithmetic and the norm's squares and weights add to it.
 //
 // Traced `dependent`, it is launched with programmatic dependent launch (sm_90 and newer): its
-// blocks may start while the kernel before it drains. B (the weights) does not depend on that
-// kernel, so a warp issues its first round of B's loads at once, then waits for it
-// (griddepcontrol_wait) before reading A or C, and lets the kernel after it start likewise: the
-// first round's memory latency overlaps the previous kernel's tail instead of following it.
+// blocks may be scheduled as the kernel before it drains (as that kernel's blocks exit). B (the
+// weights) does not depend on that kernel, so a warp issues its first round of B's loads at
+// once, then waits for it (griddepcontrol_wait) before reading A or C: the first round's memory
+// latency overlaps the previous kernel's tail instead of following it. It does not let the next
+// kernel start any earlier than its own blocks' exits (no griddepcontrol_launch_dependents):
+// measured on an H100, letting it in at once made a Qwen3-8B batch-1 decode step 3.8% slower.
 #pragma once
 
 #include <array>
@@ -136,7 +138,6 @@ CUTEJIT_LOCAL void kernel(const Tensor<T>& a, const Tensor<T>& b, const Tensor<T
     Round first;
     for (int u = 0; u < U; ++u) first[size_t(u)] = load_b(min(Int(u * lanes) + lane, vectors - 1));
     griddepcontrol_wait();
-    griddepcontrol_launch_dependents();
     if_(whole > 0, [&] { multiply_round(Int(0), first); });
     first_round = round;
   }
