@@ -322,8 +322,9 @@ void Model::queue_kernels(const Pass& pass, KvCache* cache, const kernels::Decod
   const StreamHandle stream = stream_;
   const kernels::NormOptions norm{.eps = float(c.rms_norm_eps), .stream = stream};
   const kernels::ElementwiseOptions on_stream{.stream = stream};
-  // A decode step's few-row projections, split and attention each start while the kernel before
-  // them drains (programmatic dependent launch): a step is some 250 short kernels.
+  // A decode step's few-row projections, split and attention are each scheduled before the
+  // kernel ahead of them completes (programmatic dependent launch): a step is some 250 short
+  // kernels, and the gaps between them add up.
   const bool dependent = dependent_launches(pass);
   const kernels::GemmOptions plain{.stream = stream, .programmatic_dependent_launch = dependent};
   const kernels::GemmOptions residual{.beta = 1, .stream = stream, .programmatic_dependent_launch = dependent};

@@ -92,9 +92,10 @@ class Model {
   /// them as kernels of their own: for measuring what the fusions save.
   void use_fusions(bool on) { use_fusions_ = on, graphs_.clear(); }
   /// Whether a decode step's projections, split and attention are launched with programmatic
-  /// dependent launch (sm_90 and newer; the default), each kernel's blocks starting while the
-  /// one before it drains and waiting for it before reading anything, or one after another:
-  /// for measuring what it saves. Both compute the same logits, bit for bit.
+  /// dependent launch (sm_90 and newer; the default), each kernel's blocks scheduled once the
+  /// one before it has no block left running and waiting for its completion before reading
+  /// what it wrote, or one after another: for measuring what it saves. Both compute the same
+  /// logits, bit for bit.
   void use_dependent_launches(bool on) { use_dependent_launches_ = on, graphs_.clear(); }
   /// The decode attention's key ranges per sequence (kernels::DecodeOptions::splits); 0, the
   /// default, lets it choose for the GPU: for measuring other counts.

@@ -12,8 +12,8 @@
 // and the head's sum of squares is a shuffle reduction over its lanes, with no shared memory
 // and no barrier. Tokens go along the grid's x (a prefill may have more than the 65535 blocks
 // y allows), groups of heads along y. Traced `dependent` (a decode step's programmatic dependent
-// launch, sm_90 and newer), it may be scheduled as the projection before it drains, and waits
-// for it before reading anything.
+// launch, sm_90 and newer), it may be scheduled once the projection before it has no block left
+// running, and waits for its completion before reading anything.
 #pragma once
 
 #include <array>

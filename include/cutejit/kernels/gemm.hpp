@@ -145,9 +145,9 @@ struct GemmOptions {
   StreamHandle stream = nullptr;  ///< the stream the launch is queued on
   /// Launch with programmatic dependent launch where the kernel chosen supports it (the few-row
   /// kernel, on sm_90 and newer; elsewhere the launch is as usual): its blocks may be scheduled
-  /// as the kernel before it in the stream drains, load their first weights, and wait for it
-  /// before reading A or C. Overlaps a launch and a tail between the short kernels of a decode
-  /// step. Any kernel launched after it with the attribute must wait (griddepcontrol_wait)
+  /// once the kernel before it in the stream has no block left running, load their first
+  /// weights, and wait for its completion before reading A or C. Overlaps a launch and a memory
+  /// latency between the short kernels of a decode step. Any kernel launched after it with the attribute must wait (griddepcontrol_wait)
   /// before reading what it writes.
   bool programmatic_dependent_launch = false;
 };

@@ -22,7 +22,8 @@
 //   - Causal (the default): query i of q_len sees the keys up to seqlens_k - q_len + i, as its
 //     own position in the sequence. Keys past the sequence are zero-filled and masked.
 //   - Traced `dependent` (programmatic dependent launch, sm_90 and newer), both kernels may be
-//     scheduled as the kernel before them drains, and wait for it before reading anything.
+//     scheduled once the kernel before them has no block left running, and wait for its
+//     completion before reading anything.
 // Built for sm_90a it runs on Hopper; built for sm_80, sm_86, sm_89, sm_100a and sm_120a it
 // is compile-verified.
 #pragma once

@@ -24,12 +24,13 @@
 // arithmetic and the norm's squares and weights add to it.
 //
 // Traced `dependent`, it is launched with programmatic dependent launch (sm_90 and newer): its
-// blocks may be scheduled as the kernel before it drains (as that kernel's blocks exit). B (the
-// weights) does not depend on that kernel, so a warp issues its first round of B's loads at
-// once, then waits for it (griddepcontrol_wait) before reading A or C: the first round's memory
-// latency overlaps the previous kernel's tail instead of following it. It does not let the next
-// kernel start any earlier than its own blocks' exits (no griddepcontrol_launch_dependents):
-// measured on an H100, letting it in at once made a Qwen3-8B batch-1 decode step 3.8% slower.
+// blocks may be scheduled once every block of the kernel before it has exited, before that
+// grid's completion and memory flush. B (the weights) does not depend on that kernel, so a warp
+// issues its first round of B's loads at once, then waits for it (griddepcontrol_wait) before
+// reading A or C: the launch and the first round's memory latency overlap the end of the
+// previous kernel instead of following it. It does not let the next kernel in any earlier (no
+// griddepcontrol_launch_dependents): measured on an H100, letting it in as soon as every block
+// had started made a Qwen3-8B batch-1 decode step 3.8% slower.
 #pragma once
 
 #include <array>
