@@ -15,6 +15,7 @@
 //
 //   cutejit_qwen3_bench [--model 8b|1.7b|0.6b|tiny] [--batch N[,N...]] [--context N] [--steps N] [--temperature T]
 //                       [--top-k K] [--top-p P] [--breakdown] [--fusion on|off|both] [--dependent-launch on|off|both]
+//                       [--decode-splits N[,N...]]
 // --fusion off runs the norms and SiLU·mul of a decode step, and a prefill's SiLU·mul on sm_90a,
 // as kernels of their own (Model::use_fusions); both runs each batch fused, then not, on the
 // same weights. --dependent-launch off launches a decode step's kernels one after another
@@ -220,8 +221,8 @@ struct Sampling {
 /// A prefill of `batch` prompts of `context` tokens into a new cache, then `steps` decode steps
 /// (and with `breakdown`, eight more, profiled). The decode's figure also goes on a line
 /// "csv,STACK,MODEL,BATCH,CONTEXT,STEP_MS,TOKENS_PER_S" for scripts/plot_qwen3.py, the stack
-/// "cutejit" (with ", unfused" with the model's fusions off, ", serial launches" without its
-/// dependent launches and ", N splits" with a decode split count given).
+/// "cutejit" (followed by " unfused" with the model's fusions off, " serial" without its
+/// dependent launches and " N-splits" with a decode split count given: no commas, for the CSV).
 void run_batch(const Device& gpu, const qwen3::Model& model, const std::string& stack, const std::string& model_name, int64_t batch,
                int64_t context, int64_t steps,
                const Sampling& sampling, bool breakdown, bool first_batch, double bandwidth) {
@@ -336,11 +337,17 @@ int main(int argc, char** argv) {
           else if (value == "both") which = {true, false};
           else throw std::invalid_argument("error: " + flag + " takes on, off or both, not '" + value + "'");
         } else if (flag == "--decode-splits") {
-          // Counts from 1 up, or 0 (chosen by the kernel).
+          const std::string valid = "error: --decode-splits takes comma-separated counts from 1 up, or 0 (the kernel's choice), not '";
           split_counts.clear();
           std::stringstream in(value);
-          for (std::string item; std::getline(in, item, ',');) split_counts.push_back(item == "0" ? 0 : qwen3::parse_count(flag, item));
-          if (split_counts.empty()) throw std::invalid_argument("error: --decode-splits takes a comma-separated list of counts, not '" + value + "'");
+          for (std::string item; std::getline(in, item, ',');) {
+            try {
+              split_counts.push_back(item == "0" ? 0 : qwen3::parse_count(flag, item));
+            } catch (const std::invalid_argument&) {
+              throw std::invalid_argument(valid + value + "'");
+            }
+          }
+          if (split_counts.empty()) throw std::invalid_argument(valid + value + "'");
         } else if (flag == "--top-k") {
           sampling.top_k = qwen3::parse_count(flag, value);
         } else if (flag == "--top-p") {
@@ -384,8 +391,8 @@ int main(int argc, char** argv) {
             if (!fused) std::printf("(the next batch with the norms and SiLU·mul as kernels of their own)\n");
             if (!dependent) std::printf("(the next batch with its decode steps' kernels launched one after another)\n");
             if (splits) std::printf("(the next batch with the decode attention in %lld splits)\n", (long long)splits);
-            const std::string stack = std::string("cutejit") + (fused ? "" : ", unfused") + (dependent ? "" : ", serial launches") +
-                                      (splits ? ", " + std::to_string(splits) + " splits" : "");
+            const std::string stack = std::string("cutejit") + (fused ? "" : " unfused") + (dependent ? "" : " serial") +
+                                      (splits ? " " + std::to_string(splits) + "-splits" : "");
             run_batch(gpu, model, stack, name, batch, context, steps, sampling, breakdown, first, bandwidth);
             first = false;
           }
