@@ -67,7 +67,7 @@ class Compiler {
     const auto cache = described({geometry_.pages, page_size_, c_.kv_heads, c_.head_dim});
     const auto table = DeviceTensor<int32_t>::for_compile({B, geometry_.pages_per_sequence}), lengths = DeviceTensor<int32_t>::for_compile({B});
     // As Model::queue_kernels: a decode step's kernels take programmatic dependent launch.
-    const bool dependent = target_.sm >= 90;
+    const bool dependent = decode_launches_dependent(target_);
     layer(B, dependent, [&](const DeviceTensor<bf16>& q, const DeviceTensor<bf16>&, const DeviceTensor<bf16>&, const DeviceTensor<bf16>& o,
                             const DeviceTensor<f32>& lse) {
       keep(kernels::attention_decode_compile(target_, q, cache, cache, table, lengths, o, lse,

@@ -301,7 +301,9 @@ std::vector<bf16> Model::forward(const Pass& pass, KvCache* cache, std::vector<s
   return logits;
 }
 
-bool Model::dependent_launches(const Pass& pass) const { return use_dependent_launches_ && pass.decode && device_.target().sm >= 90; }
+bool Model::dependent_launches(const Pass& pass) const {
+  return use_dependent_launches_ && pass.decode && decode_launches_dependent(device_.target());
+}
 
 void Model::mark(const char* stage) const {
   if (!profile_) return;

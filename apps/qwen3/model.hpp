@@ -43,6 +43,10 @@ namespace qwen3 {
 /// bytes, sets its pace and the norm adds to it.
 inline constexpr int64_t fused_pass_max_tokens = 2;
 
+/// Whether a decode step's kernels take programmatic dependent launch on `target` (unless
+/// Model::use_dependent_launches(false)): where griddepcontrol exists, sm_90 and newer.
+inline bool decode_launches_dependent(const cutejit::Target& target) { return target.sm >= 90; }
+
 /// What a prefill leaves on the host: each layer's output (the hidden state after its MLP's
 /// residual add, tokens x hidden) and the logits (tokens x vocab).
 struct PrefillOutputs {

@@ -147,8 +147,8 @@ struct GemmOptions {
   /// kernel, on sm_90 and newer; elsewhere the launch is as usual): its blocks may be scheduled
   /// once the kernel before it in the stream has no block left running, load their first
   /// weights, and wait for its completion before reading A or C. Overlaps a launch and a memory
-  /// latency between the short kernels of a decode step. Any kernel launched after it with the attribute must wait (griddepcontrol_wait)
-  /// before reading what it writes.
+  /// latency between the short kernels of a decode step. Any kernel launched after it with the
+  /// attribute must wait (griddepcontrol_wait) before reading what it writes.
   bool programmatic_dependent_launch = false;
 };
 

@@ -9,6 +9,7 @@
 #include "cutejit/kernels/attention.hpp"
 #include "cutejit/kernels/attention/paged_decode.hpp"
 #include "kernels/checks.hpp"
+#include "kernels/dependent_launch.hpp"
 #include "kernels/element_names.hpp"
 
 namespace cutejit::kernels {
@@ -99,10 +100,6 @@ DecodeProblem checked_problem(const char* op, const DeviceTensor<T>& q, const De
   return p;
 }
 
-/// Whether the kernels wait for the one before them: where the call asks and the target has
-/// programmatic dependent launch.
-bool dependent_on(const Target& target, const DecodeOptions& options) { return options.programmatic_dependent_launch && target.sm >= 90; }
-
 float scale_log2_of(const DecodeProblem& p) {
   return (p.softmax_scale > 0 ? p.softmax_scale : 1.0f / std::sqrt(float(p.head_dim))) * float(M_LOG2E);
 }
@@ -146,7 +143,7 @@ PreparedDecode prepare_t(const char* op, const Device& device, const DeviceTenso
   const DecodeProblem p = checked_problem(op, q, k_cache, v_cache, block_table, seqlens_k, o, lse, options, where);
   require(device.target().sm >= 80, op, "no kernel for " + device.target().name() + "; attention_decode runs on sm_80 and newer", where);
   paged_decode::Config c = paged_decode::config_for<T>(p, device.max_shared_per_block(), device.name(), where);
-  c.dependent = dependent_on(device.target(), options);
+  c.dependent = detail::dependent_launch(device.target(), options.programmatic_dependent_launch);
   const int64_t splits = splits_of(p, device);
   const int64_t H = p.heads, tokens = p.total_q();
   const Launch split{.grid = {uint32_t(splits), uint32_t(p.kv_heads * c.tiles()), uint32_t(p.batch)},
@@ -198,7 +195,7 @@ std::vector<CompiledKernel> compile_t(const Target& target, const DeviceTensor<T
   const DecodeProblem p = checked_problem(op, q, k_cache, v_cache, block_table, seqlens_k, o, lse, options, where);
   require(target.sm >= 80, op, "no kernel for " + target.name() + "; attention_decode runs on sm_80 and newer", where);
   paged_decode::Config c = paged_decode::config_for<T>(p, target.max_shared_per_block(), target.name(), where);
-  c.dependent = dependent_on(target, options);
+  c.dependent = detail::dependent_launch(target, options.programmatic_dependent_launch);
   auto compile_split = [&]<bool Partial>(const auto& outputs) {
     return std::apply([&](const auto&... constants) {
       return split_kernel<T, Partial>().compile(target, q, k_cache, v_cache, block_table, seqlens_k, outputs.first, outputs.second, constants...);

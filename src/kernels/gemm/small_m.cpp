@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "kernels/dependent_launch.hpp"
 #include "kernels/element_names.hpp"
 #include "kernels/gemm/gemm_problem.hpp"
 
@@ -71,10 +72,6 @@ int rows_for(const GemmProblem& p, int multiprocessors) {
   return p.n / (gemm_small_m::Config::warps * 2) >= 2 * multiprocessors ? 2 : 1;
 }
 
-/// Whether the kernel waits for the one before it: where the call asks and the target has
-/// programmatic dependent launch.
-bool dependent_on(const Target& target, const GemmProblem& p) { return p.programmatic_dependent_launch && target.sm >= 90; }
-
 }  // namespace
 
 bool gemm_small_m_fits(const GemmProblem& p) {
@@ -85,7 +82,7 @@ bool gemm_small_m_fits(const GemmProblem& p) {
 PreparedLaunch gemm_small_m_prepare(const Device& device, const GemmProblem& p) {
   const gemm_small_m::Config config{.m = int(p.m), .rows = rows_for(p, device.multiprocessors())};
   return with_kernel(p, config.rows, [&]<class T, class TC>(auto& kernel) {
-    const bool dependent = dependent_on(device.target(), p);
+    const bool dependent = dependent_launch(device.target(), p.programmatic_dependent_launch);
     Launch launch = gemm_small_m::launch(p.n, config, (p.fusion & fusion_glu) != 0, dependent);
     launch.stream = p.stream;
     launch.where = p.where;
@@ -101,7 +98,7 @@ std::vector<CompiledKernel> gemm_small_m_compile(const Target& target, const Gem
     if (rows == 1 && (p.fusion & fusion_glu)) continue;
     out.push_back(with_kernel(p, rows, [&]<class T, class TC>(auto& kernel) {
       return kernel.compile(target, typed<T>(p.a), typed<T>(p.b), typed<TC>(p.c), typed<TC>(p.bias), p.scale_a, p.scale_b, p.alpha, p.beta,
-                            p.epilogue, p.norm_weight, p.eps, p.fusion, Constexpr<bool>{dependent_on(target, p)});
+                            p.epilogue, p.norm_weight, p.eps, p.fusion, Constexpr<bool>{dependent_launch(target, p.programmatic_dependent_launch)});
     }));
   }
   return out;
