@@ -278,6 +278,27 @@ TEST_CASE("kernels::gemm for up to 8 rows of A (a decode step's projections) mat
   CHECK(run_case(gpu, {.m = 8, .n = 72, .k = 64, .a_major = Major::mn}) < 1e-2);
 }
 
+TEST_CASE("kernels::gemm for 3 to 8 rows of bf16 or f16 A runs on the tensor cores and matches a float64 product",
+          "[gpu][kernels][sm100][sm120]") {
+  Device gpu;
+  INFO(gpu.target().name());
+  // K in chunks of 32 (a warp's round is 8 warps x 4 chunks): 2 (all in the tail loop), 33 (a
+  // whole round and one more), 65; N from 16 (one CTA) to 1040.
+  CHECK(run_case(gpu, {.m = 3, .n = 64, .k = 64}) < 1e-2);
+  CHECK(run_case(gpu, {.m = 8, .n = 1040, .k = 1056}) < 1e-2);
+  CHECK(run_case(gpu, {.m = 5, .n = 16, .k = 2080, .alpha = 0.5f}) < 1e-2);
+  // Every epilogue term, on rows further apart than their length.
+  CHECK(run_case(gpu, {.m = 4, .n = 272, .k = 96, .beta = 1, .bias = true, .activation = Activation::silu, .pad = 16}) < 1e-2);
+  CHECK(run_case<f16>(gpu, {.m = 6, .n = 128, .k = 288, .alpha = 2, .bias = true}) < 1e-2);
+  CHECK(run_case(gpu, {.m = 7, .n = 64, .k = 64, .hook = 1}) < 1.0 / 128);
+  // The gated unit with each gate: W's 8 rows and V's 8 in one atom.
+  for (Activation f : {Activation::none, Activation::relu, Activation::silu, Activation::gelu_tanh}) {
+    INFO("glu " << int(f));
+    CHECK(run_case(gpu, {.m = 8, .n = 2 * 520, .k = 1056, .glu = f}) < 1e-2);
+  }
+  CHECK(run_case(gpu, {.m = 3, .n = 2 * 24, .k = 64, .beta = 1, .bias = true, .glu = Activation::silu}) < 1e-2);
+}
+
 TEST_CASE("kernels::gemm fuses an RMSNorm of A's rows and a gated linear unit for up to 8 rows of A", "[gpu][kernels][sm100][sm120]") {
   Device gpu;
   INFO(gpu.target().name());
@@ -458,24 +479,35 @@ TEST_CASE("kernels::gemm_compile builds each architecture's kernel with no GPU",
     CHECK(test::contains(kernels::gemm_compile(Target::parse(t), a8, b8, c, fused).at(0).ptx, "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3"));
   }
   CHECK_THROWS_WITH(kernels::gemm_compile(Target::parse("sm_86"), a8, b8, c), Contains("no FP8 kernel for sm_86"));
-  // Up to 8 rows of f16 or FP8 A: the few-row kernel too, converting 16-byte vectors to f32.
-  auto a16_4 = DeviceTensor<f16>::for_compile({4, 512}), c16_4 = DeviceTensor<f16>::for_compile({4, 384});
+  // Up to 8 rows of FP8 A, or 1 and 2 of f16: the few-row FMA kernel, converting 16-byte vectors
+  // to f32.
+  auto a16_2 = DeviceTensor<f16>::for_compile({2, 512}), c16_2 = DeviceTensor<f16>::for_compile({2, 384});
   auto a8_4 = DeviceTensor<f8e4m3>::for_compile({4, 512});
   auto c8_4 = DeviceTensor<bf16>::for_compile({4, 384});
-  for (const CompiledKernel& k : {kernels::gemm_compile(Target::parse("sm_90a"), a16_4, b16, c16_4).at(0),
+  for (const CompiledKernel& k : {kernels::gemm_compile(Target::parse("sm_90a"), a16_2, b16, c16_2).at(0),
                                   kernels::gemm_compile(Target::parse("sm_90a"), a8_4, b8, c8_4).at(0)}) {
     INFO(k.name);
     CHECK(test::contains(k.ptx, "shfl.sync.bfly"));
     CHECK(test::contains(k.ptx, "ld.global.nc.v4"));  // B in 16-byte vectors
     CHECK_FALSE(test::contains(k.ptx, "mma"));
   }
-  // Up to 8 rows of A: the small-M kernel on every target (one or two rows of B a warp), no MMA.
+  // One or two rows of A: the FMA kernel on every target (one or two rows of B a warp), no MMA;
+  // 3 to 8 rows of bf16 or f16 A: the tensor-core one, its weights and A's rows in 16-byte loads,
+  // unless the norm is fused (the FMA kernel's alone).
+  auto a2 = DeviceTensor<bf16>::for_compile({2, 512}), c2 = DeviceTensor<bf16>::for_compile({2, 384});
   auto a4 = DeviceTensor<bf16>::for_compile({4, 512}), c4 = DeviceTensor<bf16>::for_compile({4, 384});
+  auto weight = DeviceTensor<bf16>::for_compile({512});
   for (const char* t : {"sm_80", "sm_90a", "sm_100a", "sm_120a"}) {
     INFO(t);
-    std::vector<CompiledKernel> small = kernels::gemm_compile(Target::parse(t), a4, b, c4, fused);
+    std::vector<CompiledKernel> small = kernels::gemm_compile(Target::parse(t), a2, b, c2, fused);
     REQUIRE(small.size() == 2);
     CHECK(test::contains(small[0].ptx, "shfl.sync.bfly"));
     CHECK_FALSE(test::contains(small[0].ptx, "mma"));
+    std::vector<CompiledKernel> mma = kernels::gemm_compile(Target::parse(t), a4, b, c4, fused);
+    REQUIRE(mma.size() == 1);
+    CHECK(test::contains(mma[0].ptx, "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"));
+    CHECK(test::contains(mma[0].ptx, "ld.global.nc.v4"));
+    std::vector<CompiledKernel> normed = kernels::gemm_compile(Target::parse(t), a4, b, c4, {.rmsnorm_a = kernels::RmsNorm{weight, 1e-5f}});
+    CHECK_FALSE(test::contains(normed.at(0).ptx, "mma"));
   }
 }

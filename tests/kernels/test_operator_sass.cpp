@@ -75,17 +75,19 @@ TEST_CASE("kernels::gemm's SASS: HGMMA on sm_90a, UTCHMMA on sm_100a, HMMA elsew
     INFO(t);
     CHECK(test::contains(sass_of(kernels::gemm_compile(Target::parse(t), x, w, y).at(0)), "HMMA.16816.F32.BF16"));
   }
-  // A decode step's projections (M = 1 and 8, the residual added by the epilogue): the small-M
-  // kernel streams the weights in 16-byte loads on every target, with no tensor cores.
+  // A decode step's projections (M = 1 and 8, the residual added by the epilogue): the few-row
+  // kernels stream the weights in 16-byte loads on every target, with FMAs at M = 1 and the
+  // tensor cores at 8.
   for (int64_t m : {1, 8}) {
     auto xm = DeviceTensor<bf16>::for_compile({m, hidden}), ym = DeviceTensor<bf16>::for_compile({m, 2 * intermediate});
     for (const char* t : {"sm_80", "sm_90a", "sm_100a", "sm_120a"}) {
       INFO(t << ", M = " << m);
       const std::string sass = sass_of(kernels::gemm_compile(Target::parse(t), xm, w, ym, {.beta = 1}).at(0));
       CHECK(test::contains(sass, "LDG.E.128"));
-      CHECK_FALSE(tensor_cores(sass));
-      // With the input's norm and SwiGLU fused (C has I columns): the norm's weights read
-      // beside A, the squares summed, and still nothing spilled.
+      if (m == 1) CHECK_FALSE(tensor_cores(sass));
+      else CHECK(test::contains(sass, "HMMA.16816.F32.BF16"));
+      // With the input's norm and SwiGLU fused (C has I columns): the FMA kernel, the norm's
+      // weights read beside A, the squares summed, and still nothing spilled.
       const kernels::GemmOptions swiglu{.rmsnorm_a = kernels::RmsNorm{DeviceTensor<bf16>::for_compile({hidden}), 1e-6f},
                                         .glu = kernels::Activation::silu};
       auto gated = DeviceTensor<bf16>::for_compile({m, intermediate});
@@ -127,17 +129,20 @@ TEST_CASE("kernels::gemm's SASS with f16 and FP8 operands: each target's MMA of 
     CHECK(test::contains(sass, mma));
     CHECK(test::contains(sass, "F2FP.SATFINITE.E4M3.F32.PACK_AB"));
   }
-  // A decode step's rows: the few-row kernel, 16-byte loads of B, no tensor cores.
+  // A decode step's rows: the few-row kernels, 16-byte loads of B; f16's on the tensor cores,
+  // FP8's with FMAs.
   auto x16m = DeviceTensor<f16>::for_compile({4, hidden}), y16m = DeviceTensor<f16>::for_compile({4, 2 * intermediate});
   auto x8m = DeviceTensor<f8e4m3>::for_compile({4, hidden});
   auto y8m = DeviceTensor<bf16>::for_compile({4, 2 * intermediate});
   for (const char* t : {"sm_90a", "sm_100a", "sm_120a"}) {
     INFO(t);
-    for (const std::string& sass : {sass_of(kernels::gemm_compile(Target::parse(t), x16m, w16, y16m).at(0)),
-                                    sass_of(kernels::gemm_compile(Target::parse(t), x8m, w8, y8m).at(0))}) {
-      CHECK(test::contains(sass, "LDG.E.128"));
-      CHECK_FALSE(tensor_cores(sass));
-    }
+    const std::string sass16 = sass_of(kernels::gemm_compile(Target::parse(t), x16m, w16, y16m).at(0));
+    CHECK(test::contains(sass16, "LDG.E.128"));
+    CHECK(test::contains(sass16, "HMMA.16816.F32"));
+    CHECK_FALSE(test::contains(sass16, ".BF16"));
+    const std::string sass8 = sass_of(kernels::gemm_compile(Target::parse(t), x8m, w8, y8m).at(0));
+    CHECK(test::contains(sass8, "LDG.E.128"));
+    CHECK_FALSE(tensor_cores(sass8));
   }
 }
 

@@ -39,7 +39,8 @@
  * rmsnorm_a normalises A's rows as they are read; glu takes B as two halves [W; V] and gives
  * C = act(A W^T) * (A V^T) with half of B's rows as columns (SwiGLU with silu). They pay at
  * M = 1 or 2, where the kernel waits on the weights; at M = 8 the norm's arithmetic costs more
- * than the launch it saves (docs/kernels.md has the figures). On sm_90a glu is fused for any M
+ * than the launch it saves (docs/kernels.md has the figures); from 3 rows glu alone is fused
+ * on the tensor cores. On sm_90a glu is fused for any M
  * too (the wgmma kernel pairs W's and V's rows in each tile), which saves writing and reading
  * back A [W; V]^T; gemm_fuses_glu says where.
  *
@@ -48,7 +49,11 @@
  *     columns wide, the narrower ones when the wide tiles would not fill the GPU;
  *   - sm_100a, sm_103a: the persistent tcgen05 GEMM (sm100.hpp), A and B K-major;
  *   - sm_80, sm_86, sm_89, sm_120a, sm_121a: the multistage mma.sync GEMM (sm80.hpp);
- *   - up to gemm_fusion_max_m rows of A, K-major: the few-row kernel (small_m.hpp) on all.
+ *   - up to gemm_fusion_max_m rows of A, K-major: the few-row kernels on all, which read B
+ *     once at the memory's pace: with f32 FMAs (small_m.hpp) for 1 or 2 rows, for FP8, with
+ *     rmsnorm_a, or where N or K does not suit the other; on the tensor cores (mma.sync,
+ *     small_m_mma.hpp) for 3 to 8 rows of bf16 or f16 with N a multiple of 16 (8 for C's
+ *     columns with glu) and K of 32.
  * Other targets (and FP8 before sm_89) are an Error that names them. Every mistake (shapes that
  * disagree, strides the kernels cannot read, misaligned memory, a bias not of C's type) is an
  * Error at the caller's line, and nothing is written.

@@ -184,7 +184,8 @@ DeviceTensor<T> rows_in_memory(const AnyTensor& x, Major major) {
 }
 
 // The architecture kernels: sm90.cpp, sm100.cpp, sm80.cpp, and small_m.cpp for a few rows of
-// A on any of them (where gemm_small_m_fits; the only one that takes fusions).
+// A on any of them (where gemm_small_m_fits; the only one that takes the norm), which hands the
+// batches its FMAs cannot keep up with to small_m_mma.cpp's tensor-core kernel.
 PreparedLaunch gemm_sm90_prepare(const Device& device, const GemmProblem& p);
 std::vector<CompiledKernel> gemm_sm90_compile(const Target& target, const GemmProblem& p);
 PreparedLaunch gemm_sm100_prepare(const Device& device, const GemmProblem& p);
@@ -194,5 +195,8 @@ std::vector<CompiledKernel> gemm_sm80_compile(const Target& target, const GemmPr
 bool gemm_small_m_fits(const GemmProblem& p);
 PreparedLaunch gemm_small_m_prepare(const Device& device, const GemmProblem& p);
 std::vector<CompiledKernel> gemm_small_m_compile(const Target& target, const GemmProblem& p);
+bool gemm_small_m_mma_fits(const GemmProblem& p);
+PreparedLaunch gemm_small_m_mma_prepare(const Device& device, const GemmProblem& p);
+CompiledKernel gemm_small_m_mma_compile(const Target& target, const GemmProblem& p);
 
 }  // namespace cutejit::kernels::detail

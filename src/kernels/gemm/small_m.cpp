@@ -72,6 +72,11 @@ int rows_for(const GemmProblem& p, int multiprocessors) {
   return p.n / (gemm_small_m::Config::warps * 2) >= 2 * multiprocessors ? 2 : 1;
 }
 
+/// Whether the tensor-core form (small_m_mma.cpp) takes the problem: from `mma_from_m` rows of
+/// A, where this kernel's M FMAs a weight, not the weights' bytes, set its pace.
+constexpr int64_t mma_from_m = 3;
+bool on_tensor_cores(const GemmProblem& p) { return p.m >= mma_from_m && gemm_small_m_mma_fits(p); }
+
 }  // namespace
 
 bool gemm_small_m_fits(const GemmProblem& p) {
@@ -80,6 +85,7 @@ bool gemm_small_m_fits(const GemmProblem& p) {
 }
 
 PreparedLaunch gemm_small_m_prepare(const Device& device, const GemmProblem& p) {
+  if (on_tensor_cores(p)) return gemm_small_m_mma_prepare(device, p);
   const gemm_small_m::Config config{.m = int(p.m), .rows = rows_for(p, device.multiprocessors())};
   return with_kernel(p, config.rows, [&]<class T, class TC>(auto& kernel) {
     const bool dependent = dependent_launch(device.target(), p.programmatic_dependent_launch);
@@ -92,6 +98,7 @@ PreparedLaunch gemm_small_m_prepare(const Device& device, const GemmProblem& p) 
 }
 
 std::vector<CompiledKernel> gemm_small_m_compile(const Target& target, const GemmProblem& p) {
+  if (on_tensor_cores(p)) return {gemm_small_m_mma_compile(target, p)};
   std::vector<CompiledKernel> out;
   // Each width rows_for may pick, as that depends on the GPU's multiprocessors.
   for (int rows : {1, 2}) {
