@@ -117,7 +117,7 @@ class Compiler {
       kernels::GemmOptions swiglu = normed;
       swiglu.glu = kernels::Activation::silu;
       keep(kernels::gemm_compile(target_, described({T, H}), described({2 * I, H}), gate, swiglu));
-    } else if (T > kernels::gemm_fusion_max_m && kernels::gemm_fuses_glu(target_, T)) {
+    } else if (kernels::gemm_fuses_glu(target_, T)) {
       kernels::GemmOptions swiglu = plain;
       swiglu.glu = kernels::Activation::silu;
       keep(kernels::gemm_compile(target_, described({T, H}), described({2 * I, H}), gate, swiglu));

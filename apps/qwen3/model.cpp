@@ -335,9 +335,9 @@ void Model::queue_kernels(const Pass& pass, KvCache* cache, const kernels::Decod
   // and SiLU·mul into the gate/up projection (gemm's rmsnorm_a and glu): three launches fewer
   // a layer, each of which cost more in launch and tail than its few KB of work.
   const bool fused = use_fusions_ && T <= fused_pass_max_tokens;
-  // Past the few-row kernel's rows, SiLU·mul still fuses where the tensor-core GEMM takes it
-  // (sm_90a); in between, the few-row kernel runs unfused (fused_pass_max_tokens says why).
-  const bool glu_fused = use_fusions_ && T > kernels::gemm_fusion_max_m && kernels::gemm_fuses_glu(device_.target(), T);
+  // Past those, SiLU·mul still fuses wherever gemm takes it: up to 8 rows (the few-row kernel on
+  // the tensor cores, which pair W's and V's rows in one MMA) and for any M on sm_90a.
+  const bool glu_fused = use_fusions_ && kernels::gemm_fuses_glu(device_.target(), T);
   auto normed = [&](const Buffer<bf16>& weight) {
     return kernels::GemmOptions{.rmsnorm_a = kernels::RmsNorm{weight.view({H}), float(c.rms_norm_eps)}, .stream = stream,
                                 .programmatic_dependent_launch = dependent};
