@@ -151,48 +151,48 @@ void time_prefill_gemm(const Device& gpu, int64_t m, int64_t n, int64_t k, std::
   std::printf("%-44s %9.1f us  %7.1f TFLOP/s\n", what.c_str(), ms * 1e3, 2.0 * double(m) * double(b_rows) * double(k) / (ms * 1e-3) / 1e12);
 }
 
-/// The few-row FMA kernel (gemm/small_m.hpp) at M rows, two rows of B a warp; `gated`: B is
-/// [W; V] and C = silu(A W^T) * (A V^T).
-template <int M>
+/// The few-row kernels with the plain store; `gated`: B is [W; V] and C = silu(A W^T) * (A V^T).
+kernels::gemm_small_m::Fusion silu_glu(bool gated) {
+  kernels::gemm_small_m::Fusion f;
+  f.gated = gated;
+  if (gated) f.gate = [](const F32& x) { return x / (1.0f + exp(-x)); };
+  return f;
+}
+/// The FMA kernel (gemm/small_m.hpp), two rows of B a warp.
 auto& fma_few_rows() {
-  static Kernel k{"bench_few_rows_fma_m" + std::to_string(M), [](Tensor<bf16> a, Tensor<bf16> b, Tensor<bf16> c, Constexpr<bool> gated) {
-                    kernels::gemm_small_m::Fusion f;
-                    f.gated = gated;
-                    if (gated) f.gate = [](const F32& x) { return x / (1.0f + exp(-x)); };
-                    kernels::gemm_small_m::kernel<kernels::gemm_small_m::Config{.m = M, .rows = 2}>(a, b, c, kernels::Identity{}, f);
+  static Kernel k{"bench_few_rows_fma", [](Tensor<bf16> a, Tensor<bf16> b, Tensor<bf16> c, Constexpr<bool> gated, Constexpr<int> m) {
+                    kernels::gemm_small_m::kernel(kernels::gemm_small_m::Config{.m = m, .rows = 2}, a, b, c, kernels::Identity{},
+                                                  silu_glu(gated));
                   }};
   return k;
 }
+/// The tensor-core kernel (gemm/small_m_mma.hpp).
 auto& mma_few_rows() {
   static Kernel k{"bench_few_rows_mma", [](Tensor<bf16> a, Tensor<bf16> b, Tensor<bf16> c, Constexpr<bool> gated, Constexpr<int> warps,
                                            Constexpr<int> unroll) {
-                    kernels::gemm_small_m::Fusion f;
-                    f.gated = gated;
-                    if (gated) f.gate = [](const F32& x) { return x / (1.0f + exp(-x)); };
                     kernels::gemm_small_m_mma::kernel(kernels::gemm_small_m_mma::Config{.warps = warps, .unroll = unroll}, a, b, c,
-                                                      kernels::Identity{}, f);
+                                                      kernels::Identity{}, silu_glu(gated));
                   }};
   return k;
 }
 
-/// C (m x n) = A B^T with B's `b_rows` rows (2 n with `gated`) by each few-row form: the FMA
-/// kernel and the tensor-core one at each (warps, unroll); GB/s of B read once.
-template <int M>
-void time_few_rows(const Device& gpu, int64_t b_rows, int64_t k, bool gated) {
+/// C (m x n) = A B^T with B's `b_rows` rows (2 n with `gated`) by each few-row kernel: the FMA
+/// one and the tensor-core one at each (warps, unroll); GB/s of B, A and C moved once.
+void time_few_rows(const Device& gpu, int64_t m, int64_t b_rows, int64_t k, bool gated) {
   const int64_t n = gated ? b_rows / 2 : b_rows;
-  const double bytes = 2.0 * double(b_rows * k + M * k + M * n);
+  const double bytes = 2.0 * double(b_rows * k + m * k + m * n);
   const int sets = bench::rotation_sets(bytes);
   std::vector<Buffer<bf16>> b;
   for (int s = 0; s < sets; ++s) b.push_back(gpu.upload(random_bf16(size_t(b_rows * k), uint32_t(300 + s))));
-  auto a = gpu.upload(random_bf16(size_t(M * k), 9));
-  auto c = gpu.alloc<bf16>(size_t(M * n));
+  auto a = gpu.upload(random_bf16(size_t(m * k), 9));
+  auto c = gpu.alloc<bf16>(size_t(m * n));
   char what[96];
-  std::snprintf(what, sizeof what, "few rows %d x %lld x %lld%s", M, (long long)b_rows, (long long)k, gated ? " glu" : "");
-  const kernels::gemm_small_m::Config fma{.m = M, .rows = 2};
+  std::snprintf(what, sizeof what, "few rows %lld x %lld x %lld%s", (long long)m, (long long)b_rows, (long long)k, gated ? " glu" : "");
+  const kernels::gemm_small_m::Config fma{.m = int(m), .rows = 2};
   const double fma_ms = bench::median_gpu_ms_rotated(
       [&](int s) {
-        fma_few_rows<M>()(gpu, kernels::gemm_small_m::launch(n, fma, gated), a.view({M, k}), b[size_t(s)].view({b_rows, k}), c.view({M, n}),
-                          gated);
+        fma_few_rows()(gpu, kernels::gemm_small_m::launch(n, fma, gated), a.view({m, k}), b[size_t(s)].view({b_rows, k}), c.view({m, n}), gated,
+                       int(m));
       },
       sets, 30);
   report((std::string(what) + " fma").c_str(), bytes, fma_ms);
@@ -200,22 +200,12 @@ void time_few_rows(const Device& gpu, int64_t b_rows, int64_t k, bool gated) {
     const kernels::gemm_small_m_mma::Config config{.warps = warps, .unroll = unroll};
     const double ms = bench::median_gpu_ms_rotated(
         [&](int s) {
-          mma_few_rows()(gpu, kernels::gemm_small_m_mma::launch(n, config, gated), a.view({M, k}), b[size_t(s)].view({b_rows, k}),
-                         c.view({M, n}), gated, warps, unroll);
+          mma_few_rows()(gpu, kernels::gemm_small_m_mma::launch(n, config, gated), a.view({m, k}), b[size_t(s)].view({b_rows, k}),
+                         c.view({m, n}), gated, warps, unroll);
         },
         sets, 30);
     report((std::string(what) + " mma w" + std::to_string(warps) + " u" + std::to_string(unroll)).c_str(), bytes, ms);
   }
-}
-
-/// Qwen3-8B's decode projections by each few-row form at batches 1 to 8: qkv (6144 x 4096), o
-/// (4096 x 4096), gate/up with SiLU·mul (24576 x 4096), down (4096 x 12288).
-template <int M>
-void time_few_rows_all(const Device& gpu) {
-  time_few_rows<M>(gpu, 6144, 4096, false);
-  time_few_rows<M>(gpu, 4096, 4096, false);
-  time_few_rows<M>(gpu, 24576, 4096, true);
-  time_few_rows<M>(gpu, 4096, 12288, false);
 }
 
 }  // namespace
@@ -228,11 +218,14 @@ int main(int argc, char** argv) {
   // `prefill`: the prefill's projections alone.
   const bool prefill_only = argc > 1 && std::string(argv[1]) == "prefill";
   if (argc > 1 && std::string(argv[1]) == "few-rows") {
-    time_few_rows_all<1>(gpu);
-    time_few_rows_all<2>(gpu);
-    time_few_rows_all<3>(gpu);
-    time_few_rows_all<4>(gpu);
-    time_few_rows_all<8>(gpu);
+    // Qwen3-8B's decode projections: qkv (6144 x 4096), o (4096 x 4096), gate/up with SiLU·mul
+    // (24576 x 4096), down (4096 x 12288).
+    for (int64_t m : {1, 2, 3, 4, 8}) {
+      time_few_rows(gpu, m, 6144, 4096, false);
+      time_few_rows(gpu, m, 4096, 4096, false);
+      time_few_rows(gpu, m, 24576, 4096, true);
+      time_few_rows(gpu, m, 4096, 12288, false);
+    }
     return 0;
   }
   if (!prefill_only) {

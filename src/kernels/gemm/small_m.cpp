@@ -1,8 +1,9 @@
 // kernels::gemm for a few rows of A (M up to 8, both operands K-major), on every target from
-// sm_80: gemm/small_m.hpp's bandwidth-bound kernel, one per element types, M and rows-per-warp,
-// traced with the plain store or the call's epilogue, with the call's fusions (rmsnorm_a and
-// glu, bf16 only), and waiting for the kernel before it where the call asks for programmatic
-// dependent launch on sm_90 and newer.
+// sm_80: gemm/small_m.hpp's bandwidth-bound kernel, one per element types (M and the rows of B
+// a warp are trace-time values), traced with the plain store or the call's epilogue, with the
+// call's fusions (rmsnorm_a and glu, bf16 only), and waiting for the kernel before it where the
+// call asks for programmatic dependent launch on sm_90 and newer. From 3 rows of bf16 or f16 A
+// it hands the problem to the tensor-core form (small_m_mma.cpp) where that takes it.
 #include "cutejit/kernels/gemm/small_m.hpp"
 
 #include <string>
@@ -27,42 +28,26 @@ gemm_small_m::Fusion fusion_of(int code, const Tensor<bf16>& norm_weight, const 
   return f;
 }
 
-template <class T, class TC, int M, int R>
+template <class T, class TC>
 auto& small_m_kernel() {
-  static Kernel k{std::string("cutejit_gemm_small_m_") + element_name<T>() + "_m" + std::to_string(M) + "_r" + std::to_string(R) +
-                      output_suffix<T, TC>(),
+  static Kernel k{std::string("cutejit_gemm_small_m_") + element_name<T>() + output_suffix<T, TC>(),
                   [](Tensor<T> a, Tensor<T> b, Tensor<TC> c, Tensor<TC> bias, Tensor<f32> scale_a, Tensor<f32> scale_b, Value<f32> alpha,
                      Value<f32> beta, Constexpr<int> epilogue, Tensor<bf16> norm_weight, Value<f32> eps, Constexpr<int> fusion,
-                     Constexpr<bool> dependent) {
-                    constexpr gemm_small_m::Config config{.m = M, .rows = R};
+                     Constexpr<bool> dependent, Constexpr<int> m, Constexpr<int> rows) {
+                    const gemm_small_m::Config config{.m = m, .rows = rows};
                     const gemm_small_m::Fusion fused = fusion_of(int(fusion), norm_weight, eps);
-                    if (int(epilogue) == 0) gemm_small_m::kernel<config>(a, b, c, Identity{}, fused, dependent);
+                    if (int(epilogue) == 0) gemm_small_m::kernel(config, a, b, c, Identity{}, fused, dependent);
                     else
-                      gemm_small_m::kernel<config>(a, b, c, LinearEpilogue<TC>{c, bias, scale_a, scale_b, alpha, beta, int(epilogue)}, fused,
-                                                   dependent);
+                      gemm_small_m::kernel(config, a, b, c, LinearEpilogue<TC>{c, bias, scale_a, scale_b, alpha, beta, int(epilogue)}, fused,
+                                           dependent);
                   }};
   return k;
 }
 
-/// f.template operator()<T, TC>(kernel) for the problem's element types, M = p.m and `rows`
-/// rows of B a warp.
+/// f.template operator()<T, TC>(kernel) for the problem's element types.
 template <class F>
-auto with_kernel(const GemmProblem& p, int rows, F&& f) {
-  return with_elements(p, [&]<class T, class TC>() {
-    auto of_m = [&]<int R>() {
-      switch (p.m) {
-        case 1: return f.template operator()<T, TC>(small_m_kernel<T, TC, 1, R>());
-        case 2: return f.template operator()<T, TC>(small_m_kernel<T, TC, 2, R>());
-        case 3: return f.template operator()<T, TC>(small_m_kernel<T, TC, 3, R>());
-        case 4: return f.template operator()<T, TC>(small_m_kernel<T, TC, 4, R>());
-        case 5: return f.template operator()<T, TC>(small_m_kernel<T, TC, 5, R>());
-        case 6: return f.template operator()<T, TC>(small_m_kernel<T, TC, 6, R>());
-        case 7: return f.template operator()<T, TC>(small_m_kernel<T, TC, 7, R>());
-        default: return f.template operator()<T, TC>(small_m_kernel<T, TC, 8, R>());
-      }
-    };
-    return rows == 1 ? of_m.template operator()<1>() : of_m.template operator()<2>();
-  });
+auto with_kernel(const GemmProblem& p, F&& f) {
+  return with_elements(p, [&]<class T, class TC>() { return f.template operator()<T, TC>(small_m_kernel<T, TC>()); });
 }
 
 /// Two rows of B a warp, unless that leaves fewer than two CTAs a multiprocessor; with glu
@@ -87,13 +72,13 @@ bool gemm_small_m_fits(const GemmProblem& p) {
 PreparedLaunch gemm_small_m_prepare(const Device& device, const GemmProblem& p) {
   if (on_tensor_cores(p)) return gemm_small_m_mma_prepare(device, p);
   const gemm_small_m::Config config{.m = int(p.m), .rows = rows_for(p, device.multiprocessors())};
-  return with_kernel(p, config.rows, [&]<class T, class TC>(auto& kernel) {
+  return with_kernel(p, [&]<class T, class TC>(auto& kernel) {
     const bool dependent = dependent_launch(device.target(), p.programmatic_dependent_launch);
     Launch launch = gemm_small_m::launch(p.n, config, (p.fusion & fusion_glu) != 0, dependent);
     launch.stream = p.stream;
     launch.where = p.where;
     return kernel.prepare(device, launch, typed<T>(p.a), typed<T>(p.b), typed<TC>(p.c), typed<TC>(p.bias), p.scale_a, p.scale_b, p.alpha,
-                          p.beta, p.epilogue, p.norm_weight, p.eps, p.fusion, Constexpr<bool>{dependent});
+                          p.beta, p.epilogue, p.norm_weight, p.eps, p.fusion, Constexpr<bool>{dependent}, config.m, config.rows);
   });
 }
 
@@ -103,9 +88,10 @@ std::vector<CompiledKernel> gemm_small_m_compile(const Target& target, const Gem
   // Each width rows_for may pick, as that depends on the GPU's multiprocessors.
   for (int rows : {1, 2}) {
     if (rows == 1 && (p.fusion & fusion_glu)) continue;
-    out.push_back(with_kernel(p, rows, [&]<class T, class TC>(auto& kernel) {
+    out.push_back(with_kernel(p, [&]<class T, class TC>(auto& kernel) {
       return kernel.compile(target, typed<T>(p.a), typed<T>(p.b), typed<TC>(p.c), typed<TC>(p.bias), p.scale_a, p.scale_b, p.alpha, p.beta,
-                            p.epilogue, p.norm_weight, p.eps, p.fusion, Constexpr<bool>{dependent_launch(target, p.programmatic_dependent_launch)});
+                            p.epilogue, p.norm_weight, p.eps, p.fusion, Constexpr<bool>{dependent_launch(target, p.programmatic_dependent_launch)},
+                            int(p.m), rows);
     }));
   }
   return out;

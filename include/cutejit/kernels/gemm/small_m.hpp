@@ -59,8 +59,8 @@ struct Config {
   constexpr int columns_per_cta(bool gated = false) const { return warps * columns_per_warp(gated); }
 };
 
-/// The fusions around the product, decided at trace time (they are not template parameters,
-/// so that each Config is one instantiation whatever is fused).
+/// The fusions around the product, decided at trace time (like the Config, they are not template
+/// parameters: one instantiation per element types serves every M, width and fusion).
 struct Fusion {
   /// A's RMSNorm: K weights and the epsilon.
   struct RowNorm {
@@ -75,13 +75,16 @@ struct Fusion {
 };
 
 /// C = epilogue(fusion(A B^T)); the norm's weights are bf16 whatever T is.
-template <Config C, class T, class TC, class E = Identity>
-CUTEJIT_LOCAL void kernel(const Tensor<T>& a, const Tensor<T>& b, const Tensor<TC>& c, const E& epilogue = {}, const Fusion& fusion = {},
-                          bool dependent = false) {
-  constexpr int M = C.m, R = C.rows, U = C.unroll, vec = Config::vec<T>, lanes = 32;
-  static_assert(M >= 1 && M <= Config::max_m && R >= 1 && U >= 1);
+template <class T, class TC, class E = Identity>
+CUTEJIT_LOCAL void kernel(const Config& config, const Tensor<T>& a, const Tensor<T>& b, const Tensor<TC>& c, const E& epilogue = {},
+                          const Fusion& fusion = {}, bool dependent = false) {
+  constexpr int vec = Config::vec<T>, lanes = 32;
+  const int M = config.m, R = config.rows, U = config.unroll;
+  if (M < 1 || M > Config::max_m || R < 1 || U < 1)
+    throw Error("error: the small-M GEMM takes 1 to " + std::to_string(Config::max_m) + " rows of A and at least one row of B and one vector a lane, not " +
+                std::to_string(M) + ", " + std::to_string(R) + " and " + std::to_string(U));
   if (fusion.gated && R % 2 != 0) throw Error("error: the gated small-M GEMM takes an even number of rows of B a warp, not " + std::to_string(R));
-  const int columns = C.columns_per_warp(fusion.gated);
+  const int columns = config.columns_per_warp(fusion.gated);
   const std::optional<Fusion::RowNorm>& norm = fusion.norm;
   if (norm && vec != 8) throw Error("error: the small-M GEMM's norm reads its bf16 weights as A's vectors, 8 a time: A of 16-bit elements");
   block_shape(Config::threads());
@@ -91,16 +94,21 @@ CUTEJIT_LOCAL void kernel(const Tensor<T>& a, const Tensor<T>& b, const Tensor<T
   // rows, and with `gated` the same again in V, half of B's rows further on.
   Int n_out = fusion.gated ? n / 2 : n;
   Int first = (block_idx().x * Config::warps + warp) * columns;
-  std::array<Int, R> row;
+  std::vector<Int> row;
   for (int r = 0; r < R; ++r) {
     Int col = min(first + r % columns, n_out - 1);
-    row[size_t(r)] = r < columns ? col : col + n_out;
+    row.push_back(r < columns ? col : col + n_out);
   }
-  RegisterArray<f32, M * R> acc(F32(0.0f));
-  RegisterArray<f32, M> squares(F32(0.0f));  // each lane's share of a row's sum of squares, for the norm
+  // The lane's sums, (row of B, row of A), and its share of each row's sum of squares (for the norm).
+  Tensor<f32> acc = make_rmem_tensor<f32>(make_layout({R, M}));
+  Tensor<f32> squares = make_rmem_tensor<f32>(make_layout({M}));
+  for (int i = 0; i < M * R; ++i) acc(IntTuple(i)) = 0.0f;
+  for (int i = 0; i < M; ++i) squares(IntTuple(i)) = 0.0f;
 
-  // acc[m][r] += A(m, vector v) . B(row r, vector v), for the vectors of B already loaded.
-  auto multiply = [&](const Int& v, const std::array<std::array<Value<T>, vec>, R>& bv) {
+  // A row of B's vector: `vec` values.
+  using Vector = std::array<Value<T>, vec>;
+  // acc(r, m) += A(m, vector v) . B(row r, vector v), for the vectors of B already loaded.
+  auto multiply = [&](const Int& v, const std::vector<Vector>& bv) {
     std::array<Value<bf16>, vec> weight;
     if constexpr (vec == 8)  // the norm is refused above for other vectors
       if (norm) weight = norm->weight.pointer_at({v * vec}).template load_vector<vec>();
@@ -109,26 +117,26 @@ CUTEJIT_LOCAL void kernel(const Tensor<T>& a, const Tensor<T>& b, const Tensor<T
       std::vector<F32> x;
       for (int i = 0; i < vec; ++i) x.push_back(cast<f32>(av[size_t(i)]));
       if (norm) {
-        F32 sum = squares[m].get();
+        F32 sum = F32(squares(IntTuple(m)));
         for (int i = 0; i < vec; ++i) sum = fma(x[size_t(i)], x[size_t(i)], sum);
-        squares[m] = sum;
+        squares(IntTuple(m)) = sum;
         for (int i = 0; i < vec; ++i) x[size_t(i)] = x[size_t(i)] * cast<f32>(weight[size_t(i)]);
       }
       for (int r = 0; r < R; ++r) {
-        F32 sum = acc[m * R + r].get();
+        F32 sum = F32(acc(r, m));
         for (int i = 0; i < vec; ++i) sum = fma(x[size_t(i)], cast<f32>(bv[size_t(r)][size_t(i)]), sum);
-        acc[m * R + r] = sum;
+        acc(r, m) = sum;
       }
     }
   };
   auto load_b = [&](const Int& v) {
-    std::array<std::array<Value<T>, vec>, R> bv;
-    for (int r = 0; r < R; ++r) bv[size_t(r)] = b.pointer_at({row[size_t(r)], v * vec}).template load_vector<vec>();
+    std::vector<Vector> bv;
+    for (int r = 0; r < R; ++r) bv.push_back(b.pointer_at({row[size_t(r)], v * vec}).template load_vector<vec>());
     return bv;
   };
   // Whole rounds of lanes x U vectors: every load of the round issued before the first FMA.
   Int round = lanes * U, whole = vectors / round * round;
-  using Round = std::array<std::array<std::array<Value<T>, vec>, R>, U>;
+  using Round = std::vector<std::vector<Vector>>;
   auto multiply_round = [&](const Int& v0, const Round& loaded) {
     for (int u = 0; u < U; ++u) multiply(v0 + u * lanes + lane, loaded[size_t(u)]);
   };
@@ -137,14 +145,14 @@ CUTEJIT_LOCAL void kernel(const Tensor<T>& a, const Tensor<T>& b, const Tensor<T
     // The first round before the wait (with a K shorter than a round, B's last vector again:
     // in bounds, and unused).
     Round first;
-    for (int u = 0; u < U; ++u) first[size_t(u)] = load_b(min(Int(u * lanes) + lane, vectors - 1));
+    for (int u = 0; u < U; ++u) first.push_back(load_b(min(Int(u * lanes) + lane, vectors - 1)));
     griddepcontrol_wait();
     if_(whole > 0, [&] { multiply_round(Int(0), first); });
     first_round = round;
   }
   for_(first_round, whole, round, [&](Int v0) {
     Round loaded;
-    for (int u = 0; u < U; ++u) loaded[size_t(u)] = load_b(v0 + u * lanes + lane);
+    for (int u = 0; u < U; ++u) loaded.push_back(load_b(v0 + u * lanes + lane));
     multiply_round(v0, loaded);
   });
   for_(whole + lane, vectors, Int(lanes), [&](Int v) { multiply(v, load_b(v)); });
@@ -152,9 +160,9 @@ CUTEJIT_LOCAL void kernel(const Tensor<T>& a, const Tensor<T>& b, const Tensor<T
   for (int m = 0; m < M; ++m) {
     // 1 / RMS(row m), the factor each of the row's dot products takes.
     std::optional<F32> scale;
-    if (norm) scale = rsqrt(warp_reduce(squares[m].get()) / cast<float>(b.shape(1)) + norm->eps);
+    if (norm) scale = rsqrt(warp_reduce(F32(squares(IntTuple(m)))) / cast<float>(b.shape(1)) + norm->eps);
     auto total = [&](int r) {
-      F32 t = warp_reduce(acc[m * R + r].get());
+      F32 t = warp_reduce(F32(acc(r, m)));
       return scale ? t * *scale : t;
     };
     for (int r = 0; r < columns; ++r) {
