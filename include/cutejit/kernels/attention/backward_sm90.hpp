@@ -99,6 +99,12 @@ struct Config {
 /// spills, an L1 load or two a block). At head dim 64 the dQ kernel takes 128 keys a block
 /// (2-6% faster than 64); a third ring stage was within 2% or slower (docs/benchmarks.md).
 constexpr Config config_for(int head_dim, fmha_sm90::Mask mask) { return head_dim == 64 ? Config{64, mask, 2, 64, 128} : Config{128, mask}; }
+/// A Config's compile-time part (head dim, stages, block sizes); the mask is a trace-time choice
+/// inside one instantiation of each kernel's body, which every mask shares.
+constexpr Config shape_of(Config c) {
+  c.mask = fmha_sm90::Mask::none;
+  return c;
+}
 /// The same Config with `queries` queries a dK/dV block.
 constexpr Config with_queries(Config c, int queries) {
   c.queries = queries;
@@ -240,13 +246,17 @@ CUTEJIT_LOCAL void specialise(const Config& c, const Smem<T>& smem, std::initial
   });
 }
 
-/// dK and dV of 128 keys of one key/value head (grid: key blocks x kv_heads x batch).
-template <Element T, Config C>
-CUTEJIT_LOCAL void dkdv(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDescriptor<T>& v, const TmaDescriptor<T>& d_o,
-          const Tensor<f32>& lse, const Tensor<f32>& delta, const Tensor<T>& dk, const Tensor<T>& dv, const Tensor<int32_t>& cu_seqlens_q,
-          const Tensor<int32_t>& cu_seqlens_k, const Int& group, const F32& scale_log2, const F32& scale, const Int& window_left,
-          const Int& window_right, const Int& top_left) {
-  constexpr int D = C.head_dim, BN = Config::tile, BM = C.dkdv_step();
+/// dK and dV of 128 keys of one key/value head (grid: key blocks x kv_heads x batch), for
+/// `config`, whose shape_of is S.
+template <Element T, Config S>
+CUTEJIT_LOCAL void dkdv_body(const Config& config, const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDescriptor<T>& v,
+          const TmaDescriptor<T>& d_o, const Tensor<f32>& lse, const Tensor<f32>& delta, const Tensor<T>& dk, const Tensor<T>& dv,
+          const Tensor<int32_t>& cu_seqlens_q, const Tensor<int32_t>& cu_seqlens_k, const Int& group, const F32& scale_log2, const F32& scale,
+          const Int& window_left, const Int& window_right, const Int& top_left) {
+  static_assert(S == shape_of(S));
+  if (!(shape_of(config) == S))
+    detail::fail("fmha_backward_sm90::dkdv_body: the Config's shape is not the instantiation's", detail::Where::current());
+  constexpr int D = S.head_dim, BN = Config::tile, BM = S.dkdv_step();
   launch_bounds(Config::threads, 1);
   Int n_block = block_idx().x, kv_head = block_idx().y, batch = block_idx().z;
   auto [q_start, q_len] = sequence(cu_seqlens_q, batch, delta.shape(1), bad_cu_seqlens_q);
@@ -256,21 +266,21 @@ CUTEJIT_LOCAL void dkdv(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, co
     // Query blocks: those holding a query that sees a key of this block (the first key's from
     // the diagonal and a right bound, the last key's up to a left bound); block i is query
     // block m_begin + i % per_head of the group's head i / per_head.
-    Visible visible = Visible::of(C, q_len, k_len, window_left, window_right, top_left);
+    Visible visible = Visible::of(config, q_len, k_len, window_left, window_right, top_left);
     Int n0 = n_block * BN;
     Int m_blocks = (q_len + (BM - 1)) / BM, m_begin = 0, m_end = m_blocks;
-    if (C.mask != fmha_sm90::Mask::none) m_begin = min(m_blocks, max(Int(0), n0 - visible.high) / BM);
-    if (C.mask == fmha_sm90::Mask::window) m_end = min(m_blocks, max(Int(0), n0 + (BN - 1) - visible.low + BM) / BM);
+    if (config.mask != fmha_sm90::Mask::none) m_begin = min(m_blocks, max(Int(0), n0 - visible.high) / BM);
+    if (config.mask == fmha_sm90::Mask::window) m_end = min(m_blocks, max(Int(0), n0 + (BN - 1) - visible.low + BM) / BM);
     Int per_head = max(Int(0), m_end - m_begin), steps = per_head * group;
     auto step_head = [&](const Int& i) { return kv_head * group + i / per_head; };
     auto step_block = [&](const Int& i) { return m_begin + i % per_head; };
 
-    Smem<T> smem(C, BM);
+    Smem<T> smem(S, BM);
     specialise<T>(
-        C, smem, {&q, &k, &v, &d_o},
+        S, smem, {&q, &k, &v, &d_o},
         [&] {
           produce<T>(
-              C, smem, k, v, q, d_o, steps, [&] { return std::pair<Int, Int>{k_start + n_block * BN, kv_head}; },
+              S, smem, k, v, q, d_o, steps, [&] { return std::pair<Int, Int>{k_start + n_block * BN, kv_head}; },
               [&](const Int& i) { return std::pair<Int, Int>{q_start + step_block(i) * BM, step_head(i)}; });
         },
         [&](const Int& t, const Int& half, const Bool& leader) {
@@ -308,15 +318,15 @@ CUTEJIT_LOCAL void dkdv(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, co
           mbarrier_wait(smem.tiles_full(), 0);
 
           for_(0, steps, [&](Int i) {
-            PipelineState s = PipelineState::at(i, C.stages);
+            PipelineState s = PipelineState::at(i, S.stages);
             Int m = step_block(i), slot = i % 2;
             Tensor<float> acc_s = thr_s.partition_fragment_C({BN, BM}), acc_dp = thr_s.partition_fragment_C({BN, BM});
             fill(acc_s, 0.0f);
             fill(acc_dp, 0.0f);
             q_ring.consumer_wait(s);
-            gemm_tile_stage(C, mma_s, acc_s, smem, 0, half, 0, s.index);  // S^T = K Q^T
+            gemm_tile_stage(S, mma_s, acc_s, smem, 0, half, 0, s.index);  // S^T = K Q^T
             do_ring.consumer_wait(s);
-            gemm_tile_stage(C, mma_s, acc_dp, smem, 1, half, 1, s.index);  // dP^T = V dO^T
+            gemm_tile_stage(S, mma_s, acc_dp, smem, 1, half, 1, s.index);  // dP^T = V dO^T
             named_barrier_sync(Int(1) + half, Int(128));  // this block's statistics are in `slot`
             F32 next = fetch(min(i + 1, steps - 1));
 
@@ -326,9 +336,9 @@ CUTEJIT_LOCAL void dkdv(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, co
             // P^T, masked where the diagonal or a window's edge crosses the block, then dV += P^T dO.
             wgmma_wait_group(1);
             wgmma_fence_operands(acc_s);
-            if (C.mask != fmha_sm90::Mask::none)
-              if_(visible.crosses(C, m * BM, BM, n0, BN),
-                  [&] { mask_scores(s_rows, cS, [&](const Int& key, const Int& query) { return visible.keep(C, query, key); }); });
+            if (config.mask != fmha_sm90::Mask::none)
+              if_(visible.crosses(config, m * BM, BM, n0, BN),
+                  [&] { mask_scores(s_rows, cS, [&](const Int& key, const Int& query) { return visible.keep(config, query, key); }); });
             fmha_backward_sm80::probabilities(s_rows, column_statistics(cS, m, slot, 0), 1, scale_log2);
             wgmma_fence();
             cutejit::gemm(mma_kv, acc_dv, accumulator_as_A(mma_kv, mma_s, acc_s),
@@ -363,16 +373,30 @@ CUTEJIT_LOCAL void dkdv(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, co
   });
 }
 
-/// dQ of 128 queries of one head (grid: query blocks x heads x batch).
+/// dK and dV for Config C: the body of C's shape, traced with C's mask.
 template <Element T, Config C>
-CUTEJIT_LOCAL void dq(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDescriptor<T>& v, const TmaDescriptor<T>& d_o,
-        const Tensor<f32>& lse, const Tensor<f32>& delta, const Tensor<T>& d_q, const Tensor<int32_t>& cu_seqlens_q,
+CUTEJIT_LOCAL void dkdv(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDescriptor<T>& v, const TmaDescriptor<T>& d_o,
+          const Tensor<f32>& lse, const Tensor<f32>& delta, const Tensor<T>& dk, const Tensor<T>& dv, const Tensor<int32_t>& cu_seqlens_q,
+          const Tensor<int32_t>& cu_seqlens_k, const Int& group, const F32& scale_log2, const F32& scale, const Int& window_left,
+          const Int& window_right, const Int& top_left) {
+  dkdv_body<T, shape_of(C)>(C, q, k, v, d_o, lse, delta, dk, dv, cu_seqlens_q, cu_seqlens_k, group, scale_log2, scale, window_left,
+                            window_right, top_left);
+}
+
+/// dQ of 128 queries of one head (grid: query blocks x heads x batch), for `config`, whose
+/// shape_of is S.
+template <Element T, Config S>
+CUTEJIT_LOCAL void dq_body(const Config& config, const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDescriptor<T>& v,
+        const TmaDescriptor<T>& d_o, const Tensor<f32>& lse, const Tensor<f32>& delta, const Tensor<T>& d_q, const Tensor<int32_t>& cu_seqlens_q,
         const Tensor<int32_t>& cu_seqlens_k, const Int& group, const F32& scale_log2, const F32& scale, const Int& window_left,
         const Int& window_right, const Int& top_left) {
-  constexpr int D = C.head_dim, BM = Config::tile, BN = C.dq_step();
+  static_assert(S == shape_of(S));
+  if (!(shape_of(config) == S))
+    detail::fail("fmha_backward_sm90::dq_body: the Config's shape is not the instantiation's", detail::Where::current());
+  constexpr int D = S.head_dim, BM = Config::tile, BN = S.dq_step();
   launch_bounds(Config::threads, 1);
   Int m_block = block_idx().x, head = block_idx().y, batch = block_idx().z;
-  if (C.mask == fmha_sm90::Mask::causal) m_block = Int(grid_dim().x) - 1 - m_block;  // the longest query blocks first
+  if (config.mask == fmha_sm90::Mask::causal) m_block = Int(grid_dim().x) - 1 - m_block;  // the longest query blocks first
   auto [q_start, q_len] = sequence(cu_seqlens_q, batch, d_q.shape(0), bad_cu_seqlens_q);
   // (K and V are read by TMA, which fills what lies outside the tensor with zeros.)
   auto [k_start, k_len] = sequence(cu_seqlens_k, batch, Int(std::numeric_limits<int32_t>::max()), bad_cu_seqlens_k);
@@ -380,19 +404,19 @@ CUTEJIT_LOCAL void dq(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, cons
 
   if_(m_block * BM < q_len, [&] {
     // Key blocks: those holding a key some query of the tile sees (as the forward's).
-    Visible visible = Visible::of(C, q_len, k_len, window_left, window_right, top_left);
+    Visible visible = Visible::of(config, q_len, k_len, window_left, window_right, top_left);
     Int m0 = m_block * BM;
     Int n_begin = 0, n_end = (k_len + (BN - 1)) / BN;
-    if (C.mask != fmha_sm90::Mask::none) n_end = min(n_end, (max(m0 + (BM - 1) + visible.high, Int(-1)) + BN) / BN);
-    if (C.mask == fmha_sm90::Mask::window) n_begin = max(Int(0), m0 + visible.low) / BN;
+    if (config.mask != fmha_sm90::Mask::none) n_end = min(n_end, (max(m0 + (BM - 1) + visible.high, Int(-1)) + BN) / BN);
+    if (config.mask == fmha_sm90::Mask::window) n_begin = max(Int(0), m0 + visible.low) / BN;
     Int n_blocks = max(Int(0), n_end - n_begin);  // iteration j visits key block n_begin + j
 
-    Smem<T> smem(C, BN);
+    Smem<T> smem(S, BN);
     specialise<T>(
-        C, smem, {&q, &k, &v, &d_o},
+        S, smem, {&q, &k, &v, &d_o},
         [&] {
           produce<T>(
-              C, smem, q, d_o, k, v, n_blocks, [&] { return std::pair<Int, Int>{q_start + m_block * BM, head}; },
+              S, smem, q, d_o, k, v, n_blocks, [&] { return std::pair<Int, Int>{q_start + m_block * BM, head}; },
               [&](const Int& j) { return std::pair<Int, Int>{k_start + (n_begin + j) * BN, kv_head}; });
         },
         [&](const Int& t, const Int& half, const Bool& leader) {
@@ -411,27 +435,27 @@ CUTEJIT_LOCAL void dq(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, cons
           mbarrier_wait(smem.tiles_full(), 0);
 
           for_(0, n_blocks, [&](Int j) {
-            PipelineState s = PipelineState::at(j, C.stages);
+            PipelineState s = PipelineState::at(j, S.stages);
             Int n = n_begin + j;
             Tensor<float> acc_s = thr_s.partition_fragment_C({BM, BN}), acc_dp = thr_s.partition_fragment_C({BM, BN});
             fill(acc_s, 0.0f);
             fill(acc_dp, 0.0f);
             k_ring.consumer_wait(s);
-            gemm_tile_stage(C, mma_s, acc_s, smem, 0, half, 0, s.index);  // S = Q K^T
+            gemm_tile_stage(S, mma_s, acc_s, smem, 0, half, 0, s.index);  // S = Q K^T
             v_ring.consumer_wait(s);
-            gemm_tile_stage(C, mma_s, acc_dp, smem, 1, half, 1, s.index);  // dP = dO V^T
+            gemm_tile_stage(S, mma_s, acc_dp, smem, 1, half, 1, s.index);  // dP = dO V^T
             auto s_rows = accumulator_rowcol(mma_s, acc_s), dp_rows = accumulator_rowcol(mma_s, acc_dp);
 
             // P, masked where the sequence's end, the diagonal or a window's edge crosses the block.
             wgmma_wait_group(1);
             wgmma_fence_operands(acc_s);
             Bool partial = (n + 1) * BN > k_len;
-            if (C.mask != fmha_sm90::Mask::none) partial = partial || visible.crosses(C, m0, BM, n * BN, BN);
+            if (config.mask != fmha_sm90::Mask::none) partial = partial || visible.crosses(config, m0, BM, n * BN, BN);
             if_(partial, [&] {
               CoordTensor cS = accumulator_rowcol(mma_s, thr_s.partition_C(local_tile(scores, IntTuple{BM, BN}, IntTuple{m_block, n})));
               mask_scores(s_rows, cS, [&](const Int& query, const Int& key) {
                 Bool keep = key < k_len;
-                if (C.mask != fmha_sm90::Mask::none) keep = keep && visible.keep(C, query, key);
+                if (config.mask != fmha_sm90::Mask::none) keep = keep && visible.keep(config, query, key);
                 return keep;
               });
             });
@@ -459,6 +483,16 @@ CUTEJIT_LOCAL void dq(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, cons
           fmha_backward_sm80::store_rows(thr_q, acc_dq, scale, cOut, q_bound, gdQ);
         });
   });
+}
+
+/// dQ for Config C: the body of C's shape, traced with C's mask.
+template <Element T, Config C>
+CUTEJIT_LOCAL void dq(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDescriptor<T>& v, const TmaDescriptor<T>& d_o,
+        const Tensor<f32>& lse, const Tensor<f32>& delta, const Tensor<T>& d_q, const Tensor<int32_t>& cu_seqlens_q,
+        const Tensor<int32_t>& cu_seqlens_k, const Int& group, const F32& scale_log2, const F32& scale, const Int& window_left,
+        const Int& window_right, const Int& top_left) {
+  dq_body<T, shape_of(C)>(C, q, k, v, d_o, lse, delta, d_q, cu_seqlens_q, cu_seqlens_k, group, scale_log2, scale, window_left, window_right,
+                          top_left);
 }
 
 }  // namespace fmha_backward_sm90

@@ -154,17 +154,30 @@ struct Dense {
   Int seqlen_k;
 };
 
-template <Element T, Config C, class Sequences>
-CUTEJIT_LOCAL void forward(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDescriptor<T>& v, const Tensor<T>& o, const Tensor<f32>& lse,
-             const Sequences& sequences, const Int& group, const F32& scale_log2, const Int& window_left, const Int& window_right,
-             const Int& top_left) {
-  constexpr int D = C.head_dim, BM = C.tile_m, BN = C.tile_n, W = C.box_cols;
+/// A Config's compile-time part, what sets the MMA atoms, the shared memory and the pipeline:
+/// its head dim, key block, stages and overlap. The mask and ping-pong are trace-time choices
+/// inside one instantiation of the body, which every mask and ping-pong choice shares.
+constexpr Config shape_of(Config c) {
+  c.mask = Mask::none;
+  c.pingpong = false;
+  return c;
+}
+
+/// The kernel body for `config`, whose shape_of is S.
+template <Element T, Config S, class Sequences>
+CUTEJIT_LOCAL void forward_body(const Config& config, const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDescriptor<T>& v,
+                                const Tensor<T>& o, const Tensor<f32>& lse, const Sequences& sequences, const Int& group,
+                                const F32& scale_log2, const Int& window_left, const Int& window_right, const Int& top_left) {
+  static_assert(S == shape_of(S));
+  if (!(shape_of(config) == S))
+    detail::fail("fmha_sm90::forward_body: the Config's shape is not the instantiation's", detail::Where::current());
+  constexpr int D = S.head_dim, BM = S.tile_m, BN = S.tile_n, W = S.box_cols;
   constexpr bool dense = std::is_same_v<Sequences, Dense>;
   static_assert(D % W == 0 && BN % 16 == 0 && BN <= 256, "head_dim a multiple of 64; 16 to 256 keys per block");
-  launch_bounds(C.threads, 1);
+  launch_bounds(S.threads, 1);
   Int tid = thread_idx().x;
   Int m_block = block_idx().x, head = block_idx().y, batch = block_idx().z;
-  if (C.mask == Mask::causal) m_block = Int(grid_dim().x) - 1 - m_block;  // the longest query blocks first
+  if (config.mask == Mask::causal) m_block = Int(grid_dim().x) - 1 - m_block;  // the longest query blocks first
   // (K and V are read by TMA, which fills what lies outside the tensor with zeros: the key
   // offsets cannot reach past it, and only O's writes need the query offsets bounded. Dense
   // sequences are modes of their own: TMA's zeros start where the sequence ends.)
@@ -184,15 +197,15 @@ CUTEJIT_LOCAL void forward(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k,
     // diagonal + right: right is 0 for causal masks, and both bounds are the window's (a huge
     // number for none).
     Int diagonal = (k_len - q_len) * (Int(1) - top_left);
-    Int right = C.mask == Mask::causal ? Int(0) : window_right, left = window_left;
+    Int right = config.mask == Mask::causal ? Int(0) : window_right, left = window_left;
     // Key blocks to visit: those holding a key some query of the tile sees.
     Int m0 = m_block * BM;
     Int n_begin = 0, n_end = (k_len + (BN - 1)) / BN;
-    if (C.mask != Mask::none) n_end = min(n_end, (max(m0 + (BM - 1) + diagonal + right, Int(-1)) + BN) / BN);
-    if (C.mask == Mask::window) n_begin = max(Int(0), m0 + diagonal - left) / BN;
+    if (config.mask != Mask::none) n_end = min(n_end, (max(m0 + (BM - 1) + diagonal + right, Int(-1)) + BN) / BN);
+    if (config.mask == Mask::window) n_begin = max(Int(0), m0 + diagonal - left) / BN;
     Int n_blocks = max(Int(0), n_end - n_begin);  // iteration j visits key block n_begin + j
 
-    constexpr auto shared = C.shared();
+    constexpr auto shared = S.shared();
     SharedMemory smem(shared.storage);
     auto q_box = [&](int b) { return smem.stage(shared.q.as<T>(), b); };
     auto k_stage = [&](const Int& s) { return smem.stage(shared.k.as<T>(), s); };
@@ -204,8 +217,8 @@ CUTEJIT_LOCAL void forward(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k,
     auto k_tile = [&](const Int& s) { return make_tensor(k_stage(s), wgmma_tile_layout<T>(WgmmaMajor::k, TmaSwizzle::bytes128, BN, D)); };
     auto v_tile = [&](const Int& s) { return make_tensor(v_stage(s), wgmma_tile_layout<T>(WgmmaMajor::mn, TmaSwizzle::bytes128, D, BN)); };
     Pointer<uint64_t> q_full = smem[shared.q_full];
-    PipelineTmaAsync k_ring(smem[shared.k_barriers], C.stages, /*consumers=*/2, C.block_bytes());
-    PipelineTmaAsync v_ring(smem[shared.v_barriers], C.stages, 2, C.block_bytes());
+    PipelineTmaAsync k_ring(smem[shared.k_barriers], S.stages, /*consumers=*/2, S.block_bytes());
+    PipelineTmaAsync v_ring(smem[shared.v_barriers], S.stages, 2, S.block_bytes());
     if_(tid == 0, [&] {
       mbarrier_init(q_full, 1);
       k_ring.init();
@@ -218,7 +231,7 @@ CUTEJIT_LOCAL void forward(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k,
     sync_threads();
 
     if_(tid / 128 == 0, [&] {
-      decrease_max_registers(C.producer_registers);
+      decrease_max_registers(S.producer_registers);
       if_(tid == 0, [&] {
         // A tile's coordinates in the tensor its map addresses, shaped (rows, head_dim) as the
         // tile lies in shared memory: (batch, token, head, column) dense, (token, head, column)
@@ -227,11 +240,11 @@ CUTEJIT_LOCAL void forward(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k,
           if constexpr (dense) return domain_offset({batch, token, h, 0}, make_identity_tensor({1, rows, 1, D}))(0, _, 0, _);
           else return domain_offset({token, h, 0}, make_identity_tensor({rows, 1, D}))(_, 0, _);
         };
-        mbarrier_arrive_expect_tx(q_full, C.q_bytes());
+        mbarrier_arrive_expect_tx(q_full, S.q_bytes());
         for (const TmaBox<T>& box : tma_partition(q, q_tile(), tile_coords(q_start + m_block * BM, head, BM)).boxes())
           q.load(box.smem, q_full, box.coords);
         for_(0, n_blocks, [&](Int j) {
-          PipelineState s = PipelineState::at(j, C.stages);
+          PipelineState s = PipelineState::at(j, S.stages);
           CoordTensor keys = tile_coords(k_start + (n_begin + j) * BN, kv_head, BN);
           // K's and V's stages are both (BN, D) tiles of boxes side by side (V is read MN-major
           // by its MMA, but lies as TMA leaves it).
@@ -245,7 +258,7 @@ CUTEJIT_LOCAL void forward(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k,
         });
       });
     }).else_([&] {
-      increase_max_registers(C.consumer_registers);
+      increase_max_registers(S.consumer_registers);
       Int t = tid - 128;  // in the consumer warpgroups' tilings
       Int half = t / 128;  // which 64 queries of the tile this warpgroup computes
       Bool leader = t % 128 == 0;
@@ -264,12 +277,12 @@ CUTEJIT_LOCAL void forward(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k,
       // The steps of iteration j (key block n_begin + j). S = Q K^T: wait for K's stage, issue
       // the MMAs (this warpgroup's 64 queries; 64 columns of head_dim per box, four k16 steps each).
       auto issue_s = [&](const Int& j) {
-        PipelineState s = PipelineState::at(j, C.stages);
+        PipelineState s = PipelineState::at(j, S.stages);
         Tensor<float> acc_s = thr_s.partition_fragment_C({BM, BN});
         fill(acc_s, 0.0f);
         k_ring.consumer_wait(s);
         wgmma_fence();
-        for (int b = 0; b < C.boxes(); ++b)  // a box of W columns (four k16 steps) at a time
+        for (int b = 0; b < S.boxes(); ++b)  // a box of W columns (four k16 steps) at a time
           cutejit::gemm(mma_s, acc_s, local_tile(q_tile(), {64, W}, {half, b}), local_tile(k_tile(s.index), {BN, W}, {0, b}));
         wgmma_commit_group();
         return acc_s;
@@ -277,12 +290,12 @@ CUTEJIT_LOCAL void forward(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k,
       // S has landed (after a wgmma_wait_group): K's stage is free.
       auto s_done = [&](const Int& j, const Tensor<float>& acc_s) {
         wgmma_fence_operands(acc_s);
-        if_(leader, [&] { k_ring.consumer_release(PipelineState::at(j, C.stages)); });
+        if_(leader, [&] { k_ring.consumer_release(PipelineState::at(j, S.stages)); });
       };
       // O += P V: P as wgmma's register A, V's stage as the MN-major B (chunks of 64 columns of
       // head_dim, BN keys each: the stage's boxes as they lie).
       auto issue_pv = [&](const Int& j, const Tensor<T>& p) {
-        PipelineState s = PipelineState::at(j, C.stages);
+        PipelineState s = PipelineState::at(j, S.stages);
         v_ring.consumer_wait(s);
         wgmma_fence();
         cutejit::gemm(mma_o, acc_o, p, v_tile(s.index));
@@ -290,7 +303,7 @@ CUTEJIT_LOCAL void forward(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k,
       };
       auto pv_done = [&](const Int& j) {
         wgmma_fence_operands(acc_o);
-        if_(leader, [&] { v_ring.consumer_release(PipelineState::at(j, C.stages)); });
+        if_(leader, [&] { v_ring.consumer_release(PipelineState::at(j, S.stages)); });
       };
       // Masks block n's scores, then the online softmax: the new row maxima and sums, P =
       // exp2(S scale - max) in place of S, and the factor O's rows must be rescaled by.
@@ -301,15 +314,15 @@ CUTEJIT_LOCAL void forward(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k,
         // Keys past the sequence, and past the diagonal or outside the window, score -inf: only in
         // the blocks they touch (the first row's last key, the last row's first key).
         Bool partial = (n + 1) * BN > k_len;
-        if (C.mask != Mask::none) partial = partial || (n + 1) * BN - 1 > m0 + diagonal + right;
-        if (C.mask == Mask::window) partial = partial || n * BN < m0 + (BM - 1) + diagonal - left;
+        if (config.mask != Mask::none) partial = partial || (n + 1) * BN - 1 > m0 + diagonal + right;
+        if (config.mask == Mask::window) partial = partial || n * BN < m0 + (BM - 1) + diagonal - left;
         if_(partial, [&] {
           CoordTensor cS = accumulator_rowcol(
               mma_s, thr_s.partition_C(local_tile(make_identity_tensor(IntTuple{q_len, k_len}), IntTuple{BM, BN}, IntTuple{m_block, n})));
           online.mask(s_rows, cS, [&](const Int& row, const Int& col) {
             Bool keep = col < k_len;
-            if (C.mask != Mask::none) keep = keep && col <= row + diagonal + right;
-            if (C.mask == Mask::window) keep = keep && col >= row + diagonal - left;
+            if (config.mask != Mask::none) keep = keep && col <= row + diagonal + right;
+            if (config.mask == Mask::window) keep = keep && col >= row + diagonal - left;
             return keep;
           });
         });
@@ -322,7 +335,7 @@ CUTEJIT_LOCAL void forward(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k,
       };
 
       mbarrier_wait(q_full, 0);
-      if constexpr (!C.overlap) {
+      if constexpr (!S.overlap) {
         // One block at a time: S, softmax, P V, each waiting for the one before.
         for_(0, n_blocks, [&](Int j) {
           Tensor<float> acc_s = issue_s(j);
@@ -348,13 +361,13 @@ CUTEJIT_LOCAL void forward(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k,
         // then hands the turn over. Warpgroup 0 goes first; warpgroup 1 hands over after every
         // group but its last, so that each barrier sees as many arrivals as waits.
         auto take_turn = [&] {
-          if (C.pingpong) named_barrier_sync(1 + half, 256);
+          if (config.pingpong) named_barrier_sync(1 + half, 256);
         };
         auto pass_turn = [&] {
-          if (C.pingpong) named_barrier_arrive(2 - half, 256);
+          if (config.pingpong) named_barrier_arrive(2 - half, 256);
         };
         if_(n_blocks > 0, [&] {
-          if (C.pingpong) if_(half == 1, [&] { named_barrier_arrive(1, 256); });
+          if (config.pingpong) if_(half == 1, [&] { named_barrier_arrive(1, 256); });
           take_turn();
           Tensor<float> first = issue_s(Int(0));
           pass_turn();
@@ -377,7 +390,7 @@ CUTEJIT_LOCAL void forward(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k,
           });
           take_turn();
           issue_pv(n_blocks - 1, p);
-          if (C.pingpong) if_(half == 0, [&] { named_barrier_arrive(2, 256); });
+          if (config.pingpong) if_(half == 0, [&] { named_barrier_arrive(2, 256); });
           wgmma_wait_group(0);
           pv_done(n_blocks - 1);
         });
@@ -396,6 +409,14 @@ CUTEJIT_LOCAL void forward(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k,
       online.store(thr_o, acc_o, o_rows, o_coords, row_coords, q_bound, gO, lse_seq, t, head, q_start, q_len);
     });
   });
+}
+
+/// The forward kernel for Config C: the body of C's shape, traced with C's mask and ping-pong.
+template <Element T, Config C, class Sequences>
+CUTEJIT_LOCAL void forward(const TmaDescriptor<T>& q, const TmaDescriptor<T>& k, const TmaDescriptor<T>& v, const Tensor<T>& o, const Tensor<f32>& lse,
+             const Sequences& sequences, const Int& group, const F32& scale_log2, const Int& window_left, const Int& window_right,
+             const Int& top_left) {
+  forward_body<T, shape_of(C)>(C, q, k, v, o, lse, sequences, group, scale_log2, window_left, window_right, top_left);
 }
 
 

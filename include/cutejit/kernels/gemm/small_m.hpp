@@ -81,8 +81,9 @@ CUTEJIT_LOCAL void kernel(const Config& config, const Tensor<T>& a, const Tensor
   constexpr int vec = Config::vec<T>, lanes = 32;
   const int M = config.m, R = config.rows, U = config.unroll;
   if (M < 1 || M > Config::max_m || R < 1 || U < 1)
-    throw Error("error: the small-M GEMM takes 1 to " + std::to_string(Config::max_m) + " rows of A and at least one row of B and one vector a lane, not " +
-                std::to_string(M) + ", " + std::to_string(R) + " and " + std::to_string(U));
+    throw Error("error: the small-M GEMM takes 1 to " + std::to_string(Config::max_m) +
+                " rows of A and at least one row of B and one vector a lane, not " + std::to_string(M) + ", " + std::to_string(R) + " and " +
+                std::to_string(U));
   if (fusion.gated && R % 2 != 0) throw Error("error: the gated small-M GEMM takes an even number of rows of B a warp, not " + std::to_string(R));
   const int columns = config.columns_per_warp(fusion.gated);
   const std::optional<Fusion::RowNorm>& norm = fusion.norm;
