@@ -58,7 +58,10 @@ int rows_for(const GemmProblem& p, int multiprocessors) {
 }
 
 /// Whether the tensor-core form (small_m_mma.cpp) takes the problem: from `mma_from_m` rows of
-/// A, where this kernel's M FMAs a weight, not the weights' bytes, set its pace.
+/// A, towards the 8 where this kernel's M FMAs a weight, not the weights' bytes, were measured
+/// to set its pace (1757 GB/s at 8 x 12288 x 4096 against 2598 at M = 1, H200), and past the 2
+/// where the model fuses the norm, which only this kernel takes. The two forms have not yet
+/// been timed against each other on a GPU (cutejit_bench_kernels few-rows does).
 constexpr int64_t mma_from_m = 3;
 bool on_tensor_cores(const GemmProblem& p) { return p.m >= mma_from_m && gemm_small_m_mma_fits(p); }
 

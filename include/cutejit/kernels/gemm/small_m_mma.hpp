@@ -33,6 +33,8 @@
 
 namespace cutejit::kernels::gemm_small_m_mma {
 
+/// The defaults keep as many of B's bytes in flight on a multiprocessor as the FMA kernel does
+/// (4 KB a warp, 16 warps at N = 4096); not yet tuned on a GPU.
 struct Config {
   int warps = 8;   ///< warps of a CTA, each a share of K
   int unroll = 4;  ///< chunks of B a warp loads before it multiplies any
