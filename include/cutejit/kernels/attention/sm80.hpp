@@ -88,12 +88,24 @@ Tensor<T> transposed(const Tensor<T>& t) {
   return t.transform([](const Layout& l) { return SlicedLayout{make_layout(mode(l, 1), mode(l, 0)), 0}; });
 }
 
-template <Element T, Config C>
-CUTEJIT_LOCAL void forward(const Tensor<T>& q, const Tensor<T>& k, const Tensor<T>& v, const Tensor<T>& o, const Tensor<f32>& lse,
-             const Tensor<int32_t>& cu_seqlens_q, const Tensor<int32_t>& cu_seqlens_k, const F32& scale_log2) {
+/// A Config's compile-time part (head dim, tiles, warps); whether the mask is causal is a
+/// trace-time choice inside one instantiation of the body, which both masks share.
+constexpr Config shape_of(Config c) {
+  c.causal = false;
+  return c;
+}
+
+/// The kernel body for `config`, whose shape_of is S.
+template <Element T, Config S>
+CUTEJIT_LOCAL void forward_body(const Config& config, const Tensor<T>& q, const Tensor<T>& k, const Tensor<T>& v, const Tensor<T>& o,
+                                const Tensor<f32>& lse, const Tensor<int32_t>& cu_seqlens_q, const Tensor<int32_t>& cu_seqlens_k,
+                                const F32& scale_log2) {
+  static_assert(S == shape_of(S));
+  if (!(shape_of(config) == S))
+    detail::fail("fmha_sm80::forward_body: the Config's shape is not the instantiation's", detail::Where::current());
   using Op = Atom<T>;
-  constexpr int D = C.head_dim, BM = C.tile_m, BN = C.tile_n;
-  launch_bounds(C.threads());
+  constexpr int D = S.head_dim, BM = S.tile_m, BN = S.tile_n;
+  launch_bounds(S.threads());
   Int t = thread_idx().x;
   Int m_block = block_idx().x, head = block_idx().y, batch = block_idx().z;
   auto [q_start, q_len] = sequence(cu_seqlens_q, batch, q.shape(0), bad_cu_seqlens_q);
@@ -103,7 +115,7 @@ CUTEJIT_LOCAL void forward(const Tensor<T>& q, const Tensor<T>& k, const Tensor<
   if_(m_block * BM < q_len, [&] {
     // Key blocks to visit: all of them, or (causal) those up to this block's last row's diagonal.
     Int diagonal = k_len - q_len;  // query i sees keys j <= i + diagonal
-    Int n_blocks = key_blocks_seen(m_block, BM, BN, q_len, k_len, C.causal);
+    Int n_blocks = key_blocks_seen(m_block, BM, BN, q_len, k_len, config.causal);
 
     // This CTA's tiles in global memory (K and V: one per key block), with their coordinates.
     Tensor<T> gQ = local_tile(domain_offset(IntTuple{q_start, 0}, q(_, head, _)), IntTuple{BM, D}, IntTuple{m_block, 0});
@@ -113,14 +125,14 @@ CUTEJIT_LOCAL void forward(const Tensor<T>& q, const Tensor<T>& k, const Tensor<
     IntTuple q_bound{q_len, D}, kv_bound{k_len, D};
     CoordTensor cQ = local_tile(make_identity_tensor(q_bound), IntTuple{BM, D}, IntTuple{m_block, 0});
     CoordTensor cKV = local_tile(make_identity_tensor(kv_bound), IntTuple{BN, D}, IntTuple{_, 0});
-    constexpr auto shared = C.template shared<T>();
+    constexpr auto shared = S.template shared<T>();
     SharedMemory smem(shared.storage);
     Tensor<T> sQ = make_tensor(smem[shared.q], tile_layout<T>(BM, D));
     Tensor<T> sK = make_tensor(smem[shared.k], tile_layout<T>(BN, D));
     Tensor<T> sV = make_tensor(smem[shared.v], tile_layout<T>(BN, D));
 
     // Global -> shared: each thread 16 bytes of a row, a row's threads side by side.
-    auto g2s = make_tiled_copy(CpAsync<16>{}, make_ordered_layout({C.threads() / (D / 8), D / 8}, {1, 0}), make_layout({1, 8}));
+    auto g2s = make_tiled_copy(CpAsync<16>{}, make_ordered_layout({S.threads() / (D / 8), D / 8}, {1, 0}), make_layout({1, 8}));
     auto thr_g2s = g2s.get_slice(t);
     auto load_kv = [&](const Tensor<T>& g, const Tensor<T>& s, const Int& n) {
       copy_if(g2s, thr_g2s.partition_S(cKV(_, _, n)), kv_bound, thr_g2s.partition_S(g(_, _, n)), thr_g2s.partition_D(s));
@@ -130,7 +142,7 @@ CUTEJIT_LOCAL void forward(const Tensor<T>& q, const Tensor<T>& k, const Tensor<
     cp_async_fence();
 
     // One TiledMma for both products: S (BM x BN) = Q K^T, then O (BM x D) += P V.
-    auto tiled = make_tiled_mma(Op{}, make_layout({C.warps, 1, 1}));
+    auto tiled = make_tiled_mma(Op{}, make_layout({S.warps, 1, 1}));
     auto thr = tiled.get_slice(t);
     auto ldsm_q = make_tiled_copy_A(LdMatrix<4>{}, tiled);
     auto ldsm_k = make_tiled_copy_B(LdMatrix<2>{}, tiled);
@@ -164,13 +176,13 @@ CUTEJIT_LOCAL void forward(const Tensor<T>& q, const Tensor<T>& k, const Tensor<
 
       // Keys past the sequence, and (causal) past the diagonal, score -inf: only in the blocks they touch.
       Bool partial = (n + 1) * BN > k_len;
-      if (C.causal) partial = partial || (n + 1) * BN - 1 > m_block * BM + diagonal;
+      if (config.causal) partial = partial || (n + 1) * BN - 1 > m_block * BM + diagonal;
       if_(partial, [&] {
         CoordTensor cS = accumulator_rowcol(
             tiled, thr.partition_C(local_tile(make_identity_tensor(IntTuple{q_len, k_len}), IntTuple{BM, BN}, IntTuple{m_block, n})));
         softmax.mask(s_rows, cS, [&](const Int& row, const Int& col) {
           Bool keep = col < k_len;
-          if (C.causal) keep = keep && col <= row + diagonal;
+          if (config.causal) keep = keep && col <= row + diagonal;
           return keep;
         });
       });
@@ -205,6 +217,13 @@ CUTEJIT_LOCAL void forward(const Tensor<T>& q, const Tensor<T>& k, const Tensor<
     CoordTensor row_coords = accumulator_rowcol(tiled, o_coords);
     softmax.store(thr, acc_o, o_rows, o_coords, row_coords, q_bound, gO, lse, t, head, q_start, q_len);
   });
+}
+
+/// The forward kernel for Config C: the body of C's shape, traced with C's mask.
+template <Element T, Config C>
+CUTEJIT_LOCAL void forward(const Tensor<T>& q, const Tensor<T>& k, const Tensor<T>& v, const Tensor<T>& o, const Tensor<f32>& lse,
+             const Tensor<int32_t>& cu_seqlens_q, const Tensor<int32_t>& cu_seqlens_k, const F32& scale_log2) {
+  forward_body<T, shape_of(C)>(C, q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k, scale_log2);
 }
 
 /// The configurations the launch picks.
