@@ -59,9 +59,9 @@ int rows_for(const GemmProblem& p, int multiprocessors) {
 
 /// Whether the tensor-core form (small_m_mma.cpp) takes the problem: from `mma_from_m` rows of
 /// A. Timed against each other on an H100 (cutejit_bench_kernels few-rows, 2026-12-07, at
-/// Qwen3-8B's four decode projections): this kernel 3-7% faster at M = 1 and 2, a tie at 3,
-/// the tensor cores 0-10% faster at 4 and 23-45% at 8, where this kernel's M FMAs a weight,
-/// not the weights' bytes, set its pace.
+/// Qwen3-8B's four decode projections): this kernel up to 7% faster at M = 1 and 2 (one shape
+/// a tie at 2), a tie at 3, the tensor cores 0-10% faster at 4 and 23-45% at 8, where this
+/// kernel's M FMAs a weight, not the weights' bytes, set its pace.
 constexpr int64_t mma_from_m = 3;
 bool on_tensor_cores(const GemmProblem& p) { return p.m >= mma_from_m && gemm_small_m_mma_fits(p); }
 
