@@ -11,6 +11,7 @@
 #include "kernels/dependent_launch.hpp"
 #include "kernels/element_names.hpp"
 #include "kernels/gemm/gemm_problem.hpp"
+#include "kernels/gemm/small_m_fusion.hpp"
 
 namespace cutejit::kernels::detail {
 
@@ -18,13 +19,10 @@ namespace {
 
 static_assert(gemm_small_m::Config::max_m == gemm_fusion_max_m);
 
-/// The traced fusions of GemmProblem::fusion.
+/// The traced fusions of GemmProblem::fusion: the gated unit, and the norm.
 gemm_small_m::Fusion fusion_of(int code, const Tensor<bf16>& norm_weight, const F32& eps) {
-  gemm_small_m::Fusion f;
+  gemm_small_m::Fusion f = gated_fusion(code);
   if (code & fusion_norm) f.norm = gemm_small_m::Fusion::RowNorm{norm_weight, eps};
-  f.gated = (code & fusion_glu) != 0;
-  if (const auto act = Activation(code >> fusion_activation_shift); f.gated && act != Activation::none)
-    f.gate = [act](const F32& x) { return activate(act, x); };
   return f;
 }
 

@@ -10,20 +10,13 @@
 #include "kernels/dependent_launch.hpp"
 #include "kernels/element_names.hpp"
 #include "kernels/gemm/gemm_problem.hpp"
+#include "kernels/gemm/small_m_fusion.hpp"
 
 namespace cutejit::kernels::detail {
 
 namespace {
 
 using gemm_small_m_mma::Config;
-
-gemm_small_m::Fusion gated_fusion(int code) {
-  gemm_small_m::Fusion f;
-  f.gated = (code & fusion_glu) != 0;
-  if (const auto act = Activation(code >> fusion_activation_shift); f.gated && act != Activation::none)
-    f.gate = [act](const F32& x) { return activate(act, x); };
-  return f;
-}
 
 template <class T, class TC>
 auto& small_m_mma_kernel() {

@@ -39,7 +39,7 @@ namespace cutejit::kernels::gemm_small_m_mma {
 struct Config {
   int warps = 8;   ///< warps of a CTA, each a share of K
   int unroll = 4;  ///< chunks of B a warp loads before it multiplies any
-  static constexpr int rows = 16, chunk = 32, max_m = 8;
+  static constexpr int rows = 16, chunk = 32, max_m = gemm_small_m::Config::max_m;
   constexpr int threads() const { return 32 * warps; }
   /// Columns of C a CTA makes: its 16 rows of B, or with `gated` 8 (8 rows of W, 8 of V).
   static constexpr int columns_per_cta(bool gated) { return gated ? rows / 2 : rows; }
