@@ -29,7 +29,6 @@
 #include <cstring>
 #include <functional>
 #include <map>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -337,17 +336,7 @@ int main(int argc, char** argv) {
           else if (value == "both") which = {true, false};
           else throw std::invalid_argument("error: " + flag + " takes on, off or both, not '" + value + "'");
         } else if (flag == "--decode-splits") {
-          const std::string valid = "error: --decode-splits takes comma-separated counts from 1 up, or 0 (the kernel's choice), not '";
-          split_counts.clear();
-          std::stringstream in(value);
-          for (std::string item; std::getline(in, item, ',');) {
-            try {
-              split_counts.push_back(item == "0" ? 0 : qwen3::parse_count(flag, item));
-            } catch (const std::invalid_argument&) {
-              throw std::invalid_argument(valid + value + "'");
-            }
-          }
-          if (split_counts.empty()) throw std::invalid_argument(valid + value + "'");
+          split_counts = qwen3::parse_count_list(flag, value, 0);  // 0: the kernel's choice
         } else if (flag == "--top-k") {
           sampling.top_k = qwen3::parse_count(flag, value);
         } else if (flag == "--top-p") {

@@ -21,23 +21,27 @@ T parse_number(const std::string& what, const std::string& text) {
   return value;
 }
 
-/// `text` as a whole number from 1 up; else std::invalid_argument naming `what`.
-inline int64_t parse_count(const std::string& what, const std::string& text) {
-  int64_t n = 0;
+/// `text` as a whole number from `least` (1, or 0 where 0 means something) up; else
+/// std::invalid_argument naming `what`.
+inline int64_t parse_count(const std::string& what, const std::string& text, int64_t least = 1) {
+  int64_t n = least - 1;
   try {
     n = parse_number<int64_t>(what, text);
   } catch (const std::invalid_argument&) {
   }
-  if (n < 1) throw std::invalid_argument("error: " + what + " takes whole numbers from 1 up, not '" + text + "'");
+  if (n < least)
+    throw std::invalid_argument("error: " + what + " takes whole numbers from " + std::to_string(least) + " up, not '" + text + "'");
   return n;
 }
 
-/// "1,8,32" as whole numbers from 1 up (parse_count's), in order.
-inline std::vector<int64_t> parse_count_list(const std::string& what, const std::string& text) {
+/// "1,8,32" as whole numbers from `least` up (parse_count's), in order.
+inline std::vector<int64_t> parse_count_list(const std::string& what, const std::string& text, int64_t least = 1) {
   std::vector<int64_t> out;
   std::stringstream in(text);
-  for (std::string item; std::getline(in, item, ',');) out.push_back(parse_count(what, item));
-  if (out.empty()) throw std::invalid_argument("error: " + what + " takes a comma-separated list of whole numbers from 1 up, not '" + text + "'");
+  for (std::string item; std::getline(in, item, ',');) out.push_back(parse_count(what, item, least));
+  if (out.empty())
+    throw std::invalid_argument("error: " + what + " takes a comma-separated list of whole numbers from " + std::to_string(least) +
+                                " up, not '" + text + "'");
   return out;
 }
 
