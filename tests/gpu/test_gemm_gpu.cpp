@@ -127,13 +127,16 @@ TEST_CASE("the BF16 GEMM matches its float64 host reference", "[gpu]") {
   // 2344 x 1944 x 136). Those with fewer 256-wide tiles than multiprocessors run the narrower
   // kernels: 64 wide for 128 x 2048 (and the one-tile shapes) and 128 x 14720 (230 tiles, so
   // some CTAs take two: chunk buffers and the 8-stage ring carry over from tile to tile), 128
-  // wide for 1024 x 2048 x 200 and 1280 x 2816 (220 tiles).
+  // wide for 1024 x 2048 x 200 and 1280 x 2816 (220 tiles). The emulated device leaves out the
+  // gpu_only shapes: 2344 x 1944 x 136 (152 tiles, ragged), 128 x 14720 and 1280 x 2816 reach
+  // their paths.
+  using test::gpu_only;
   test::check_all(gpu, {
-      fixtures::gemm_bf16_check(), fixtures::gemm_bf16_check(128, 128, 64), fixtures::gemm_bf16_check(512, 1024, 768),
-      fixtures::gemm_bf16_check(2304, 1920, 128), fixtures::gemm_bf16_check(1, 8, 8),
-      fixtures::gemm_bf16_check(100, 200, 72), fixtures::gemm_bf16_check(1000, 1000, 1000),
+      fixtures::gemm_bf16_check(), fixtures::gemm_bf16_check(128, 128, 64), gpu_only(fixtures::gemm_bf16_check(512, 1024, 768)),
+      gpu_only(fixtures::gemm_bf16_check(2304, 1920, 128)), fixtures::gemm_bf16_check(1, 8, 8),
+      fixtures::gemm_bf16_check(100, 200, 72), gpu_only(fixtures::gemm_bf16_check(1000, 1000, 1000)),
       fixtures::gemm_bf16_check(2344, 1944, 136), fixtures::gemm_bf16_check(128, 2048, 256),
-      fixtures::gemm_bf16_check(1024, 2048, 200), fixtures::gemm_bf16_check(128, 14720, 256),
+      gpu_only(fixtures::gemm_bf16_check(1024, 2048, 200)), fixtures::gemm_bf16_check(128, 14720, 256),
       fixtures::gemm_bf16_check(1280, 2816, 136)
   });
 }
@@ -154,12 +157,14 @@ TEST_CASE("the FP8 (e4m3) GEMM matches its float64 host reference", "[gpu]") {
   // 128), a non-square shape, 2304 x 1920 (more tiles than CTAs, a short last group of tile
   // rows), shapes the tile does not divide (K ragged by 16 elements), and the narrower kernels
   // (64 wide for 128 x 2048 and 128 x 14720, 128 wide for 1000 x 2048 and 1280 x 2816; the
-  // second of each with more tiles than CTAs).
+  // second of each with more tiles than CTAs). The emulated device leaves out the gpu_only
+  // shapes: 100 x 200 x 144 is ragged too, and the second of each width reaches its paths.
+  using test::gpu_only;
   test::check_all(gpu, {
-      fixtures::gemm_fp8_check(), fixtures::gemm_fp8_check(128, 128, 128), fixtures::gemm_fp8_check(512, 1024, 768),
+      fixtures::gemm_fp8_check(), fixtures::gemm_fp8_check(128, 128, 128), gpu_only(fixtures::gemm_fp8_check(512, 1024, 768)),
       fixtures::gemm_fp8_check(2304, 1920, 256), fixtures::gemm_fp8_check(100, 200, 144),
-      fixtures::gemm_fp8_check(1000, 1000, 1008), fixtures::gemm_fp8_check(128, 2048, 256),
-      fixtures::gemm_fp8_check(1000, 2048, 272), fixtures::gemm_fp8_check(128, 14720, 256),
+      gpu_only(fixtures::gemm_fp8_check(1000, 1000, 1008)), fixtures::gemm_fp8_check(128, 2048, 256),
+      gpu_only(fixtures::gemm_fp8_check(1000, 2048, 272)), fixtures::gemm_fp8_check(128, 14720, 256),
       fixtures::gemm_fp8_check(1280, 2816, 144)
   });
 }
@@ -167,11 +172,12 @@ TEST_CASE("the FP8 (e4m3) GEMM matches its float64 host reference", "[gpu]") {
 TEST_CASE("the FP8 GEMM with an e4m3 result matches its float64 host reference", "[gpu]") {
   Device gpu;
   // One tile, several tiles per CTA (2304 x 1920), and shapes the tile does not divide (C's
-  // rows a multiple of 16 bytes).
+  // rows a multiple of 16 bytes); the emulated device leaves out 1000 x 1008 x 1008, as ragged
+  // as 100 x 208 x 144.
   test::check_all(gpu, {
       fixtures::gemm_fp8_e4m3_out_check(), fixtures::gemm_fp8_e4m3_out_check(128, 128, 128),
       fixtures::gemm_fp8_e4m3_out_check(2304, 1920, 256), fixtures::gemm_fp8_e4m3_out_check(100, 208, 144),
-      fixtures::gemm_fp8_e4m3_out_check(1000, 1008, 1008)
+      test::gpu_only(fixtures::gemm_fp8_e4m3_out_check(1000, 1008, 1008))
   });
   auto a = gpu.alloc<f8e4m3>(256 * 64), b = gpu.alloc<f8e4m3>(128 * 64);
   auto c = gpu.alloc<f8e4m3>(256 * 128);
@@ -194,11 +200,13 @@ TEST_CASE("the fused bias + GELU GEMM matches its float64 host reference", "[gpu
   // 100 x 200 x 72 and 1000 x 1000 x 1000: the overhang's values reach the epilogue with their
   // column clamped, so the bias (exactly N values) is never read past its end. A read past it
   // would not change any stored value, so this test cannot see one; scripts/run_gpu.sh runs it
-  // under compute-sanitizer's memcheck, which can.
+  // under compute-sanitizer's memcheck, which can. The emulated device leaves out the gpu_only
+  // shapes (100 x 200 x 72 overhangs too).
+  using test::gpu_only;
   test::check_all(gpu, {
-      fixtures::gemm_bf16_bias_gelu_check(), fixtures::gemm_bf16_bias_gelu_check(512, 1024, 768),
+      fixtures::gemm_bf16_bias_gelu_check(), gpu_only(fixtures::gemm_bf16_bias_gelu_check(512, 1024, 768)),
       fixtures::gemm_bf16_bias_gelu_check(2304, 1920, 128), fixtures::gemm_bf16_bias_gelu_check(100, 200, 72),
-      fixtures::gemm_bf16_bias_gelu_check(1000, 1000, 1000)
+      gpu_only(fixtures::gemm_bf16_bias_gelu_check(1000, 1000, 1000))
   });
 }
 
@@ -207,25 +215,30 @@ TEST_CASE("the row-major BF16 GEMM (C = A * B, B stored K x N) matches its float
   // The shapes of the TN test (one tile; a last tile column that overhangs N by half; 144
   // tiles, more than one per CTA), a non-square one with M > N and a short K, one with N an odd
   // multiple of 128 and several tiles per CTA, and ragged ones (B's MN-major boxes then
-  // overhang N and K).
+  // overhang N and K). The emulated device leaves out the gpu_only shapes (1024 x 384 x 64 and
+  // 100 x 200 x 72 stand for them).
+  using test::gpu_only;
   test::check_all(gpu, {
       fixtures::gemm_bf16_nn_check(), fixtures::gemm_bf16_nn_check(128, 128, 64),
-      fixtures::gemm_bf16_nn_check(512, 1024, 768), fixtures::gemm_bf16_nn_check(2304, 1920, 128),
+      gpu_only(fixtures::gemm_bf16_nn_check(512, 1024, 768)), fixtures::gemm_bf16_nn_check(2304, 1920, 128),
       fixtures::gemm_bf16_nn_check(1024, 384, 64), fixtures::gemm_bf16_nn_check(384, 2944, 320),
-      fixtures::gemm_bf16_nn_check(100, 200, 72), fixtures::gemm_bf16_nn_check(1000, 1000, 1000)
+      fixtures::gemm_bf16_nn_check(100, 200, 72), gpu_only(fixtures::gemm_bf16_nn_check(1000, 1000, 1000))
   });
 }
 
 TEST_CASE("the BF16 GEMMs with A stored K x M (tn: B stored K x N, tt: B stored N x K) match float64 references", "[gpu]") {
   Device gpu;
   using fixtures::gemm_bf16_layout_check;
+  using test::gpu_only;
+  // Ragged shapes in both layouts; the emulated device leaves out the gpu_only ones.
   test::check_all(gpu, {
       gemm_bf16_layout_check<WgmmaMajor::mn, WgmmaMajor::mn>(256, 384, 512),
       gemm_bf16_layout_check<WgmmaMajor::mn, WgmmaMajor::mn>(2304, 1920, 128),
       gemm_bf16_layout_check<WgmmaMajor::mn, WgmmaMajor::k>(256, 384, 512),
-      gemm_bf16_layout_check<WgmmaMajor::mn, WgmmaMajor::k>(512, 1024, 768),
+      gpu_only(gemm_bf16_layout_check<WgmmaMajor::mn, WgmmaMajor::k>(512, 1024, 768)),
       gemm_bf16_layout_check<WgmmaMajor::mn, WgmmaMajor::mn>(104, 200, 72),
-      gemm_bf16_layout_check<WgmmaMajor::mn, WgmmaMajor::k>(1000, 1000, 1000)
+      gemm_bf16_layout_check<WgmmaMajor::mn, WgmmaMajor::k>(200, 136, 72),
+      gpu_only(gemm_bf16_layout_check<WgmmaMajor::mn, WgmmaMajor::k>(1000, 1000, 1000))
   });
 }
 
@@ -248,11 +261,13 @@ TEST_CASE("the BF16 GEMM in clusters of two with B multicast matches its float64
   // cluster on 66 clusters, a last column that overhangs N by half); 256 x 128 and 512 x 384:
   // one and few tiles.
   // 300 x 200 x 72: three tile rows, so the last pair's second CTA lies wholly past M, loads
-  // zeros and stores nothing; 1000 x 1000 x 1000: ragged in all three dimensions.
+  // zeros and stores nothing; 1000 x 1000 x 1000: ragged in all three dimensions. The emulated
+  // device leaves out the gpu_only shapes (300 x 200 x 72 is ragged in all three too).
+  using test::gpu_only;
   test::check_all(gpu, {
       fixtures::gemm_bf16_cluster_check(), fixtures::gemm_bf16_cluster_check(256, 128, 64),
-      fixtures::gemm_bf16_cluster_check(2304, 1920, 128), fixtures::gemm_bf16_cluster_check(1024, 2048, 1024),
-      fixtures::gemm_bf16_cluster_check(300, 200, 72), fixtures::gemm_bf16_cluster_check(1000, 1000, 1000)
+      fixtures::gemm_bf16_cluster_check(2304, 1920, 128), gpu_only(fixtures::gemm_bf16_cluster_check(1024, 2048, 1024)),
+      fixtures::gemm_bf16_cluster_check(300, 200, 72), gpu_only(fixtures::gemm_bf16_cluster_check(1000, 1000, 1000))
   });
 }
 
@@ -260,11 +275,14 @@ TEST_CASE("the multistage mma.sync GEMM matches a float64 product on every shape
   Device gpu;
   // One tile and less (1 x 2 x 8, 100 x 200 x 72), ragged in all three with K tiles fewer than
   // the stages (300 x 200 x 520 has 9, 64 x 64 x 64 has 1), several CTAs per multiprocessor's
-  // worth (2304 x 1920 x 256), and a K of 8 that is not a multiple of the 64-wide k tile.
+  // worth (2304 x 1920 x 256), and a K of 8 that is not a multiple of the 64-wide k tile. The
+  // emulated device leaves out the gpu_only shapes: the others are ragged too, and the
+  // kernel's CTAs (not persistent) do not depend on how many there are.
+  using test::gpu_only;
   test::check_all(gpu, {
       fixtures::gemm_tensorop_bf16_check(), fixtures::gemm_tensorop_bf16_check(64, 64, 64),
       fixtures::gemm_tensorop_bf16_check(1, 2, 8), fixtures::gemm_tensorop_bf16_check(100, 200, 72),
-      fixtures::gemm_tensorop_bf16_check(1000, 1000, 1000), fixtures::gemm_tensorop_bf16_check(2304, 1920, 256),
+      gpu_only(fixtures::gemm_tensorop_bf16_check(1000, 1000, 1000)), gpu_only(fixtures::gemm_tensorop_bf16_check(2304, 1920, 256)),
       fixtures::gemm_tensorop_bf16_check(130, 258, 8)
   });
   auto a = gpu.alloc<bf16>(1 << 16), b = gpu.alloc<bf16>(1 << 16), c = gpu.alloc<bf16>(1 << 16);
@@ -289,7 +307,7 @@ TEST_CASE("the multistage mma.sync GEMM in FP16, TF32, INT8 and FP8, and with ro
       gemm_tensorop_check<SM80_16x8x16_F32BF16BF16F32_TN, bf16>(296, 200, 520, Major::mn, Major::k),
       gemm_tensorop_check<SM80_16x8x16_F32BF16BF16F32_TN, bf16>(300, 264, 520, Major::k, Major::mn),
       gemm_tensorop_check<SM80_16x8x16_F32BF16BF16F32_TN, bf16>(296, 264, 100, Major::mn, Major::mn),
-      gemm_tensorop_check<SM80_16x8x16_F32F16F16F32_TN, f16>(1024, 1024, 1024, Major::mn, Major::mn),
+      test::gpu_only(gemm_tensorop_check<SM80_16x8x16_F32F16F16F32_TN, f16>(1024, 1024, 1024, Major::mn, Major::mn)),
   });
 }
 
