@@ -230,7 +230,8 @@ TEST_CASE("the BF16 GEMMs with A stored K x M (tn: B stored K x N, tt: B stored 
   Device gpu;
   using fixtures::gemm_bf16_layout_check;
   using test::gpu_only;
-  // Ragged shapes in both layouts; the emulated device leaves out the gpu_only ones.
+  // One tile's worth, many tiles, and ragged shapes in both layouts; the emulated device leaves
+  // out the gpu_only ones (200 x 136 x 72 is the tt layout's ragged shape there).
   test::check_all(gpu, {
       gemm_bf16_layout_check<WgmmaMajor::mn, WgmmaMajor::mn>(256, 384, 512),
       gemm_bf16_layout_check<WgmmaMajor::mn, WgmmaMajor::mn>(2304, 1920, 128),
