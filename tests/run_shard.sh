@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# run_shard.sh BINARY SPEC INDEX COUNT: runs shard INDEX (from 0) of COUNT of the Catch2 test
-# cases that SPEC selects in BINARY, every COUNT-th case in declaration order. The CPU suite is
-# single-threaded; CTest runs its shards side by side (scripts/test.sh: ctest -j 2), so it uses
-# every core. A name Catch2 does not read back from the list is an error, never a case left out.
+# run_shard.sh BINARY SPEC INDEX COUNT [OPTION...]: runs shard INDEX (from 0) of COUNT of the
+# Catch2 test cases that SPEC selects in BINARY, every COUNT-th case in declaration order, with
+# Catch2's OPTIONs (e.g. --durations yes). The CPU suite is single-threaded; CTest runs its
+# shards side by side (scripts/test.sh: ctest -j 2), so it uses every core. A name Catch2 does
+# not read back from the list is an error, never a case left out.
 set -euo pipefail
 binary=$1 spec=$2 index=$3 count=$4
+shift 4
 names=$(mktemp) list=$(mktemp) back=$(mktemp)
 trap 'rm -f "$names" "$list" "$back"' EXIT
 # Catch2 v2 exits with the number of cases it listed, so the listing's status is not checked.
@@ -19,4 +21,4 @@ if ! cmp -s "$names" "$back"; then
   diff "$names" "$back" >&2 || true
   exit 1
 fi
-"$binary" -f "$list"
+"$binary" -f "$list" "$@"
