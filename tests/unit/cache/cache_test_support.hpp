@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -73,6 +74,43 @@ inline pid_t spawn_self(const std::vector<std::string>& args) {
   pid_t pid = 0;
   if (posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ) != 0) return -1;
   return pid;
+}
+
+/// What a run of this test program again said, and how it ended (waitpid's status).
+struct SelfRun {
+  int status = -1;
+  std::string output;  ///< stdout and stderr
+};
+
+/// Runs this test program again with `args` and waits for it, its output through a pipe: a
+/// child under a file-size limit must not write to an inherited stdout that is a file.
+inline SelfRun run_self(const std::vector<std::string>& args) {
+  std::vector<std::string> words{std::filesystem::read_symlink("/proc/self/exe").string()};
+  words.insert(words.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& w : words) argv.push_back(w.data());
+  argv.push_back(nullptr);
+  int fds[2];
+  if (pipe(fds) != 0) return {-1, "pipe failed"};
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], 2);
+  posix_spawn_file_actions_addclose(&actions, fds[0]);
+  pid_t pid = 0;
+  const int spawned = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(fds[1]);
+  SelfRun run;
+  char buffer[4096];
+  for (ssize_t n; (n = read(fds[0], buffer, sizeof buffer)) != 0;) {
+    if (n > 0) run.output.append(buffer, size_t(n));
+    else if (errno != EINTR) break;
+  }
+  close(fds[0]);
+  if (spawned != 0) return {-1, "posix_spawn failed"};
+  if (waitpid(pid, &run.status, 0) != pid) run.status = -1;
+  return run;
 }
 
 /// Waits for `pid`; true when it exited with status 0.

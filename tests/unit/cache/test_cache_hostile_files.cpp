@@ -88,11 +88,11 @@ TEST_CASE("cache child: compile with a 4 KiB file size limit, SIGXFSZ at its def
 
 TEST_CASE("a file-size limit (ulimit -f) is a full disk: the JIT, warm and export keep working", "[cache]") {
   TempCache tmp;
-  pid_t child = spawn_self({"[.cache_child_xfsz]"});
-  int status = 0;
-  REQUIRE(waitpid(child, &status, 0) == child);
-  CHECK_FALSE(WIFSIGNALED(status));
-  CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 0));
+  const SelfRun child = run_self({"[.cache_child_xfsz]"});
+  INFO(child.output);
+  REQUIRE(child.status != -1);
+  CHECK_FALSE(WIFSIGNALED(child.status));
+  CHECK((WIFEXITED(child.status) && WEXITSTATUS(child.status) == 0));
   CHECK(count_starting_with(tmp.path() / "v1", ".") == 0);  // no temporary file left
 
   auto v = cutejit::DeviceTensor<float>::make(256, std::array<int64_t, 1>{1 << 20}, std::array<int64_t, 1>{1});
