@@ -8,7 +8,9 @@
 // TFLOP/s. peers_kernels.py measures PyTorch on the same shapes in the same call. `few-rows`
 // times the two few-row GEMM kernels (FMA and tensor-core, the latter at several warp and
 // unroll counts) against each other at each batch up to 8, the data kernels::gemm's choice
-// between them rests on.
+// between them rests on; and the tensor-core one at batches 16, 32 and 64 against what
+// kernels::gemm runs there (on sm_90a the wgmma kernel, N / tile_n CTAs), the data a choice
+// of it there would rest on.
 #include <cstdio>
 #include <random>
 #include <string>
@@ -169,15 +171,16 @@ auto& fma_few_rows() {
 /// The tensor-core kernel (gemm/small_m_mma.hpp).
 auto& mma_few_rows() {
   static Kernel k{"bench_few_rows_mma", [](Tensor<bf16> a, Tensor<bf16> b, Tensor<bf16> c, Constexpr<bool> gated, Constexpr<int> warps,
-                                           Constexpr<int> unroll) {
-                    kernels::gemm_small_m_mma::kernel(kernels::gemm_small_m_mma::Config{.warps = warps, .unroll = unroll}, a, b, c,
-                                                      kernels::Identity{}, silu_glu(gated));
+                                           Constexpr<int> unroll, Constexpr<int> m_blocks) {
+                    kernels::gemm_small_m_mma::kernel(kernels::gemm_small_m_mma::Config{.warps = warps, .unroll = unroll, .m_blocks = m_blocks},
+                                                      a, b, c, kernels::Identity{}, silu_glu(gated));
                   }};
   return k;
 }
 
 /// C (m x n) = A B^T with B's `b_rows` rows (2 n with `gated`) by each few-row kernel: the FMA
-/// one and the tensor-core one at each (warps, unroll); GB/s of B, A and C moved once.
+/// one (up to 8 rows) and the tensor-core one at each (warps, unroll); past 8 rows, also
+/// kernels::gemm; GB/s of B, A and C moved once.
 void time_few_rows(const Device& gpu, int64_t m, int64_t b_rows, int64_t k, bool gated) {
   const int64_t n = gated ? b_rows / 2 : b_rows;
   const double bytes = 2.0 * double(b_rows * k + m * k + m * n);
@@ -188,20 +191,30 @@ void time_few_rows(const Device& gpu, int64_t m, int64_t b_rows, int64_t k, bool
   auto c = gpu.alloc<bf16>(size_t(m * n));
   char what[96];
   std::snprintf(what, sizeof what, "few rows %lld x %lld x %lld%s", (long long)m, (long long)b_rows, (long long)k, gated ? " glu" : "");
-  const kernels::gemm_small_m::Config fma{.m = int(m), .rows = 2};
-  const double fma_ms = bench::median_gpu_ms_rotated(
-      [&](int s) {
-        fma_few_rows()(gpu, kernels::gemm_small_m::launch(n, fma, gated), a.view({m, k}), b[size_t(s)].view({b_rows, k}), c.view({m, n}), gated,
-                       int(m));
-      },
-      sets, 30);
-  report((std::string(what) + " fma").c_str(), bytes, fma_ms);
+  if (m <= kernels::gemm_small_m::Config::max_m) {
+    const kernels::gemm_small_m::Config fma{.m = int(m), .rows = 2};
+    const double fma_ms = bench::median_gpu_ms_rotated(
+        [&](int s) {
+          fma_few_rows()(gpu, kernels::gemm_small_m::launch(n, fma, gated), a.view({m, k}), b[size_t(s)].view({b_rows, k}), c.view({m, n}),
+                         gated, int(m));
+        },
+        sets, 30);
+    report((std::string(what) + " fma").c_str(), bytes, fma_ms);
+  } else {
+    kernels::GemmOptions options;
+    if (gated) options.glu = kernels::Activation::silu;
+    const double ms = bench::median_gpu_ms_rotated(
+        [&](int s) { kernels::gemm(gpu, a.view({m, k}), b[size_t(s)].view({b_rows, k}), c.view({m, n}), options); }, sets, 30);
+    report((std::string(what) + " kernels::gemm").c_str(), bytes, ms);
+  }
+  const int m_blocks = kernels::gemm_small_m_mma::Config::m_blocks_for(m);
   for (auto [warps, unroll] : {std::pair{4, 4}, {8, 2}, {8, 4}, {4, 8}, {16, 2}}) {
-    const kernels::gemm_small_m_mma::Config config{.warps = warps, .unroll = unroll};
+    if (warps * m_blocks > 96) continue;  // the warps' sums would not fit the kernel's shared memory
+    const kernels::gemm_small_m_mma::Config config{.warps = warps, .unroll = unroll, .m_blocks = m_blocks};
     const double ms = bench::median_gpu_ms_rotated(
         [&](int s) {
           mma_few_rows()(gpu, kernels::gemm_small_m_mma::launch(n, config, gated), a.view({m, k}), b[size_t(s)].view({b_rows, k}),
-                         c.view({m, n}), gated, warps, unroll);
+                         c.view({m, n}), gated, warps, unroll, m_blocks);
         },
         sets, 30);
     report((std::string(what) + " mma w" + std::to_string(warps) + " u" + std::to_string(unroll)).c_str(), bytes, ms);
@@ -219,8 +232,9 @@ int main(int argc, char** argv) {
   const bool prefill_only = argc > 1 && std::string(argv[1]) == "prefill";
   if (argc > 1 && std::string(argv[1]) == "few-rows") {
     // Qwen3-8B's decode projections: qkv (6144 x 4096), o (4096 x 4096), gate/up with SiLU·mul
-    // (24576 x 4096), down (4096 x 12288).
-    for (int64_t m : {1, 2, 3, 4, 8}) {
+    // (24576 x 4096), down (4096 x 12288). `few-rows wide`: batches 16, 32 and 64.
+    const bool wide = argc > 2 && std::string(argv[2]) == "wide";
+    for (int64_t m : wide ? std::vector<int64_t>{16, 32, 64} : std::vector<int64_t>{1, 2, 3, 4, 8}) {
       time_few_rows(gpu, m, 6144, 4096, false);
       time_few_rows(gpu, m, 4096, 4096, false);
       time_few_rows(gpu, m, 24576, 4096, true);

@@ -1,5 +1,6 @@
 // kernels::gemm for a few rows of bf16 or f16 A on the tensor cores (gemm/small_m_mma.hpp), on
-// every target from sm_80: one kernel per element types for every M up to 8, traced with the
+// every target from sm_80: one kernel per element types and blocks of 8 rows of A (M up to 8
+// through kernels::gemm, where it competes with the FMA form; the kernel takes up to 64), traced with the
 // plain store or the call's epilogue, with glu, and waiting for the kernel before it where the
 // call asks for programmatic dependent launch on sm_90 and newer. small_m.cpp decides when it
 // runs instead of the FMA kernel.
@@ -22,11 +23,12 @@ template <class T, class TC>
 auto& small_m_mma_kernel() {
   static Kernel k{std::string("cutejit_gemm_small_m_mma_") + element_name<T>() + output_suffix<T, TC>(),
                   [](Tensor<T> a, Tensor<T> b, Tensor<TC> c, Tensor<TC> bias, Tensor<f32> scale_a, Tensor<f32> scale_b, Value<f32> alpha,
-                     Value<f32> beta, Constexpr<int> epilogue, Constexpr<int> fusion, Constexpr<bool> dependent) {
+                     Value<f32> beta, Constexpr<int> epilogue, Constexpr<int> fusion, Constexpr<int> m_blocks, Constexpr<bool> dependent) {
                     const gemm_small_m::Fusion fused = gated_fusion(int(fusion));
-                    if (int(epilogue) == 0) gemm_small_m_mma::kernel(Config{}, a, b, c, Identity{}, fused, dependent);
+                    const Config config{.m_blocks = m_blocks};
+                    if (int(epilogue) == 0) gemm_small_m_mma::kernel(config, a, b, c, Identity{}, fused, dependent);
                     else
-                      gemm_small_m_mma::kernel(Config{}, a, b, c, LinearEpilogue<TC>{c, bias, scale_a, scale_b, alpha, beta, int(epilogue)},
+                      gemm_small_m_mma::kernel(config, a, b, c, LinearEpilogue<TC>{c, bias, scale_a, scale_b, alpha, beta, int(epilogue)},
                                                fused, dependent);
                   }};
   return k;
@@ -43,7 +45,7 @@ auto with_kernel(const GemmProblem& p, F&& f) {
 
 bool gemm_small_m_mma_fits(const GemmProblem& p) {
   const bool glu = p.fusion & fusion_glu;
-  return p.m >= 1 && p.m <= Config::max_m && p.a_major == Major::k && p.b_major == Major::k &&
+  return p.m >= 1 && p.m <= gemm_small_m::Config::max_m && p.a_major == Major::k && p.b_major == Major::k &&
          (p.ab == DType::bf16 || p.ab == DType::f16) && !(p.fusion & fusion_norm) && p.k % Config::chunk == 0 &&
          p.n % Config::columns_per_cta(glu) == 0;
 }
@@ -55,14 +57,15 @@ PreparedLaunch gemm_small_m_mma_prepare(const Device& device, const GemmProblem&
     launch.stream = p.stream;
     launch.where = p.where;
     return kernel.prepare(device, launch, typed<T>(p.a), typed<T>(p.b), typed<TC>(p.c), typed<TC>(p.bias), p.scale_a, p.scale_b, p.alpha,
-                          p.beta, p.epilogue, p.fusion, Constexpr<bool>{dependent});
+                          p.beta, p.epilogue, p.fusion, Constexpr<int>{Config::m_blocks_for(p.m)}, Constexpr<bool>{dependent});
   });
 }
 
 CompiledKernel gemm_small_m_mma_compile(const Target& target, const GemmProblem& p) {
   return with_kernel(p, [&]<class T, class TC>(auto& kernel) {
     return kernel.compile(target, typed<T>(p.a), typed<T>(p.b), typed<TC>(p.c), typed<TC>(p.bias), p.scale_a, p.scale_b, p.alpha, p.beta,
-                          p.epilogue, p.fusion, Constexpr<bool>{dependent_launch(target, p.programmatic_dependent_launch)});
+                          p.epilogue, p.fusion, Constexpr<int>{Config::m_blocks_for(p.m)},
+                          Constexpr<bool>{dependent_launch(target, p.programmatic_dependent_launch)});
   });
 }
 

@@ -1,18 +1,21 @@
 // The few-row GEMM on the tensor cores: C (M x N) = A (M x K) * B (B given as N x K), both
-// K-major, M up to 8, A and B bf16 or f16, C bf16 or f16, products and sums in f32. It does
-// what small_m.hpp does (read B once, at the memory's pace) for the batches where that kernel's
-// f32 FMAs, M of them for every weight, set the pace instead (M of 4 to 8).
+// K-major, M up to 8 a block of A's rows times `m_blocks` (up to 64), A and B bf16 or f16, C
+// bf16 or f16, products and sums in f32. It does what small_m.hpp does (read B once, at the
+// memory's pace) for the batches where that kernel's f32 FMAs, M of them for every weight, set
+// the pace instead (M of 4 to 8), and for batches where a 128-row tile of the wide GEMM leaves
+// most multiprocessors idle (N / tile_n CTAs).
 //
-// One mma.sync m16n8k16 per 16 x 16 block of B, transposed: B's rows are the atom's A (M = 16
-// rows of B) and A's rows its B (N = 8, the batch; rows of A past M read as zeros and are not
-// stored), so C^T = B A^T comes out of the accumulators.
+// One mma.sync m16n8k16 per 16 x 16 block of B and 8 rows of A, transposed: B's rows are the
+// atom's A (M = 16 rows of B) and A's rows its B (N = 8 of the batch, `m_blocks` atoms side by
+// side; rows of A past M read as zeros and are not stored), so C^T = B A^T comes out of the
+// accumulators.
 //   - A CTA owns 16 rows of B (16 columns of C); its `warps` warps share K, chunk by chunk (32
 //     values of K a chunk), and add their accumulators through shared memory at the end.
 //   - K is read in a permuted order, the same for both operands (a dot product does not care
 //     in which order it sums): lane (g, t) of the atom owns K values 2t, 2t+1, 2t+8 and 2t+9 of
 //     each k16 block, so the tiled MMA's K (two blocks, 32 values) is permuted by
 //     (2,4,2,2):(1,8,2,4), which sends lane t's eight values of a row to K 8t to 8t+7 of the
-//     chunk: one 16-byte load a row, for B's rows g and g + 8 and for A's row g.
+//     chunk: one 16-byte load a row, for B's rows g and g + 8 and for A's rows g, g + 8, ...
 //   - `unroll` chunks of B a warp are loaded before any is multiplied.
 //   - `gated` (Fusion::gated of small_m.hpp): B = [W; V] and C has N/2 columns,
 //     C = gate(A W^T) * (A V^T). A CTA's 16 rows are 8 of W and the same 8 of V (rows g and
@@ -37,10 +40,14 @@ namespace cutejit::kernels::gemm_small_m_mma {
 /// (4 KB a warp, about 16 warps at N = 4096): within 2% of the best of five (warps, unroll)
 /// counts at each of Qwen3-8B's decode projections from M = 3 (H100, 2026-12-07).
 struct Config {
-  int warps = 8;   ///< warps of a CTA, each a share of K
-  int unroll = 4;  ///< chunks of B a warp loads before it multiplies any
-  static constexpr int rows = 16, chunk = 32, max_m = gemm_small_m::Config::max_m;
+  int warps = 8;     ///< warps of a CTA, each a share of K
+  int unroll = 4;    ///< chunks of B a warp loads before it multiplies any
+  int m_blocks = 1;  ///< blocks of 8 rows of A: M up to 8 m_blocks
+  static constexpr int rows = 16, chunk = 32, block_m = 8, max_m_blocks = 8;
   constexpr int threads() const { return 32 * warps; }
+  constexpr int max_m() const { return block_m * m_blocks; }
+  /// The fewest blocks of A's rows that hold m rows.
+  static constexpr int m_blocks_for(int64_t m) { return int((m + block_m - 1) / block_m); }
   /// Columns of C a CTA makes: its 16 rows of B, or with `gated` 8 (8 rows of W, 8 of V).
   static constexpr int columns_per_cta(bool gated) { return gated ? rows / 2 : rows; }
 };
@@ -62,7 +69,15 @@ CUTEJIT_LOCAL void kernel(const Config& config, const Tensor<T>& a, const Tensor
                           const gemm_small_m::Fusion& fusion = {}, bool dependent = false) {
   static_assert(std::is_same_v<T, bf16> || std::is_same_v<T, f16>, "the tensor-core few-row GEMM takes bf16 or f16 operands");
   if (fusion.norm) throw Error("error: the tensor-core few-row GEMM does not fuse the norm (small_m.hpp's kernel does)");
-  const int W = config.warps, U = config.unroll;
+  if (config.m_blocks < 1 || config.m_blocks > Config::max_m_blocks)
+    throw Error("error: the tensor-core few-row GEMM takes 1 to " + std::to_string(Config::max_m_blocks) + " blocks of " +
+                std::to_string(Config::block_m) + " rows of A, not " + std::to_string(config.m_blocks));
+  // The warps' sums meet in static shared memory: 4 m_blocks values a lane, f32.
+  if (int64_t(16) * config.m_blocks * 32 * config.warps > 48 * 1024)
+    throw Error("error: the tensor-core few-row GEMM adds its warps' sums in 48 KB of shared memory: " + std::to_string(config.warps) +
+                " warps of " + std::to_string(config.m_blocks) + " blocks of A's rows need " +
+                std::to_string(16 * config.m_blocks * 32 * config.warps) + " bytes; use fewer warps (warps x blocks at most 96)");
+  const int W = config.warps, U = config.unroll, MA = config.max_m();
   const bool gated = fusion.gated;
   block_shape(config.threads());
   Int lane = thread_idx().x % 32, warp = thread_idx().x / 32;
@@ -78,9 +93,9 @@ CUTEJIT_LOCAL void kernel(const Config& config, const Tensor<T>& a, const Tensor
   Int first_row = tile * Config::columns_per_cta(gated);
   Tensor<T> gB = make_tensor(b.pointer_at({first_row, Int(0)}), Layout(IntTuple{IntTuple{8, 2}, Config::chunk, chunks},
                                                                          IntTuple{IntTuple{ld, second_half}, 1, Config::chunk}));
-  // A's 8 rows (those past M predicated off) as (row, K in the chunk, chunk).
-  Tensor<T> gA = local_tile(a, IntTuple{8, Config::chunk}, IntTuple{0, _});
-  CoordTensor cA = local_tile(make_identity_tensor(a.shape()), IntTuple{8, Config::chunk}, IntTuple{0, _});
+  // A's first 8 m_blocks rows (those past M predicated off) as (row, K in the chunk, chunk).
+  Tensor<T> gA = local_tile(a, IntTuple{MA, Config::chunk}, IntTuple{0, _});
+  CoordTensor cA = local_tile(make_identity_tensor(a.shape()), IntTuple{MA, Config::chunk}, IntTuple{0, _});
 
   // Chunk `i` of B into the atom's A fragments: per row (g, then g + 8), eight values of K side
   // by side, one 16-byte load.
@@ -93,14 +108,15 @@ CUTEJIT_LOCAL void kernel(const Config& config, const Tensor<T>& a, const Tensor
     }
     return f;
   };
-  // Chunk `i` of A into the atom's B fragment: row g's eight values of K, zeros past M.
+  // Chunk `i` of A into the atoms' B fragments: rows g, g + 8, ...: eight values of K each,
+  // zeros past M.
   auto load_a = [&](const Int& i) {
-    Tensor<T> f = thr.partition_fragment_B({8, Config::chunk});
+    Tensor<T> f = thr.partition_fragment_B({MA, Config::chunk});
     for (int64_t v = 0; v < size(f.layout()).value(); ++v) f(IntTuple(v)) = Value<T>(0.0f);
     copy_if(thr.partition_B(cA(_, _, i)), a.shape(), thr.partition_B(gA(_, _, i)), f);
     return f;
   };
-  Tensor<f32> acc = thr.partition_fragment_C({Config::rows, 8});
+  Tensor<f32> acc = thr.partition_fragment_C({Config::rows, MA});
   for (int64_t v = 0; v < size(acc.layout()).value(); ++v) acc(IntTuple(v)) = 0.0f;
 
   // Rounds of U chunks a warp, the warps' chunks interleaved: chunk (r + u) W + warp.
@@ -135,9 +151,10 @@ CUTEJIT_LOCAL void kernel(const Config& config, const Tensor<T>& a, const Tensor
   if_(warp == 0, [&] {
     for (int w = 1; w < W; ++w)
       for (int64_t v = 0; v < size(acc.layout()).value(); ++v) acc(IntTuple(v)) = F32(acc(IntTuple(v))) + F32(partial(IntTuple(v), lane, w));
-    // (row of the CTA's 16, row of A) of each accumulator, as (rows g and g + 8) x (two rows of A).
+    // (row of the CTA's 16, row of A) of each accumulator, as (rows g and g + 8) x (two rows of
+    // A in each block of 8).
     Tensor<f32> sums = accumulator_rowcol(tiled, acc);
-    CoordTensor at = accumulator_rowcol(tiled, thr.partition_C(make_identity_tensor(IntTuple{Config::rows, 8})));
+    CoordTensor at = accumulator_rowcol(tiled, thr.partition_C(make_identity_tensor(IntTuple{Config::rows, MA})));
     auto store = [&](const F32& value, const IntTuple& where, const Int& column0) {
       Int m = coordinate<1>(where), col = column0 + coordinate<0>(where);
       if_(m < a.shape(0), [&] {
