@@ -2,8 +2,8 @@
 // K-major, M up to 8 a block of A's rows times `m_blocks` (up to 64), A and B bf16 or f16, C
 // bf16 or f16, products and sums in f32. It does what small_m.hpp does (read B once, at the
 // memory's pace) for the batches where that kernel's f32 FMAs, M of them for every weight, set
-// the pace instead (M of 4 to 8), and for batches where a 128-row tile of the wide GEMM leaves
-// most multiprocessors idle (N / tile_n CTAs).
+// the pace instead (M of 4 to 8). Past 8 rows it is meant for the batches where a 128-row tile
+// of the wide GEMM leaves most multiprocessors idle (N / tile_n CTAs); not yet timed there.
 //
 // One mma.sync m16n8k16 per 16 x 16 block of B and 8 rows of A, transposed: B's rows are the
 // atom's A (M = 16 rows of B) and A's rows its B (N = 8 of the batch, `m_blocks` atoms side by
