@@ -65,14 +65,15 @@ inline void write_bytes(const std::filesystem::path& p, const std::string& bytes
 }
 
 /// Starts this test program again with `args` (e.g. a hidden test's tag); returns its pid.
-inline pid_t spawn_self(const std::vector<std::string>& args) {
+/// `actions`, if given, rearranges its file descriptors (posix_spawn's file actions).
+inline pid_t spawn_self(const std::vector<std::string>& args, const posix_spawn_file_actions_t* actions = nullptr) {
   std::vector<std::string> words{std::filesystem::read_symlink("/proc/self/exe").string()};
   words.insert(words.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (auto& w : words) argv.push_back(w.data());
   argv.push_back(nullptr);
   pid_t pid = 0;
-  if (posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ) != 0) return -1;
+  if (posix_spawn(&pid, argv[0], actions, nullptr, argv.data(), environ) != 0) return -1;
   return pid;
 }
 
@@ -85,11 +86,6 @@ struct SelfRun {
 /// Runs this test program again with `args` and waits for it, its output through a pipe: a
 /// child under a file-size limit must not write to an inherited stdout that is a file.
 inline SelfRun run_self(const std::vector<std::string>& args) {
-  std::vector<std::string> words{std::filesystem::read_symlink("/proc/self/exe").string()};
-  words.insert(words.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& w : words) argv.push_back(w.data());
-  argv.push_back(nullptr);
   int fds[2];
   if (pipe(fds) != 0) return {-1, "pipe failed"};
   posix_spawn_file_actions_t actions;
@@ -97,8 +93,7 @@ inline SelfRun run_self(const std::vector<std::string>& args) {
   posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
   posix_spawn_file_actions_adddup2(&actions, fds[1], 2);
   posix_spawn_file_actions_addclose(&actions, fds[0]);
-  pid_t pid = 0;
-  const int spawned = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  const pid_t pid = spawn_self(args, &actions);
   posix_spawn_file_actions_destroy(&actions);
   close(fds[1]);
   SelfRun run;
@@ -108,7 +103,7 @@ inline SelfRun run_self(const std::vector<std::string>& args) {
     else if (errno != EINTR) break;
   }
   close(fds[0]);
-  if (spawned != 0) return {-1, "posix_spawn failed"};
+  if (pid < 0) return {-1, "posix_spawn failed"};
   if (waitpid(pid, &run.status, 0) != pid) run.status = -1;
   return run;
 }
