@@ -23,7 +23,8 @@ namespace mma = kernels::gemm_small_m_mma;
 /// C = A B^T, or with `gated` C = silu(A W^T) * (A V^T) for B = [W; V]; then an epilogue that
 /// adds (row - col) / 64, so that a value stored at another row or column shows.
 auto& few_rows_kernel() {
-  static Kernel k{"test_small_m_mma_blocks", [](Tensor<bf16> a, Tensor<bf16> b, Tensor<bf16> c, Constexpr<int> m_blocks, Constexpr<bool> gated) {
+  static Kernel k{"test_small_m_mma_blocks", [](Tensor<bf16> a, Tensor<bf16> b, Tensor<bf16> c, Constexpr<int> m_blocks,
+                                                Constexpr<bool> gated) {
                     kernels::gemm_small_m::Fusion fusion;
                     fusion.gated = gated;
                     if (gated) fusion.gate = [](const F32& x) { return x / (1.0f + exp(-x)); };
@@ -53,7 +54,7 @@ double run(const Device& gpu, int64_t m, int64_t b_rows, int64_t k, bool gated) 
   double worst = 0, largest = 0;
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
-      const double x = gated ? dot(i, j) / (1 + std::exp(-dot(i, j))) * dot(i, n + j) : dot(i, j);
+      const double w = dot(i, j), x = gated ? w / (1 + std::exp(-w)) * dot(i, n + j) : w;
       const double want = x + double(i - j) / 64, g = value(got[size_t(i * n + j)]);
       if (std::isnan(g)) return INFINITY;
       worst = std::max(worst, std::abs(g - want));
@@ -64,7 +65,8 @@ double run(const Device& gpu, int64_t m, int64_t b_rows, int64_t k, bool gated) 
 
 }  // namespace
 
-TEST_CASE("the tensor-core few-row GEMM takes up to 8 blocks of 8 rows of A and matches a float64 product", "[gpu][kernels][sm100][sm120]") {
+TEST_CASE("the tensor-core few-row GEMM takes up to 8 blocks of 8 rows of A and matches a float64 product",
+          "[gpu][kernels][sm100][sm120]") {
   Device gpu;
   INFO(gpu.target().name());
   // One block and each count past it, full and ragged (rows of the last block past M are read
@@ -77,6 +79,8 @@ TEST_CASE("the tensor-core few-row GEMM takes up to 8 blocks of 8 rows of A and 
 
 TEST_CASE("the tensor-core few-row GEMM refuses more than 8 blocks of A's rows", "[kernels]") {
   auto t = [](std::initializer_list<int64_t> shape) { return DeviceTensor<bf16>::for_compile(shape); };
-  CHECK_THAT(test::error_of([&] { few_rows_kernel().compile(Target::parse("sm_90a"), t({72, 64}), t({16, 64}), t({72, 16}), Constexpr<int>{9}, Constexpr<bool>{false}); }),
-             Catch::Contains("1 to 8 blocks of 8 rows of A, not 9"));
+  auto nine_blocks = [&] {
+    few_rows_kernel().compile(Target::parse("sm_90a"), t({72, 64}), t({16, 64}), t({72, 16}), Constexpr<int>{9}, Constexpr<bool>{false});
+  };
+  CHECK_THAT(test::error_of(nine_blocks), Catch::Contains("1 to 8 blocks of 8 rows of A, not 9"));
 }
