@@ -91,9 +91,9 @@ class Model {
   /// kernel by kernel each time; both compute the same logits, bit for bit.
   void use_graphs(bool on) { use_graphs_ = on, graphs_.clear(); }
   /// Whether a pass of a few tokens fuses each norm into the projection that reads it and
-  /// SiLU·mul into the gate/up projection (gemm's rmsnorm_a and glu; the default), and a pass
-  /// of more than gemm_fusion_max_m tokens SiLU·mul where the GEMM takes it (sm_90a), or runs
-  /// them as kernels of their own: for measuring what the fusions save.
+  /// SiLU·mul into the gate/up projection (gemm's rmsnorm_a and glu; the default), and a larger
+  /// pass SiLU·mul where the GEMM takes it (kernels::gemm_fuses_glu), or runs them as kernels of
+  /// their own: for measuring what the fusions save.
   void use_fusions(bool on) { use_fusions_ = on, graphs_.clear(); }
   /// Whether a decode step's projections, split and attention are launched with programmatic
   /// dependent launch (sm_90 and newer; the default), each kernel's blocks scheduled once the

@@ -299,6 +299,42 @@ TEST_CASE("kernels::gemm for 3 to 8 rows of bf16 or f16 A runs on the tensor cor
   CHECK(run_case(gpu, {.m = 3, .n = 2 * 24, .k = 64, .beta = 1, .bias = true, .glu = Activation::silu}) < 1e-2);
 }
 
+TEST_CASE("kernels::gemm for 9 to 16 rows of bf16 or f16 A runs the few-row tensor-core kernel and matches a float64 product",
+          "[gpu][kernels][sm100][sm120]") {
+  Device gpu;
+  INFO(gpu.target().name());
+  // One block of A's rows and a row more, the second block partly filled, both full.
+  CHECK(run_case(gpu, {.m = 9, .n = 64, .k = 64}) < 1e-2);
+  CHECK(run_case(gpu, {.m = 13, .n = 1040, .k = 1056, .beta = 1, .bias = true, .activation = Activation::silu}) < 1e-2);
+  CHECK(run_case(gpu, {.m = 16, .n = 272, .k = 96, .alpha = 0.5f, .pad = 16}) < 1e-2);
+  CHECK(run_case<f16>(gpu, {.m = 12, .n = 128, .k = 288, .alpha = 2, .bias = true}) < 1e-2);
+  CHECK(run_case(gpu, {.m = 15, .n = 64, .k = 64, .hook = 1}) < 1.0 / 128);
+  // The gated unit: W's 8 rows and V's 8 in one atom, for each block of A's rows.
+  CHECK(run_case(gpu, {.m = 11, .n = 2 * 520, .k = 1056, .glu = Activation::silu}) < 1e-2);
+  CHECK(run_case(gpu, {.m = 16, .n = 2 * 24, .k = 64, .beta = 1, .bias = true, .glu = Activation::gelu_tanh}) < 1e-2);
+}
+
+TEST_CASE("kernels::gemm_compile gives 9 to 16 rows of K-major A the few-row tensor-core kernel on every target, and 17 the wide one",
+          "[unit][kernels]") {
+  static_assert(kernels::gemm_few_rows_max_m == 16);
+  auto a = DeviceTensor<bf16>::for_compile({16, 512}), b = DeviceTensor<bf16>::for_compile({384, 512});
+  auto c = DeviceTensor<bf16>::for_compile({16, 384});
+  auto a17 = DeviceTensor<bf16>::for_compile({17, 512}), c17 = DeviceTensor<bf16>::for_compile({17, 384});
+  for (const char* t : {"sm_80", "sm_90a", "sm_100a", "sm_120a"}) {
+    INFO(t);
+    const std::vector<CompiledKernel> few = kernels::gemm_compile(Target::parse(t), a, b, c);
+    REQUIRE(few.size() == 1);
+    CHECK(test::contains(few[0].ptx, "mma.sync.aligned.m16n8k16"));
+    CHECK_FALSE(test::contains(few[0].ptx, "wgmma"));
+    CHECK_FALSE(test::contains(few[0].ptx, "tcgen05"));
+  }
+  CHECK(test::contains(kernels::gemm_compile(Target::parse("sm_90a"), a17, b, c17).at(0).ptx, "wgmma.mma_async"));
+  CHECK(test::contains(kernels::gemm_compile(Target::parse("sm_100a"), a17, b, c17).at(0).ptx, "tcgen05.mma"));
+  // A K that is not a multiple of the kernel's 32-value chunk takes the architecture's kernel.
+  auto a_odd = DeviceTensor<bf16>::for_compile({16, 520}), b_odd = DeviceTensor<bf16>::for_compile({384, 520});
+  CHECK(test::contains(kernels::gemm_compile(Target::parse("sm_90a"), a_odd, b_odd, c).at(0).ptx, "wgmma.mma_async"));
+}
+
 TEST_CASE("kernels::gemm fuses an RMSNorm of A's rows and a gated linear unit for up to 8 rows of A", "[gpu][kernels][sm100][sm120]") {
   Device gpu;
   INFO(gpu.target().name());
@@ -324,7 +360,7 @@ TEST_CASE("kernels::gemm fuses a gated linear unit for any M on sm_90a, and refu
     auto a = gpu.upload(random_values<bf16>(136 * 64, 6)), b = gpu.upload(random_values<bf16>(128 * 64, 7));
     auto c = gpu.upload(std::vector<bf16>(136 * 64, bf16(1.0f)));
     CHECK_THAT(test::error_of([&] { kernels::gemm(gpu, a.view({136, 64}), b.view({128, 64}), c.view({136, 64}), {.glu = Activation::silu}); }),
-               Contains("test_gemm_gpu.cpp:") && Contains("glu is fused for M up to 8") && Contains("on " + gpu.target().name()));
+               Contains("test_gemm_gpu.cpp:") && Contains("glu is fused for M up to 16") && Contains("on " + gpu.target().name()));
     CHECK(float(c.to_host()[0]) == 1.0f);  // nothing written
     return;
   }

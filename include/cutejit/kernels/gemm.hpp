@@ -40,7 +40,7 @@
  * C = act(A W^T) * (A V^T) with half of B's rows as columns (SwiGLU with silu). They pay at
  * M = 1 or 2, where the kernel waits on the weights; at M = 8 the norm's arithmetic costs more
  * than the launch it saves (docs/kernels.md has the figures); from 3 rows glu alone is fused
- * on the tensor cores. On sm_90a glu is fused for any M
+ * on the tensor cores, up to gemm_few_rows_max_m rows. On sm_90a glu is fused for any M
  * too (the wgmma kernel pairs W's and V's rows in each tile), which saves writing and reading
  * back A [W; V]^T; gemm_fuses_glu says where.
  *
@@ -49,11 +49,12 @@
  *     columns wide, the narrower ones when the wide tiles would not fill the GPU;
  *   - sm_100a, sm_103a: the persistent tcgen05 GEMM (sm100.hpp), A and B K-major;
  *   - sm_80, sm_86, sm_89, sm_120a, sm_121a: the multistage mma.sync GEMM (sm80.hpp);
- *   - up to gemm_fusion_max_m rows of A, K-major: the few-row kernels on all, which read B
- *     once at the memory's pace: with f32 FMAs (small_m.hpp) for 1 or 2 rows, for FP8, with
- *     rmsnorm_a, or where N or K does not suit the other; on the tensor cores (mma.sync,
- *     small_m_mma.hpp) for 3 to 8 rows of bf16 or f16 with N a multiple of 16 (8 for C's
- *     columns with glu) and K of 32.
+ *   - up to gemm_few_rows_max_m rows of A, K-major: the few-row kernels on all, which read B
+ *     once at the memory's pace: with f32 FMAs (small_m.hpp) for 1 or 2 rows, and up to
+ *     gemm_fusion_max_m for FP8, with rmsnorm_a, or where N or K does not suit the other; on
+ *     the tensor cores (mma.sync, small_m_mma.hpp) for 3 to gemm_few_rows_max_m rows of bf16 or
+ *     f16 with N a multiple of 16 (8 for C's columns with glu) and K of 32. Past 8 rows, the
+ *     wide kernels' grid of N / tile_n CTAs is too small to stream B (64 at N = 4096).
  * Other targets (and FP8 before sm_89) are an Error that names them. Every mistake (shapes that
  * disagree, strides the kernels cannot read, misaligned memory, a bias not of C's type) is an
  * Error at the caller's line, and nothing is written.
@@ -92,11 +93,19 @@ struct RmsNorm {
   float eps = 1e-6f;
 };
 
-/// The most rows of A for which rmsnorm_a and glu are fused (the few-row kernel's M).
+/// The most rows of A for which rmsnorm_a is fused (the FMA few-row kernel's M).
 inline constexpr int64_t gemm_fusion_max_m = 8;
 
-/// Whether gemm takes GemmOptions::glu for M rows of A on `target` (bf16, A and B K-major): for
-/// M up to gemm_fusion_max_m on every target, and for any M on sm_90a.
+/// The most rows of A the few-row kernels take (the tensor-core one past gemm_fusion_max_m),
+/// and so the most for which glu is fused on every target. 16: where a whole decode step was
+/// measured (Qwen3-8B at batch 16 on an H100: 0.70x the step time with the wgmma GEMM, the
+/// kernel at its default 4 chunks in flight, where 2 run now, 1-4% faster alone); at 32 the
+/// kernel alone is faster too, but no step has run it with 2 chunks, and with 4 it was slower.
+inline constexpr int64_t gemm_few_rows_max_m = 16;
+
+/// Whether gemm takes GemmOptions::glu for M rows of A on `target` (bf16, A and B K-major, and
+/// past gemm_fusion_max_m rows K a multiple of 32): for M up to gemm_few_rows_max_m on every
+/// target, and for any M on sm_90a.
 bool gemm_fuses_glu(const Target& target, int64_t m);
 
 /// Dequantization scales in device memory (GemmOptions::scales), f32, rank 1 and contiguous:

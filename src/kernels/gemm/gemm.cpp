@@ -144,9 +144,10 @@ namespace {
 
 enum class Family { small_m, sm90, sm100, sm80 };
 
-/// The kernel for the target and problem: for up to 8 rows of K-major operands the bandwidth-
-/// bound small-M kernel on every target from sm_80; else wgmma on sm_90a, tcgen05 on the sm_100
-/// family (K-major operands), mma.sync on the rest from sm_80.
+/// The kernel for the target and problem: for up to gemm_few_rows_max_m rows of K-major
+/// operands the bandwidth-bound few-row kernels on every target from sm_80 (small_m.cpp says
+/// which); else wgmma on sm_90a, tcgen05 on the sm_100 family (K-major operands), mma.sync on
+/// the rest from sm_80.
 Family family_for(const Target& t, const detail::GemmProblem& p, const char* op) {
   detail::require(t.sm >= 80, op, "no kernel for " + t.name() + "; gemm runs on sm_80 and newer", p.where);
   detail::require(p.ab != DType::f8e4m3 || t.sm >= 89, op,
@@ -161,8 +162,9 @@ Family family_for(const Target& t, const detail::GemmProblem& p, const char* op)
                       detail::shape_of(p.b) + ": run kernels::rmsnorm before a plain gemm",
                   p.where);
   detail::require(!(p.fusion & detail::fusion_glu) || (sm90 && k_major), op,
-                  "glu is fused for M up to " + std::to_string(gemm_fusion_max_m) +
-                      " (the few-row kernel), and for any M on sm_90a, with a and b K-major; not for a " + detail::shape_of(p.a) +
+                  "glu is fused for M up to " + std::to_string(gemm_few_rows_max_m) +
+                      " (the few-row kernels; past " + std::to_string(gemm_fusion_max_m) +
+                      " rows K a multiple of 32), and for any M on sm_90a, with a and b K-major; not for a " + detail::shape_of(p.a) +
                       (p.a_major == Major::k ? "" : " M-major") + " a and " + (p.b_major == Major::k ? "" : "N-major ") + "b " +
                       detail::shape_of(p.b) + " on " + t.name() + ": run kernels::silu_mul after a plain gemm",
                   p.where);
@@ -215,7 +217,7 @@ std::vector<CompiledKernel> compile_for(const Target& target, const DeviceTensor
 
 }  // namespace
 
-bool gemm_fuses_glu(const Target& target, int64_t m) { return m <= gemm_fusion_max_m || (target.sm == 90 && target.arch_specific()); }
+bool gemm_fuses_glu(const Target& target, int64_t m) { return m <= gemm_few_rows_max_m || (target.sm == 90 && target.arch_specific()); }
 
 // The overloads of gemm.hpp, one per element types.
 #define CUTEJIT_GEMM_OVERLOADS(TA, TC)                                                                                                   \

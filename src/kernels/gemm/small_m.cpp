@@ -65,9 +65,11 @@ bool on_tensor_cores(const GemmProblem& p) { return p.m >= mma_from_m && gemm_sm
 
 }  // namespace
 
+/// This kernel up to 8 rows; past that only the tensor-core one.
 bool gemm_small_m_fits(const GemmProblem& p) {
   const int vec = p.ab == DType::f8e4m3 ? gemm_small_m::Config::vec<f8e4m3> : gemm_small_m::Config::vec<bf16>;
-  return p.m >= 1 && p.m <= gemm_small_m::Config::max_m && p.a_major == Major::k && p.b_major == Major::k && p.k % vec == 0;
+  return (p.m >= 1 && p.m <= gemm_small_m::Config::max_m && p.a_major == Major::k && p.b_major == Major::k && p.k % vec == 0) ||
+         gemm_small_m_mma_fits(p);
 }
 
 PreparedLaunch gemm_small_m_prepare(const Device& device, const GemmProblem& p) {

@@ -2,8 +2,11 @@
 // K-major, M up to 8 a block of A's rows times `m_blocks` (up to 64), A and B bf16 or f16, C
 // bf16 or f16, products and sums in f32. It does what small_m.hpp does (read B once, at the
 // memory's pace) for the batches where that kernel's f32 FMAs, M of them for every weight, set
-// the pace instead (M of 4 to 8). Past 8 rows it is meant for the batches where a 128-row tile
-// of the wide GEMM leaves most multiprocessors idle (N / tile_n CTAs); not yet timed there.
+// the pace instead (M of 4 to 8). Past 8 rows it serves the batches where a 128-row tile of the
+// wide GEMM leaves most multiprocessors idle (N / tile_n CTAs): on an H100 at Qwen3-8B's decode
+// projections, 1.5-2.3x faster than the wgmma GEMM at 16 rows and up to 1.8x at 32 (a tie on the
+// gated gate/up), but 1.5-2.3x slower at 64, where its mma.sync work, not B's bytes, sets the
+// pace (docs/kernels.md). kernels::gemm hands it up to gemm_few_rows_max_m rows.
 //
 // One mma.sync m16n8k16 per 16 x 16 block of B and 8 rows of A, transposed: B's rows are the
 // atom's A (M = 16 rows of B) and A's rows its B (N = 8 of the batch, `m_blocks` atoms side by
@@ -48,6 +51,14 @@ struct Config {
   constexpr int max_m() const { return block_m * m_blocks; }
   /// The fewest blocks of A's rows that hold m rows.
   static constexpr int m_blocks_for(int64_t m) { return int((m + block_m - 1) / block_m); }
+  /// What kernels::gemm runs for m rows: the defaults up to 8, then 2 chunks in flight a warp.
+  /// At 16 and 32 rows 8 warps and 2 chunks were the fastest of five (warps, unroll) counts on
+  /// each of Qwen3-8B's decode projections: 1-4% ahead of the defaults at 16, 18-31% at 32
+  /// (H100, 2026-12-07).
+  static constexpr Config for_m(int64_t m) {
+    const int blocks = m_blocks_for(m);
+    return {.warps = 8, .unroll = blocks == 1 ? 4 : 2, .m_blocks = blocks};
+  }
   /// Columns of C a CTA makes: its 16 rows of B, or with `gated` 8 (8 rows of W, 8 of V).
   static constexpr int columns_per_cta(bool gated) { return gated ? rows / 2 : rows; }
 };
