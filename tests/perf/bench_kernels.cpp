@@ -180,7 +180,8 @@ auto& mma_few_rows() {
 
 /// C (m x n) = A B^T with B's `b_rows` rows (2 n with `gated`) by each few-row kernel: the FMA
 /// one (up to 8 rows) and the tensor-core one at each (warps, unroll); past 8 rows, also
-/// kernels::gemm; GB/s of B, A and C moved once.
+/// kernels::gemm (this kernel up to gemm_few_rows_max_m rows, then the architecture's); GB/s
+/// of B, A and C moved once.
 void time_few_rows(const Device& gpu, int64_t m, int64_t b_rows, int64_t k, bool gated) {
   const int64_t n = gated ? b_rows / 2 : b_rows;
   const double bytes = 2.0 * double(b_rows * k + m * k + m * n);
