@@ -1,9 +1,9 @@
 // kernels::gemm for a few rows of bf16 or f16 A on the tensor cores (gemm/small_m_mma.hpp), on
 // every target from sm_80: one kernel per element types and blocks of 8 rows of A (gemm hands
-// it up to gemm_few_rows_max_m rows; the kernel takes up to 64), traced with the plain store or the call's
-// epilogue, with glu, and waiting for the kernel before it where the call asks for programmatic
-// dependent launch on sm_90 and newer. small_m.cpp decides when it runs instead of the FMA
-// kernel.
+// it up to gemm_few_rows_max_m rows; the kernel takes up to 64), traced with the plain store or
+// the call's epilogue, with glu, and waiting for the kernel before it where the call asks for
+// programmatic dependent launch on sm_90 and newer. small_m.cpp decides when it runs instead of
+// the FMA kernel.
 #include "cutejit/kernels/gemm/small_m_mma.hpp"
 
 #include <string>
