@@ -200,7 +200,12 @@ namespace cutejit {
 
 void device_assert(const Operand<bool>& cond, std::string_view message) {
   detail::Where w = cond.where;
-  std::string text = std::string(w.file_name()) + ":" + std::to_string(w.line()) + ": device assertion failed";
+  // The file by its name, as the cache key reads locations (jit/pipeline.cpp): its directory is
+  // spelled as each translation unit reached the file, and the message is in the kernel, so a
+  // path here would make one kernel two cache entries.
+  const std::string_view path = w.file_name();
+  const std::string_view file = path.substr(path.find_last_of('/') + 1);
+  std::string text = std::string(file) + ":" + std::to_string(w.line()) + ": device assertion failed";
   if (!message.empty()) text += ": " + std::string(message);
   if_(Value<bool>(detail::unary(detail::UnaryOp::bit_not, cond.id, w)), [&] {
     detail::Trace::current(w).add_assert_message(detail::emit_printf(text + "\n", {}, w));

@@ -120,7 +120,8 @@ void device_printf(std::string_view format, const Value<Ts>&... args) {
 }
 /// Aborts the kernel (and the CUDA context: later calls report an illegal instruction).
 inline void trap(detail::Where w = detail::Where::current()) { detail::trap(w); }
-/// Traps with a message naming the user's file:line when `cond` is false on any thread. In a
+/// Traps with a message naming the user's file (its name, without the directory) and line when
+/// `cond` is false on any thread. In a
 /// kernel that issues wgmma it traps without the message: printing is a call (vprintf), and
 /// ptxas serializes every wgmma of a function that makes one.
 void device_assert(const Operand<bool>& cond, std::string_view message = "");

@@ -14,6 +14,9 @@ namespace {
 /// The `index`th copy of the kernel below: 0 and 1 at the same line of scale.hpp in two
 /// directories, 2 at that line of a file of another name, 3 a line further down scale.hpp.
 cutejit::CompiledKernel compile_scale_copy(int index);
+/// The `index`th copy of a kernel with a device assertion, at the same line of checked.hpp in
+/// two directories.
+cutejit::CompiledKernel compile_checked_copy(int index);
 }  // namespace
 
 TEST_CASE("the cache key ignores the directory a kernel's file was reached through, not its name or lines", "[cache]") {
@@ -29,6 +32,21 @@ TEST_CASE("the cache key ignores the directory a kernel's file was reached throu
   CHECK(other_directory.ptx.find("/one/checkout/kernels/scale.hpp") != std::string::npos);
 }
 
+TEST_CASE("a device assertion's message names its file without the directory, so that the key does not depend on it either",
+          "[cache]") {
+  TempCache tmp;
+  const cutejit::CompiledKernel first = compile_checked_copy(0);
+  REQUIRE(first.cache_key.size() == 32);
+  const cutejit::CompiledKernel other_directory = compile_checked_copy(1);
+  CHECK(other_directory.cache_key == first.cache_key);
+  CHECK(other_directory.from_cache);
+  // The message, as the PTX holds its bytes.
+  std::string bytes;
+  for (char ch : std::string("checked.hpp:200: device assertion failed: one value a thread"))
+    bytes += (bytes.empty() ? "" : ", ") + std::to_string(int(ch));
+  CHECK(first.ptx.find("{" + bytes) != std::string::npos);
+}
+
 // Each copy's line sets the path and line its body is traced at; the four bodies are the same
 // text at the same column.
 namespace {
@@ -41,6 +59,10 @@ Kernel scale_1{"path_spelling_scale", [](Tensor<f32> x) { x(thread_idx().x) = x(
 Kernel scale_2{"path_spelling_scale", [](Tensor<f32> x) { x(thread_idx().x) = x(thread_idx().x) * 2.0f; }};
 #line 101 "../kernels/scale.hpp"
 Kernel scale_3{"path_spelling_scale", [](Tensor<f32> x) { x(thread_idx().x) = x(thread_idx().x) * 2.0f; }};
+#line 200 "/one/checkout/kernels/checked.hpp"
+Kernel checked_0{"path_spelling_checked", [](Tensor<f32> x) { device_assert(thread_idx().x < 128, "one value a thread"); x(thread_idx().x) = 1.0f; }};
+#line 200 "../kernels/checked.hpp"
+Kernel checked_1{"path_spelling_checked", [](Tensor<f32> x) { device_assert(thread_idx().x < 128, "one value a thread"); x(thread_idx().x) = 1.0f; }};
 
 CompiledKernel compile_scale_copy(int index) {
   const Target sm90 = Target::parse("sm_90a");
@@ -51,5 +73,9 @@ CompiledKernel compile_scale_copy(int index) {
     case 2: return scale_2.compile(sm90, x);
     default: return scale_3.compile(sm90, x);
   }
+}
+CompiledKernel compile_checked_copy(int index) {
+  const auto x = DeviceTensor<f32>::for_compile({128});
+  return index == 0 ? checked_0.compile(Target::parse("sm_90a"), x) : checked_1.compile(Target::parse("sm_90a"), x);
 }
 }  // namespace
