@@ -26,7 +26,7 @@ auto& small_m_mma_kernel() {
                   [](Tensor<T> a, Tensor<T> b, Tensor<TC> c, Tensor<TC> bias, Tensor<f32> scale_a, Tensor<f32> scale_b, Value<f32> alpha,
                      Value<f32> beta, Constexpr<int> epilogue, Constexpr<int> fusion, Constexpr<int> m_blocks, Constexpr<bool> dependent) {
                     const gemm_small_m::Fusion fused = gated_fusion(int(fusion));
-                    const Config config = Config::for_m(Config::block_m * int(m_blocks));
+                    const Config config = Config::for_blocks(int(m_blocks));
                     if (int(epilogue) == 0) gemm_small_m_mma::kernel(config, a, b, c, Identity{}, fused, dependent);
                     else
                       gemm_small_m_mma::kernel(config, a, b, c, LinearEpilogue<TC>{c, bias, scale_a, scale_b, alpha, beta, int(epilogue)},

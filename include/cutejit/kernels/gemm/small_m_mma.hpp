@@ -55,10 +55,9 @@ struct Config {
   /// At 16 and 32 rows 8 warps and 2 chunks were the fastest of five (warps, unroll) counts on
   /// each of Qwen3-8B's decode projections: 1-4% ahead of the defaults at 16, 18-31% at 32
   /// (H100, 2026-12-07).
-  static constexpr Config for_m(int64_t m) {
-    const int blocks = m_blocks_for(m);
-    return {.warps = 8, .unroll = blocks == 1 ? 4 : 2, .m_blocks = blocks};
-  }
+  static constexpr Config for_m(int64_t m) { return for_blocks(m_blocks_for(m)); }
+  /// The same, for `m_blocks` blocks of A's rows (what the traced kernel is specialized on).
+  static constexpr Config for_blocks(int m_blocks) { return {.warps = 8, .unroll = m_blocks == 1 ? 4 : 2, .m_blocks = m_blocks}; }
   /// Columns of C a CTA makes: its 16 rows of B, or with `gated` 8 (8 rows of W, 8 of V).
   static constexpr int columns_per_cta(bool gated) { return gated ? rows / 2 : rows; }
 };
