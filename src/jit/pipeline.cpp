@@ -45,7 +45,8 @@ std::string print(mlir::ModuleOp m) {
 /// unit reached it (`/src/app/k.hpp`, or `../app/k.hpp` under ccache's base_dir, or another
 /// build's directory), and the compiler copies a kernel's body into each unit that traces it,
 /// so with the paths in the key one program could trace one kernel as two entries, and a cache
-/// warmed by one binary would miss in another. The lines and columns stay in.
+/// warmed by one binary would miss in another. The lines and columns stay in. Locations held in
+/// the module's own attributes (where a cuda_function was declared) are read the same way.
 std::string key_bytecode(mlir::ModuleOp m) {
   mlir::OwningOpRef<mlir::ModuleOp> copy = m.clone();
   mlir::AttrTypeReplacer file_names;
@@ -53,6 +54,7 @@ std::string key_bytecode(mlir::ModuleOp m) {
     return mlir::FileLineColLoc::get(l.getContext(), llvm::sys::path::filename(l.getFilename().getValue()), l.getLine(), l.getColumn());
   });
   file_names.recursivelyReplaceElementsIn(*copy, /*replaceAttrs=*/false, /*replaceLocs=*/true, /*replaceTypes=*/false);
+  file_names.replaceElementsIn(*copy, /*replaceAttrs=*/true, /*replaceLocs=*/false, /*replaceTypes=*/false);
   std::string s;
   llvm::raw_string_ostream os(s);
   if (mlir::failed(mlir::writeBytecodeToFile(*copy, os))) return print(*copy);  // never seen; the text is a sound key too

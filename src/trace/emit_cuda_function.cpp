@@ -98,6 +98,11 @@ mlir::Value from_abi(Trace& t, mlir::Value v, DType d, const Where& w) {
 }
 
 std::string location_text(const Where& w) { return std::string(w.file_name()) + ":" + std::to_string(w.line()); }
+/// "file:line" of a declaration recorded on the module (by `record`).
+std::string declared_text(mlir::Attribute declared) {
+  if (auto l = mlir::dyn_cast<mlir::FileLineColLoc>(declared)) return l.getFilename().str() + ":" + std::to_string(l.getLine());
+  return "(unknown location)";
+}
 
 /// Records the call's wrapper on the module, in the program of its source and options, and
 /// returns the wrapper's symbol: one per distinct function and signature in this kernel.
@@ -141,7 +146,8 @@ std::string record(Trace& t, const CudaFunctionSpec& spec, const Where& w) {
   mlir::DictionaryAttr updated = b.getDictionaryAttr({
       b.getNamedAttr("source", b.getStringAttr(spec.source)),
       b.getNamedAttr("options", options_attr),
-      b.getNamedAttr("declared", old ? old.get("declared") : b.getStringAttr(location_text(spec.declared))),
+      // A location, not its text: the cache key reads a location's file by name alone.
+      b.getNamedAttr("declared", old ? old.get("declared") : mlir::Attribute(mlir::LocationAttr(t.loc(spec.declared)))),
       appended(old, "symbols", b.getStringAttr(symbol)),
       appended(old, "signatures", signature),
       appended(old, "wrappers", b.getStringAttr(wrapper(spec, symbol, w))),
@@ -200,7 +206,7 @@ std::vector<CudaProgram> cuda_programs(mlir::ModuleOp module) {
     auto dict = mlir::cast<mlir::DictionaryAttr>(p);
     out.push_back({mlir::cast<mlir::StringAttr>(dict.get("source")).getValue().str(), strings(dict.get("options")),
                    strings(dict.get("wrappers")), strings(dict.get("names")),
-                   mlir::cast<mlir::StringAttr>(dict.get("declared")).getValue().str()});
+                   declared_text(dict.get("declared"))});
   }
   return out;
 }

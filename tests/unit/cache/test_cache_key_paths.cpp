@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include "cache_test_support.hpp"
+#include "cutejit/dsl/cuda_function.hpp"
 
 using namespace cache_test;
 
@@ -17,6 +18,9 @@ cutejit::CompiledKernel compile_scale_copy(int index);
 /// The `index`th copy of a kernel with a device assertion, at the same line of checked.hpp in
 /// two directories.
 cutejit::CompiledKernel compile_checked_copy(int index);
+/// The `index`th copy of a kernel calling a cuda_function, each declared and called at the same
+/// lines of negate.hpp and calls_negate.hpp in two directories.
+cutejit::CompiledKernel compile_cuda_call_copy(int index);
 }  // namespace
 
 TEST_CASE("the cache key ignores the directory a kernel's file was reached through, not its name or lines", "[cache]") {
@@ -47,6 +51,15 @@ TEST_CASE("a device assertion's message names its file without the directory, so
   CHECK(first.ptx.find("{" + bytes) != std::string::npos);
 }
 
+TEST_CASE("where a cuda_function was declared is read by its file's name too", "[cache]") {
+  TempCache tmp;
+  const cutejit::CompiledKernel first = compile_cuda_call_copy(0);
+  REQUIRE(first.cache_key.size() == 32);
+  const cutejit::CompiledKernel other_directory = compile_cuda_call_copy(1);
+  CHECK(other_directory.cache_key == first.cache_key);
+  CHECK(other_directory.from_cache);
+}
+
 // Each copy's line sets the path and line its body is traced at; the four bodies are the same
 // text at the same column.
 namespace {
@@ -63,6 +76,14 @@ Kernel scale_3{"path_spelling_scale", [](Tensor<f32> x) { x(thread_idx().x) = x(
 Kernel checked_0{"path_spelling_checked", [](Tensor<f32> x) { device_assert(thread_idx().x < 128, "one value a thread"); x(thread_idx().x) = 1.0f; }};
 #line 200 "../kernels/checked.hpp"
 Kernel checked_1{"path_spelling_checked", [](Tensor<f32> x) { device_assert(thread_idx().x < 128, "one value a thread"); x(thread_idx().x) = 1.0f; }};
+#line 300 "/one/checkout/kernels/negate.hpp"
+const auto negate_0 = cuda_function<float(float)>("negate", "__device__ float negate(float x) { return -x; }");
+#line 300 "../kernels/negate.hpp"
+const auto negate_1 = cuda_function<float(float)>("negate", "__device__ float negate(float x) { return -x; }");
+#line 310 "/one/checkout/kernels/calls_negate.hpp"
+Kernel calls_0{"path_spelling_cuda_call", [](Tensor<f32> x) { x(thread_idx().x) = negate_0(x(thread_idx().x)); }};
+#line 310 "../kernels/calls_negate.hpp"
+Kernel calls_1{"path_spelling_cuda_call", [](Tensor<f32> x) { x(thread_idx().x) = negate_1(x(thread_idx().x)); }};
 
 CompiledKernel compile_scale_copy(int index) {
   const Target sm90 = Target::parse("sm_90a");
@@ -77,5 +98,9 @@ CompiledKernel compile_scale_copy(int index) {
 CompiledKernel compile_checked_copy(int index) {
   const auto x = DeviceTensor<f32>::for_compile({128});
   return index == 0 ? checked_0.compile(Target::parse("sm_90a"), x) : checked_1.compile(Target::parse("sm_90a"), x);
+}
+CompiledKernel compile_cuda_call_copy(int index) {
+  const auto x = DeviceTensor<f32>::for_compile({128});
+  return index == 0 ? calls_0.compile(Target::parse("sm_90a"), x) : calls_1.compile(Target::parse("sm_90a"), x);
 }
 }  // namespace
