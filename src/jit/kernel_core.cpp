@@ -1,5 +1,6 @@
 #include "cutejit/jit/kernel_core.hpp"
 
+#include <atomic>
 #include <cctype>
 #include <mutex>
 #include <shared_mutex>
@@ -29,8 +30,13 @@ struct DeviceKeyHash {
 }  // namespace
 
 struct KernelCore::State {
+  using Loaded = std::unordered_map<DeviceKey, std::unique_ptr<LoadedFunction>, DeviceKeyHash>;
   mutable std::shared_mutex mutex;
-  std::unordered_map<DeviceKey, std::unique_ptr<LoadedFunction>, DeviceKeyHash> loaded;
+  Loaded loaded;
+  /// The entry the last lookup found. A kernel is usually launched with one specialization many
+  /// times in a row, and comparing its key is cheaper than copying and hashing it and taking
+  /// the lock. Entries are never removed and a map's nodes do not move, so it stays valid.
+  mutable std::atomic<const Loaded::value_type*> last{nullptr};
   std::mutex compiling;  ///< one compile at a time per kernel, so a specialization is built once
 };
 
@@ -46,9 +52,13 @@ KernelCore::KernelCore(std::string name, std::source_location defined_at)
 KernelCore::~KernelCore() = default;
 
 const LoadedFunction* KernelCore::find(const Key& key, const Device& device) const {
+  const State::Loaded::value_type* last = state_->last.load(std::memory_order_acquire);
+  if (last && last->first.device == device.context() && last->first.key == key) return last->second.get();
   std::shared_lock lock(state_->mutex);
   auto it = state_->loaded.find(DeviceKey{key, device.context()});
-  return it == state_->loaded.end() ? nullptr : it->second.get();
+  if (it == state_->loaded.end()) return nullptr;
+  state_->last.store(&*it, std::memory_order_release);
+  return it->second.get();
 }
 
 const LoadedFunction& KernelCore::load(const Key& key, const Device& device, const TraceFn& trace) {

@@ -37,6 +37,18 @@ TEST_CASE("a seen specialization launches without tracing again; a new one trace
   for (int32_t v : out.to_host()) REQUIRE(v == 11);
 }
 
+TEST_CASE("launches alternating between loaded specializations each run their own", "[gpu]") {
+  // The lookup remembers the last specialization it found: a launch of another must not run it.
+  Device gpu;
+  auto out = gpu.upload(std::vector<int32_t>(1000, -1));
+  Launch cfg{.grid = 4, .block = 256};
+  for (int value : {21, 22, 21, 23, 22, 22, 21}) {
+    fill_value(gpu, cfg, out, value);
+    gpu.synchronize();
+    for (int32_t v : out.to_host()) REQUIRE(v == value);
+  }
+}
+
 TEST_CASE("launch checks: shared memory, block size, grid", "[gpu]") {
   Device gpu;
   auto out = gpu.upload(std::vector<int32_t>(64, 0));
