@@ -13,7 +13,9 @@
 #include <Python.h>
 
 #include <array>
+#include <new>
 #include <string>
+#include <type_traits>
 
 #include <dlpack/dlpack.h>
 
@@ -144,18 +146,22 @@ PyObject* launch(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
 
   const cutejit::RegisteredKernel& k = *b->kernel;
   try {
-    std::array<cutejit::DynamicArg, most> converted;
+    // Room for `most` arguments, of which only the first nargs are made: setting up all of them
+    // would cost more than converting eight tensors.
+    alignas(cutejit::DynamicArg) unsigned char room[most * sizeof(cutejit::DynamicArg)];
+    static_assert(std::is_trivially_destructible_v<cutejit::DynamicArg>, "the arguments made in `room` are never destroyed");
+    auto* converted = reinterpret_cast<cutejit::DynamicArg*>(room);
     for (Py_ssize_t i = 0; i < nargs; ++i) {
       PyObject* a = args[i];
-      cutejit::DynamicArg& c = converted[size_t(i)];
+      void* c = converted + i;
       if (is_tensor[size_t(i)]) {
         try {
-          c = cutejit::dynamic_arg_from_dlpack(views[size_t(i)], gpu);
+          new (c) cutejit::DynamicArg(cutejit::dynamic_arg_from_dlpack(views[size_t(i)], gpu));
         } catch (const cutejit::Error& e) {
           return raise("error: argument " + std::to_string(i) + " of kernel '" + k.name + "': " + std::string(e.message()));
         }
       } else if (PyFloat_Check(a)) {
-        c = cutejit::DynamicArg::of_real(PyFloat_AsDouble(a));
+        new (c) cutejit::DynamicArg(cutejit::DynamicArg::of_real(PyFloat_AsDouble(a)));
       } else {  // an int or a bool
         int overflow = 0;
         const long long v = PyLong_AsLongLongAndOverflow(a, &overflow);
@@ -163,7 +169,7 @@ PyObject* launch(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
           return raise("error: argument " + std::to_string(i) + " of kernel '" + k.name +
                        "' is an int outside the 64-bit signed range a kernel argument takes from Python");
         if (v == -1 && PyErr_Occurred()) return nullptr;
-        c = cutejit::DynamicArg::of_integer(v);
+        new (c) cutejit::DynamicArg(cutejit::DynamicArg::of_integer(v));
       }
     }
     cutejit::Launch cfg = b->config;
@@ -172,7 +178,7 @@ PyObject* launch(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
       if (api->current_work_stream(kDLCUDA, gpu, &stream) != 0) return nullptr;
       cfg.stream = reinterpret_cast<cutejit::StreamHandle>(stream);
     }
-    k.launch(device(gpu < 0 ? 0 : gpu), cfg, std::span<const cutejit::DynamicArg>(converted.data(), size_t(nargs)));
+    k.launch(device(gpu < 0 ? 0 : gpu), cfg, std::span<const cutejit::DynamicArg>(converted, size_t(nargs)));
   } catch (const cutejit::Error& e) {
     return raise(cutejit::python::launch_error(e, __FILE__));
   } catch (const std::exception& e) {
