@@ -1,9 +1,10 @@
 // The launch as a CPython function of the stable ABI (Python 3.10 and later, so one build serves
 // every version): the Python module's fastest entry, `cutejit._direct`, loaded from this library.
 //
-// A launcher is `functools.partial(launch, bound)`, with `bound` made once by `bind` (the kernel,
+// A launcher is what `bind` returns: `launch` as a built-in method of what it fixes (the kernel,
 // grid, block, shared bytes, and the Python launcher to hand anything else to), so a launch from
-// Python runs no Python code. Tensors come through their framework's DLPack C exchange API
+// Python runs no Python code, and the arguments reach `launch` as the caller passed them (a
+// `functools.partial` would copy them behind its own, onto the heap past four). Tensors come through their framework's DLPack C exchange API
 // (`__dlpack_c_exchange_api__` on the type; PyTorch has it): a DLTensor filled on the stack with
 // no capsule and no allocation, and the stream is that framework's current one, as its own
 // kernels use. What cannot go this way (an array of a framework without the exchange API,
@@ -109,12 +110,11 @@ PyObject* to_general(const Bound& b, PyObject* const* args, Py_ssize_t count) {
   return result;
 }
 
-/// launch(bound, *arguments): None, or an exception (cutejit.Error with cutejit's message).
-PyObject* launch(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
-  if (nargs < 1 || !PyCapsule_IsValid(args[0], bound_name))
-    return raise("error: launch takes a bound launcher first (from bind); python/cutejit/__init__.py and its native half do not match");
-  const auto* b = static_cast<const Bound*>(PyCapsule_GetPointer(args[0], bound_name));
-  ++args, --nargs;
+/// A launcher's call, `self` the capsule of its Bound: None, or an exception (cutejit.Error with
+/// cutejit's message).
+PyObject* launch(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  const auto* b = static_cast<const Bound*>(PyCapsule_GetPointer(self, bound_name));
+  if (!b) return nullptr;
   constexpr Py_ssize_t most = 64;
   if (nargs > most) return to_general(*b, args, nargs);
 
@@ -194,7 +194,11 @@ void free_bound(PyObject* capsule) {
   delete b;
 }
 
-/// bind(kernel_handle, grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_bytes, general)
+PyMethodDef launch_method = {"launch", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(launch)), METH_FASTCALL,
+                              "launch(*arguments): launches the kernel this launcher was bound to on the arguments"};
+
+/// bind(kernel_handle, grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_bytes, general):
+/// a launcher.
 PyObject* bind(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   if (nargs != 9) return raise("error: bind takes the kernel, the grid, the block, the shared bytes and the general launcher");
   unsigned long long v[8];
@@ -211,8 +215,11 @@ PyObject* bind(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   if (!capsule) {
     Py_DECREF(b->general);
     delete b;
+    return nullptr;
   }
-  return capsule;
+  PyObject* launcher = PyCFunction_NewEx(&launch_method, capsule, nullptr);
+  Py_DECREF(capsule);  // the launcher holds it
+  return launcher;
 }
 
 PyObject* set_error(PyObject*, PyObject* type) {
@@ -223,10 +230,8 @@ PyObject* set_error(PyObject*, PyObject* type) {
 }
 
 PyMethodDef methods[] = {
-    {"launch", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(launch)), METH_FASTCALL,
-     "launch(bound, *arguments): launches the kernel `bound` names on the arguments"},
     {"bind", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(bind)), METH_FASTCALL,
-     "bind(kernel, grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_bytes, general): a launcher's fixed part"},
+     "bind(kernel, grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_bytes, general): a launcher"},
     {"set_error", set_error, METH_O, "set_error(type): the exception type launch raises"},
     {nullptr, nullptr, 0, nullptr}};
 

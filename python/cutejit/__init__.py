@@ -294,7 +294,7 @@ class Kernel:
             return launch
         # A launch then runs no Python code; what the direct entry does not take, it hands to
         # `launch`, which holds this kernel alive.
-        return functools.partial(direct.launch, direct.bind(self._handle, *launch._grid, *launch._block, launch._shared, launch))
+        return direct.bind(self._handle, *launch._grid, *launch._block, launch._shared, launch)
 
 
 class Library:
