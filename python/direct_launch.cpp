@@ -4,10 +4,10 @@
 // A launcher is what `bind` returns: `launch` as a built-in method of what it fixes (the kernel,
 // grid, block, shared bytes, and the Python launcher to hand anything else to), so a launch from
 // Python runs no Python code, and the arguments reach `launch` as the caller passed them (a
-// `functools.partial` would copy them behind its own, onto the heap past four). Tensors come through their framework's DLPack C exchange API
-// (`__dlpack_c_exchange_api__` on the type; PyTorch has it): a DLTensor filled on the stack with
-// no capsule and no allocation, and the stream is that framework's current one, as its own
-// kernels use. What cannot go this way (an array of a framework without the exchange API,
+// `functools.partial` would copy them behind its own, onto the heap past four). Tensors come
+// through their framework's DLPack C exchange API (`__dlpack_c_exchange_api__` on the type;
+// PyTorch has it): a DLTensor filled on the stack with no capsule and no allocation, and the
+// stream is that framework's current one, as its own kernels use. What cannot go this way (an array of a framework without the exchange API,
 // tensors of two frameworks, more arguments than a stack record holds) goes to the Python
 // launcher, which takes every case, with the same semantics.
 #define Py_LIMITED_API 0x030A0000
