@@ -80,25 +80,25 @@ inline DynamicArg dlpack_view(const DLTensor& t, int device) {
   bool empty = false;
   for (int i = 0; i < t.ndim; ++i) empty |= t.shape[i] == 0;
   if (!t.data && t.byte_offset == 0 && !empty) fail("its data pointer is null");  // an empty tensor may have none
-  DynamicArg a;
-  a.kind = DynamicArg::Kind::tensor;
-  a.ptr = reinterpret_cast<uint64_t>(t.data) + t.byte_offset;
-  a.dtype = *dtype;
-  a.rank = t.ndim;
+  const uint64_t ptr = reinterpret_cast<uint64_t>(t.data) + t.byte_offset;
   const int64_t element = size_in_bytes(*dtype);
-  if (a.ptr % uint64_t(element) != 0) {
+  if (ptr % uint64_t(element) != 0) {
     char address[32];
-    std::snprintf(address, sizeof address, "0x%llx", static_cast<unsigned long long>(a.ptr));
+    std::snprintf(address, sizeof address, "0x%llx", static_cast<unsigned long long>(ptr));
     fail(std::string("its address ") + address + " is not aligned to its element size (" + std::to_string(element) + " bytes)");
   }
+  // Each entry written once, zeros past the rank: a DynamicArg set to zero and then filled costs
+  // as much again as the checks above (every launch from Python comes through here).
   // No strides: compact and row-major, as DLPack defines it.
+  std::array<int64_t, max_tensor_rank> shape, stride;
   int64_t step = 1;
-  for (int i = t.ndim; i-- > 0;) {
-    a.shape[size_t(i)] = t.shape[i];
-    a.stride[size_t(i)] = t.strides ? t.strides[i] : step;
-    step *= t.shape[i];
+  for (int i = max_tensor_rank; i-- > 0;) {
+    const bool mode = i < t.ndim;
+    shape[size_t(i)] = mode ? t.shape[i] : 0;
+    stride[size_t(i)] = mode ? (t.strides ? t.strides[i] : step) : 0;
+    if (mode) step *= t.shape[i];
   }
-  return a;
+  return DynamicArg{.kind = DynamicArg::Kind::tensor, .ptr = ptr, .dtype = *dtype, .rank = t.ndim, .shape = shape, .stride = stride};
 }
 
 /// The DLManagedTensor's manager: its shape and strides, and what it keeps alive.
