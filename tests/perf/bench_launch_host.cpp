@@ -14,19 +14,14 @@
 #include <cutejit/cutejit.hpp>
 #include <cutejit/interop/dlpack.hpp>
 
+#include "sum7.hpp"
+#include "vector_add.hpp"
+
 using namespace cutejit;
+using fixtures::sum7;
+using fixtures::vector_add;
 
 namespace {
-
-Kernel add3{"add3", [](Tensor<f32> a, Tensor<f32> b, Tensor<f32> out) {
-  Int i = block_idx().x * block_dim().x + thread_idx().x;
-  if_(i < size(out), [&] { out(i) = a(i) + b(i); });
-}};
-Kernel sum7{"sum7", [](Tensor<f32> a, Tensor<f32> b, Tensor<f32> c, Tensor<f32> d, Tensor<f32> e, Tensor<f32> f, Tensor<f32> g,
-                       Tensor<f32> out) {
-  Int i = block_idx().x * block_dim().x + thread_idx().x;
-  if_(i < size(out), [&] { out(i) = a(i) + b(i) + c(i) + d(i) + e(i) + f(i) + g(i); });
-}};
 
 volatile uint64_t sink;
 
@@ -57,10 +52,10 @@ int main() {
 
   // What a launch does before the driver: specialize, check and pack the arguments, find the
   // loaded function (a PreparedLaunch is made with exactly that, and launches without it).
-  add3.prepare(device, cfg, t[0], t[1], t[2]);
+  vector_add.prepare(device, cfg, t[0], t[1], t[2]);
   sum7.prepare(device, cfg, t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7]);
   const double resolve3 = median_ns([&] {
-    PreparedLaunch p = add3.prepare(device, cfg, t[0], t[1], t[2]);
+    PreparedLaunch p = vector_add.prepare(device, cfg, t[0], t[1], t[2]);
     sink = sink + uint64_t(&p != nullptr);
   });
   const double resolve8 = median_ns([&] {

@@ -14,6 +14,7 @@
 
 #include "elementwise_add_tv.hpp"
 #include "gpu_timing.hpp"
+#include "sum7.hpp"
 #include "transpose_swizzle.hpp"
 #include "vector_add.hpp"
 
@@ -21,14 +22,6 @@ using namespace cutejit;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-/// Seven tensors summed into an eighth: the kernel tests/python/test_python_gpu.py launches
-/// from Python (tests/plugin/test_kernels.cpp registers the same body).
-Kernel sum7{"sum7", [](Tensor<f32> a, Tensor<f32> b, Tensor<f32> c, Tensor<f32> d, Tensor<f32> e, Tensor<f32> f, Tensor<f32> g,
-                       Tensor<f32> out) {
-  Int i = block_idx().x * block_dim().x + thread_idx().x;
-  if_(i < size(out), [&] { out(i) = a(i) + b(i) + c(i) + d(i) + e(i) + f(i) + g(i); });
-}};
-
 double ms(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double, std::milli>(b - a).count(); }
 
 /// Host time per launch: batches small enough never to fill the launch queue, synchronised
@@ -138,7 +131,7 @@ int main() {
     for (int i = 0; i < 8; ++i) t.push_back(gpu.alloc<float>(n));
     Launch cfg{.grid = uint32_t(n / 256), .block = 256};
     auto view = [&](int i) { return DeviceTensor<f32>(t[size_t(i)]); };
-    CompiledKernel k = sum7.compile(gpu.target(), view(0), view(1), view(2), view(3), view(4), view(5), view(6), view(7));
+    CompiledKernel k = fixtures::sum7.compile(gpu.target(), view(0), view(1), view(2), view(3), view(4), view(5), view(6), view(7));
     CUmodule module;
     CUfunction raw;
     bench::check(cuModuleLoadData(&module, k.cubin.data()), "cuModuleLoadData");
@@ -152,8 +145,8 @@ int main() {
     }
     double raw_us = host_us_per_launch(
         [&] { bench::check(cuLaunchKernel(raw, cfg.grid.x, 1, 1, cfg.block.x, 1, 1, 0, nullptr, params, nullptr), "cuLaunchKernel"); });
-    double ours_us = host_us_per_launch([&] { sum7(gpu, cfg, t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7]); });
-    auto prepared = sum7.prepare(gpu, cfg, t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7]);
+    double ours_us = host_us_per_launch([&] { fixtures::sum7(gpu, cfg, t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7]); });
+    auto prepared = fixtures::sum7.prepare(gpu, cfg, t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7]);
     double prepared_us = host_us_per_launch([&] { prepared(); });
     std::printf("launch_overhead_eight_tensors: raw cuLaunchKernel %.3f us, Kernel::operator() %.3f us (+%.3f), PreparedLaunch %.3f us "
                 "(+%.3f)\n",

@@ -4,6 +4,7 @@
 #include "block_reduce.hpp"
 #include "gemm_bf16.hpp"
 #include "saxpy.hpp"
+#include "sum7.hpp"
 #include "vector_add.hpp"
 
 CUTEJIT_REGISTER(fixtures::vector_add);
@@ -28,16 +29,7 @@ cutejit::Kernel scale_or_negate{"scale_or_negate", [](cutejit::Tensor<cutejit::f
 }};
 CUTEJIT_REGISTER(scale_or_negate);
 
-// Eight tensors, seven summed into the eighth: the launch from Python with as many tensor
-// arguments as the peers' launch figures take (tests/python/test_python_gpu.py times it).
-cutejit::Kernel sum7{"sum7", [](cutejit::Tensor<cutejit::f32> a, cutejit::Tensor<cutejit::f32> b, cutejit::Tensor<cutejit::f32> c,
-                                cutejit::Tensor<cutejit::f32> d, cutejit::Tensor<cutejit::f32> e, cutejit::Tensor<cutejit::f32> f,
-                                cutejit::Tensor<cutejit::f32> g, cutejit::Tensor<cutejit::f32> out) {
-  using namespace cutejit;
-  Int i = block_idx().x * block_dim().x + thread_idx().x;
-  if_(i < size(out), [&] { out(i) = a(i) + b(i) + c(i) + d(i) + e(i) + f(i) + g(i); });
-}};
-CUTEJIT_REGISTER(sum7);
+CUTEJIT_REGISTER(fixtures::sum7);  // the Python launch figures' eight tensors
 
 // The Hopper GEMM's tile width for the question {m, n, k}, timed on random inputs of that
 // shape: what `cutejit-cache tune` answers from a manifest.

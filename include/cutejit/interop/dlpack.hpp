@@ -87,9 +87,9 @@ inline DynamicArg dlpack_view(const DLTensor& t, int device) {
     std::snprintf(address, sizeof address, "0x%llx", static_cast<unsigned long long>(ptr));
     fail(std::string("its address ") + address + " is not aligned to its element size (" + std::to_string(element) + " bytes)");
   }
-  // Each entry written once, zeros past the rank: a DynamicArg set to zero and then filled costs
-  // as much again as the checks above (every launch from Python comes through here).
-  // No strides: compact and row-major, as DLPack defines it.
+  // Each mode written once, zeros past the rank: a DynamicArg set to zero and then filled cost as
+  // much again as the checks above, and every launch from Python comes through here. No
+  // strides: compact and row-major, as DLPack defines it.
   std::array<int64_t, max_tensor_rank> shape, stride;
   int64_t step = 1;
   for (int i = max_tensor_rank; i-- > 0;) {
