@@ -89,7 +89,7 @@ PyObject* raise(const std::string& message) {
 /// Managed tensors taken from a framework whose exchange API has no non-owning form: released
 /// when the launch returns, however it returns.
 struct Owned {
-  std::array<DLManagedTensorVersioned*, 64> tensors{};
+  std::array<DLManagedTensorVersioned*, 64> tensors;  ///< the first `count`
   size_t count = 0;
   ~Owned() {
     for (size_t i = 0; i < count; ++i)
@@ -118,15 +118,17 @@ PyObject* launch(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   constexpr Py_ssize_t most = 64;
   if (nargs > most) return to_general(*b, args, nargs);
 
-  // First the tensors, so that their GPU is known before any is checked against it.
+  // First the tensors, so that their GPU is known before any is checked against it. Each array
+  // is written as far as there are arguments, and read no further.
   std::array<DLTensor, most> views;
-  std::array<bool, most> is_tensor{};
+  std::array<bool, most> is_tensor;
   const DLPackExchangeAPI* api = nullptr;
   Owned owned;
   int gpu = -1;
   for (Py_ssize_t i = 0; i < nargs; ++i) {
     PyObject* a = args[i];
-    if (PyLong_Check(a) || PyFloat_Check(a)) continue;
+    is_tensor[size_t(i)] = !PyLong_Check(a) && !PyFloat_Check(a);
+    if (!is_tensor[size_t(i)]) continue;
     const DLPackExchangeAPI* own = exchange_api_of(Py_TYPE(a));
     // Two frameworks' current streams may differ: the general launcher orders them.
     if (!own || (api && own != api)) return to_general(*b, args, nargs);
@@ -139,7 +141,6 @@ PyObject* launch(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
       ++owned.count;
       views[size_t(i)] = m->dl_tensor;
     }
-    is_tensor[size_t(i)] = true;
     if (gpu < 0 && (views[size_t(i)].device.device_type == kDLCUDA || views[size_t(i)].device.device_type == kDLCUDAManaged))
       gpu = views[size_t(i)].device.device_id;
   }
