@@ -21,15 +21,25 @@ cutejit::CompiledKernel compile_checked_copy(int index);
 /// The `index`th copy of a kernel calling a cuda_function, each declared and called at the same
 /// lines of negate.hpp and calls_negate.hpp in two directories.
 cutejit::CompiledKernel compile_cuda_call_copy(int index);
+
+/// Copies 0 and 1 of a kernel (`compile_copy`'s), compiled into an empty cache: the second is
+/// the first's entry, found under the same key.
+struct TwoDirectories {
+  cutejit::CompiledKernel first, other_directory;
+};
+TwoDirectories require_one_entry(cutejit::CompiledKernel (*compile_copy)(int)) {
+  TwoDirectories c{compile_copy(0), {}};
+  REQUIRE(c.first.cache_key.size() == 32);
+  c.other_directory = compile_copy(1);
+  CHECK(c.other_directory.cache_key == c.first.cache_key);
+  CHECK(c.other_directory.from_cache);
+  return c;
+}
 }  // namespace
 
 TEST_CASE("the cache key ignores the directory a kernel's file was reached through, not its name or lines", "[cache]") {
   TempCache tmp;
-  const cutejit::CompiledKernel first = compile_scale_copy(0);
-  REQUIRE(first.cache_key.size() == 32);
-  const cutejit::CompiledKernel other_directory = compile_scale_copy(1);
-  CHECK(other_directory.cache_key == first.cache_key);
-  CHECK(other_directory.from_cache);
+  const auto [first, other_directory] = require_one_entry(compile_scale_copy);
   CHECK(compile_scale_copy(2).cache_key != first.cache_key);
   CHECK(compile_scale_copy(3).cache_key != first.cache_key);
   // The entry keeps the spelling of the process that compiled it, in its PTX's line info.
@@ -39,11 +49,7 @@ TEST_CASE("the cache key ignores the directory a kernel's file was reached throu
 TEST_CASE("a device assertion's message names its file without the directory, so that the key does not depend on it either",
           "[cache]") {
   TempCache tmp;
-  const cutejit::CompiledKernel first = compile_checked_copy(0);
-  REQUIRE(first.cache_key.size() == 32);
-  const cutejit::CompiledKernel other_directory = compile_checked_copy(1);
-  CHECK(other_directory.cache_key == first.cache_key);
-  CHECK(other_directory.from_cache);
+  const cutejit::CompiledKernel first = require_one_entry(compile_checked_copy).first;
   // The message, as the PTX holds its bytes.
   std::string bytes;
   for (char ch : std::string("checked.hpp:200: device assertion failed: one value a thread"))
@@ -53,11 +59,7 @@ TEST_CASE("a device assertion's message names its file without the directory, so
 
 TEST_CASE("where a cuda_function was declared is read by its file's name too", "[cache]") {
   TempCache tmp;
-  const cutejit::CompiledKernel first = compile_cuda_call_copy(0);
-  REQUIRE(first.cache_key.size() == 32);
-  const cutejit::CompiledKernel other_directory = compile_cuda_call_copy(1);
-  CHECK(other_directory.cache_key == first.cache_key);
-  CHECK(other_directory.from_cache);
+  require_one_entry(compile_cuda_call_copy);
 }
 
 // Each copy's line sets the path and line its body is traced at; the four bodies are the same
@@ -95,12 +97,13 @@ CompiledKernel compile_scale_copy(int index) {
     default: return scale_3.compile(sm90, x);
   }
 }
-CompiledKernel compile_checked_copy(int index) {
+/// Copy `index` (0 or 1) of a pair, compiled for sm_90a on 128 values.
+template <class K0, class K1>
+CompiledKernel compile_one_of(int index, K0& copy_0, K1& copy_1) {
+  const Target sm90 = Target::parse("sm_90a");
   const auto x = DeviceTensor<f32>::for_compile({128});
-  return index == 0 ? checked_0.compile(Target::parse("sm_90a"), x) : checked_1.compile(Target::parse("sm_90a"), x);
+  return index == 0 ? copy_0.compile(sm90, x) : copy_1.compile(sm90, x);
 }
-CompiledKernel compile_cuda_call_copy(int index) {
-  const auto x = DeviceTensor<f32>::for_compile({128});
-  return index == 0 ? calls_0.compile(Target::parse("sm_90a"), x) : calls_1.compile(Target::parse("sm_90a"), x);
-}
+CompiledKernel compile_checked_copy(int index) { return compile_one_of(index, checked_0, checked_1); }
+CompiledKernel compile_cuda_call_copy(int index) { return compile_one_of(index, calls_0, calls_1); }
 }  // namespace
