@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <utility>
 #include <vector>
 
 #include "elementwise_add_tv.hpp"
@@ -41,6 +42,35 @@ double host_us_per_launch(F&& launch) {
   }
   std::sort(per.begin(), per.end());
   return per[per.size() / 2];
+}
+
+/// Host time per launch of `kernel` on N tensors of n floats, three ways: a raw cuLaunchKernel
+/// of its cubin (each tensor three parameters: its pointer, its extent and its stride),
+/// Kernel::operator() and a PreparedLaunch.
+template <size_t N, class K>
+void print_launch_overhead(const char* label, const Device& gpu, K& kernel, const Launch& cfg, int64_t n) {
+  std::vector<Buffer<float>> t;
+  for (size_t i = 0; i < N; ++i) t.push_back(gpu.alloc<float>(size_t(n)));
+  auto on_tensors = [&](auto&& f) { return [&]<size_t... I>(std::index_sequence<I...>) { return f(t[I]...); }(std::make_index_sequence<N>{}); };
+  CompiledKernel k = on_tensors([&](const auto&... b) { return kernel.compile(gpu.target(), DeviceTensor<f32>(b)...); });
+  CUmodule module;
+  CUfunction raw;
+  bench::check(cuModuleLoadData(&module, k.cubin.data()), "cuModuleLoadData");
+  bench::check(cuModuleGetFunction(&raw, module, k.name.c_str()), "cuModuleGetFunction");
+  CUdeviceptr pointers[N];
+  int32_t shape = int32_t(n), stride = 1;
+  void* params[3 * N];
+  for (size_t i = 0; i < N; ++i) {
+    pointers[i] = t[i].data();
+    params[3 * i] = &pointers[i], params[3 * i + 1] = &shape, params[3 * i + 2] = &stride;
+  }
+  const double raw_us = host_us_per_launch(
+      [&] { bench::check(cuLaunchKernel(raw, cfg.grid.x, 1, 1, cfg.block.x, 1, 1, 0, nullptr, params, nullptr), "cuLaunchKernel"); });
+  const double ours_us = host_us_per_launch([&] { on_tensors([&](const auto&... b) { kernel(gpu, cfg, b...); }); });
+  PreparedLaunch prepared = on_tensors([&](const auto&... b) { return kernel.prepare(gpu, cfg, b...); });
+  const double prepared_us = host_us_per_launch([&] { prepared(); });
+  std::printf("%s: raw cuLaunchKernel %.3f us, Kernel::operator() %.3f us (+%.3f), PreparedLaunch %.3f us (+%.3f)\n", label, raw_us,
+              ours_us, ours_us - raw_us, prepared_us, prepared_us - raw_us);
 }
 }  // namespace
 
@@ -102,55 +132,8 @@ int main() {
                 2.0 * m * n * 4 / (t * 1e-3) / 1e9);
   }
 
-  // Launch overhead.
-  {
-    const int64_t n = 1024;
-    auto a = gpu.alloc<float>(n), b = gpu.alloc<float>(n), c = gpu.alloc<float>(n);
-    Launch cfg = fixtures::vector_add_launch(n);
-    CompiledKernel k = fixtures::vector_add.compile(gpu.target(), DeviceTensor<f32>(a), DeviceTensor<f32>(b), DeviceTensor<f32>(c));
-    CUmodule module;
-    CUfunction raw;
-    bench::check(cuModuleLoadData(&module, k.cubin.data()), "cuModuleLoadData");
-    bench::check(cuModuleGetFunction(&raw, module, "vector_add"), "cuModuleGetFunction");
-    CUdeviceptr pa = a.data(), pb = b.data(), pc = c.data();
-    int32_t shape = int32_t(n), stride = 1;
-    void* params[] = {&pa, &shape, &stride, &pb, &shape, &stride, &pc, &shape, &stride};
-    double raw_us = host_us_per_launch(
-        [&] { bench::check(cuLaunchKernel(raw, cfg.grid.x, 1, 1, cfg.block.x, 1, 1, 0, nullptr, params, nullptr), "cuLaunchKernel"); });
-    double ours_us = host_us_per_launch([&] { fixtures::vector_add(gpu, cfg, a, b, c); });
-    auto prepared = fixtures::vector_add.prepare(gpu, cfg, a, b, c);
-    double prepared_us = host_us_per_launch([&] { prepared(); });
-    std::printf("launch_overhead: raw cuLaunchKernel %.3f us, Kernel::operator() %.3f us (+%.3f), PreparedLaunch %.3f us (+%.3f)\n",
-                raw_us, ours_us, ours_us - raw_us, prepared_us, prepared_us - raw_us);
-  }
-  // The same with eight tensors: 24 parameters (each tensor a pointer, its extent and its
-  // stride), as the Python launch figures' sum7 has.
-  {
-    const int64_t n = 1024;
-    std::vector<Buffer<float>> t;
-    for (int i = 0; i < 8; ++i) t.push_back(gpu.alloc<float>(n));
-    Launch cfg{.grid = uint32_t(n / 256), .block = 256};
-    auto view = [&](int i) { return DeviceTensor<f32>(t[size_t(i)]); };
-    CompiledKernel k = fixtures::sum7.compile(gpu.target(), view(0), view(1), view(2), view(3), view(4), view(5), view(6), view(7));
-    CUmodule module;
-    CUfunction raw;
-    bench::check(cuModuleLoadData(&module, k.cubin.data()), "cuModuleLoadData");
-    bench::check(cuModuleGetFunction(&raw, module, "sum7"), "cuModuleGetFunction");
-    CUdeviceptr p[8];
-    int32_t shape = int32_t(n), stride = 1;
-    void* params[24];
-    for (int i = 0; i < 8; ++i) {
-      p[i] = t[size_t(i)].data();
-      params[3 * i] = &p[i], params[3 * i + 1] = &shape, params[3 * i + 2] = &stride;
-    }
-    double raw_us = host_us_per_launch(
-        [&] { bench::check(cuLaunchKernel(raw, cfg.grid.x, 1, 1, cfg.block.x, 1, 1, 0, nullptr, params, nullptr), "cuLaunchKernel"); });
-    double ours_us = host_us_per_launch([&] { fixtures::sum7(gpu, cfg, t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7]); });
-    auto prepared = fixtures::sum7.prepare(gpu, cfg, t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7]);
-    double prepared_us = host_us_per_launch([&] { prepared(); });
-    std::printf("launch_overhead_eight_tensors: raw cuLaunchKernel %.3f us, Kernel::operator() %.3f us (+%.3f), PreparedLaunch %.3f us "
-                "(+%.3f)\n",
-                raw_us, ours_us, ours_us - raw_us, prepared_us, prepared_us - raw_us);
-  }
+  // Launch overhead, with three tensors and with the eight of the Python launch figures' sum7.
+  print_launch_overhead<3>("launch_overhead", gpu, fixtures::vector_add, fixtures::vector_add_launch(1024), 1024);
+  print_launch_overhead<8>("launch_overhead_eight_tensors", gpu, fixtures::sum7, Launch{.grid = 4, .block = 256}, 1024);
   return 0;
 }
