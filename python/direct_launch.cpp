@@ -7,9 +7,10 @@
 // `functools.partial` would copy them behind its own, onto the heap past four). Tensors come
 // through their framework's DLPack C exchange API (`__dlpack_c_exchange_api__` on the type;
 // PyTorch has it): a DLTensor filled on the stack with no capsule and no allocation, and the
-// stream is that framework's current one, as its own kernels use. What cannot go this way (an array of a framework without the exchange API,
-// tensors of two frameworks, more arguments than a stack record holds) goes to the Python
-// launcher, which takes every case, with the same semantics.
+// stream is that framework's current one, as its own kernels use. What cannot go this way (an
+// array of a framework without the exchange API, tensors of two frameworks, more arguments than
+// a stack record holds) goes to the Python launcher, which takes every case, with the same
+// semantics.
 #define Py_LIMITED_API 0x030A0000
 #include <Python.h>
 
