@@ -2,6 +2,7 @@
  * The GPU's own instructions: barriers, fences, warp shuffles and votes, printf and traps,
  * and the target-specific ops, each checked against the target before it is emitted.
  */
+#include <llvm/Support/Path.h>
 #include <mlir/Dialect/Arith/IR/Arith.h>
 #include <mlir/Dialect/GPU/IR/GPUDialect.h>
 #include <mlir/Dialect/LLVMIR/LLVMDialect.h>
@@ -203,9 +204,7 @@ void device_assert(const Operand<bool>& cond, std::string_view message) {
   // The file by its name, as the cache key reads locations (jit/pipeline.cpp): its directory is
   // spelled as each translation unit reached the file, and the message is in the kernel, so a
   // path here would make one kernel two cache entries.
-  const std::string_view path = w.file_name();
-  const std::string_view file = path.substr(path.find_last_of('/') + 1);
-  std::string text = std::string(file) + ":" + std::to_string(w.line()) + ": device assertion failed";
+  std::string text = llvm::sys::path::filename(w.file_name()).str() + ":" + std::to_string(w.line()) + ": device assertion failed";
   if (!message.empty()) text += ": " + std::string(message);
   if_(Value<bool>(detail::unary(detail::UnaryOp::bit_not, cond.id, w)), [&] {
     detail::Trace::current(w).add_assert_message(detail::emit_printf(text + "\n", {}, w));
